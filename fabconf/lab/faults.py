@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 KINDS = ("drop-on-commit", "reject", "delay", "auth-refuse", "hang")
 
 
-class DropConnection(Exception):  # noqa: N818 - a signal, not an error
+class DropConnection(Exception):
     """Raised inside a request handler: close the socket without answering."""
 
 

@@ -93,9 +93,7 @@ class LabCA:
                 .not_valid_before(now - dt.timedelta(minutes=5))
                 .not_valid_after(now + _VALIDITY)
                 .add_extension(
-                    x509.SubjectAlternativeName(
-                        [x509.DNSName(name), x509.IPAddress(ipaddress.ip_address(address))]
-                    ),
+                    x509.SubjectAlternativeName([x509.DNSName(name), x509.IPAddress(ipaddress.ip_address(address))]),
                     critical=False,
                 )
                 .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)

@@ -203,9 +203,7 @@ class World:
             return local_as == remote_as
         return expected == remote_as
 
-    def _established(
-        self, views: dict[str, DeviceView]
-    ) -> dict[tuple[str, str], tuple[str, str | None, str | None]]:
+    def _established(self, views: dict[str, DeviceView]) -> dict[tuple[str, str], tuple[str, str | None, str | None]]:
         found: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         for dev, view in views.items():
             for nb in view.neighbors:
@@ -220,12 +218,7 @@ class World:
                 back = False
                 for rnb in rview.neighbors:
                     rhit = self._resolve(views, rdev, rnb)
-                    if (
-                        rhit
-                        and rhit[0] == dev
-                        and rhit[2] == rport
-                        and self._as_ok(rnb.remote_as, rview.asn, view.asn)
-                    ):
+                    if rhit and rhit[0] == dev and rhit[2] == rport and self._as_ok(rnb.remote_as, rview.asn, view.asn):
                         back = True
                         break
                 if back:
@@ -254,8 +247,7 @@ class World:
                         for p in known[rdev]
                         if p not in known[dev]
                         and not any(
-                            p in views[o].networks and views[o].asn == views[dev].asn and o != dev
-                            for o in views
+                            p in views[o].networks and views[o].asn == views[dev].asn and o != dev for o in views
                         )
                     }
                     if new:

@@ -1,0 +1,156 @@
+"""One HTTPS server per lab device, shared by the eAPI, NX-API and NVUE simulators.
+
+The device supplies ``handle_http(request) -> HttpReply``; this module does TLS, HTTP Basic auth
+(and Bearer tokens a device accepts), fault injection (delay, hang, auth-refuse, drop) and threading.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import socket
+import ssl
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from fabconf.lab.faults import DropConnection, Faults
+
+
+@dataclass
+class HttpRequest:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    user: str
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+
+@dataclass
+class HttpReply:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, obj: Any, status: int = 200) -> HttpReply:
+        return cls(status, json.dumps(obj).encode())
+
+
+class HttpDevice:
+    """What a simulator provides to be served over HTTPS."""
+
+    name: str
+    username: str
+    password: str
+    faults: Faults
+
+    def handle_http(self, request: HttpRequest) -> HttpReply:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def accept_token(self, token: str) -> str | None:
+        """Return the user for a Bearer token, or None. Devices with tokens override this."""
+        return None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+
+def _handler_for(device: HttpDevice) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "fabconf-lab"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def _user(self) -> str | None:
+            auth = self.headers.get("Authorization", "")
+            if device.faults.auth_refuse:
+                return None
+            if auth.startswith("Basic "):
+                try:
+                    user, _, pw = base64.b64decode(auth[6:]).decode().partition(":")
+                except (ValueError, UnicodeDecodeError):
+                    return None
+                if user == device.username and pw == device.password:
+                    return user
+                return None
+            if auth.startswith("Bearer "):
+                return device.accept_token(auth[7:])
+            return None
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            try:
+                device.faults.before_request()
+                user = self._user()
+                if user is None:
+                    reply = HttpReply(401, b'{"error": "Unauthorized"}')
+                    reply.headers["WWW-Authenticate"] = 'Basic realm="fabconf-lab"'
+                else:
+                    split = urlsplit(self.path)
+                    query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+                    request = HttpRequest(self.command, split.path, query, dict(self.headers), body, user)
+                    reply = device.handle_http(request)
+            except DropConnection:
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(reply.body)))
+            for key, value in reply.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(reply.body)
+
+        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _serve
+
+    return Handler
+
+
+class HttpsService:
+    """Serve ``device`` on ``address:port`` with TLS (or plain HTTP when ``ssl_context`` is None)."""
+
+    def __init__(
+        self,
+        device: HttpDevice,
+        address: str,
+        port: int,
+        ssl_context: ssl.SSLContext | None,
+    ) -> None:
+        self.device = device
+        self._server = _Server((address, port), _handler_for(device))
+        if ssl_context is not None:
+            self._server.socket = ssl_context.wrap_socket(self._server.socket, server_side=True)
+        self.address, self.port = self._server.server_address[:2]
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name=f"https-{self.device.name}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+ServiceFactory = Callable[[HttpDevice, str, int, ssl.SSLContext | None], HttpsService]
