@@ -1,0 +1,172 @@
+"""Pure operations on NVUE object trees (the JSON that ``nv config show -o json`` prints).
+
+A tree is nested ``dict``s whose leaves are scalars; an empty dict ``{}`` is a present-but-empty node
+(``bridge domain br_default vlan 10`` is ``{"vlan": {"10": {}}}``). Nothing here knows about HTTP,
+revisions or the schema.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+Tree = dict[str, Any]
+
+
+def split_path(path: str) -> list[str]:
+    """``/interface/swp1/link`` -> ``["interface", "swp1", "link"]`` (empty parts dropped)."""
+    return [p for p in path.strip("/").split("/") if p]
+
+
+def get_path(tree: Tree, parts: list[str]) -> Any:
+    """The subtree at ``parts``; raises KeyError when absent."""
+    node: Any = tree
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError("/".join(parts))
+        node = node[part]
+    return node
+
+
+def wrap(parts: list[str], value: Any) -> Any:
+    """``(["a", "b"], v)`` -> ``{"a": {"b": v}}``."""
+    for part in reversed(parts):
+        value = {part: value}
+    return value
+
+
+def merge(base: Tree, patch: Any) -> Tree:
+    """Deep-merge ``patch`` into a copy of ``base``. A ``None`` leaf in the patch unsets that key.
+
+    [U] NVUE documents ``set`` via PATCH and ``unset`` via DELETE; treating ``null`` in a PATCH body
+    as unset follows JSON merge-patch (RFC 7386) and is an assumption of this simulator.
+    """
+    out = copy.deepcopy(base)
+    _merge_into(out, patch)
+    return out
+
+
+def _merge_into(node: Tree, patch: Any) -> None:
+    if not isinstance(patch, dict):
+        return
+    for key, value in patch.items():
+        key = str(key)
+        if value is None:
+            node.pop(key, None)
+        elif isinstance(value, dict):
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = {}
+                node[key] = child
+            _merge_into(child, value)
+        else:
+            node[key] = copy.deepcopy(value)
+
+
+def unset(tree: Tree, parts: list[str]) -> Tree:
+    """Copy of ``tree`` without the subtree at ``parts`` (no error when absent). Empty root -> ``{}``."""
+    if not parts:
+        return {}
+    out = copy.deepcopy(tree)
+    node: Any = out
+    for part in parts[:-1]:
+        if not isinstance(node, dict) or part not in node:
+            return out
+        node = node[part]
+    if isinstance(node, dict):
+        node.pop(parts[-1], None)
+    return out
+
+
+def diff(a: Tree, b: Tree) -> list[dict[str, Tree]]:
+    """What turns ``a`` into ``b``, NVUE ``nv config diff`` style: ``[{"unset": ...}, {"set": ...}]``.
+
+    Entries present in ``a`` but not in ``b`` are unset at the highest node that disappears; changed
+    or new leaves are set. An empty list means no difference.
+    """
+    sets: Tree = {}
+    unsets: Tree = {}
+    _diff(a, b, [], sets, unsets)
+    out: list[dict[str, Tree]] = []
+    if unsets:
+        out.append({"unset": unsets})
+    if sets:
+        out.append({"set": sets})
+    return out
+
+
+def _put(tree: Tree, parts: list[str], value: Any) -> None:
+    node = tree
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _diff(a: Any, b: Any, parts: list[str], sets: Tree, unsets: Tree) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in a:
+            if key not in b:
+                _put(unsets, [*parts, key], None)
+        for key, bval in b.items():
+            if key not in a:
+                _put(sets, [*parts, key], copy.deepcopy(bval))
+            else:
+                _diff(a[key], bval, [*parts, key], sets, unsets)
+        return
+    if a != b and parts:
+        _put(sets, parts, copy.deepcopy(b))
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    text = str(value)
+    return f"'{text}'" if (" " in text or not text) else text
+
+
+def set_lines(tree: Tree, prefix: str = "nv set") -> list[str]:
+    """Flatten a tree into ``nv set`` commands, one per leaf or empty node, in tree order."""
+    out: list[str] = []
+    _lines(tree, [], out, prefix)
+    return out
+
+
+def _lines(node: Any, parts: list[str], out: list[str], prefix: str) -> None:
+    if isinstance(node, dict):
+        if not node and parts:
+            out.append(" ".join([prefix, *parts]))
+        for key, value in node.items():
+            _lines(value, [*parts, str(key)], out, prefix)
+        return
+    if node is None:
+        out.append(" ".join([prefix, *parts]))
+        return
+    out.append(" ".join([prefix, *parts, _scalar(node)]))
+
+
+def diff_lines(a: Tree, b: Tree) -> list[str]:
+    """``nv config diff -o commands``: ``nv unset …`` lines, then ``nv set …`` lines."""
+    out: list[str] = []
+    for op in diff(a, b):
+        if "unset" in op:
+            out.extend(set_lines(op["unset"], "nv unset"))
+        if "set" in op:
+            out.extend(set_lines(op["set"], "nv set"))
+    return out
+
+
+def changed_paths(a: Tree, b: Tree) -> set[tuple[str, ...]]:
+    """Every path (tuple of keys) whose subtree differs between ``a`` and ``b``, including ancestors."""
+    out: set[tuple[str, ...]] = set()
+    for op in diff(a, b):
+        for tree in op.values():
+            _collect(tree, (), out)
+    return out
+
+
+def _collect(node: Any, parts: tuple[str, ...], out: set[tuple[str, ...]]) -> None:
+    if parts:
+        out.add(parts)
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _collect(value, (*parts, str(key)), out)
