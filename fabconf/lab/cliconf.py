@@ -1,0 +1,1066 @@
+"""A model of indented network-OS CLI configuration, shared by the EOS and NX-OS simulators.
+
+API (stable; other simulators build on it):
+
+- ``Node(text, children)``: one config line; ``children`` are its sub-mode lines. The root has ``text == ""``.
+  Helpers: ``find(text)``, ``section(*path)``, ``copy()``, ``walk()`` (depth-first ``(depth, node)``),
+  ``leaves()``.
+- ``Dialect``: per-platform knowledge (``EOS`` and ``NXOS`` are provided; ``Dialect.extend(...)`` returns a
+  copy with more rules). Indent width, ``!`` separators, the ``end`` trailer, which commands open which
+  sub-mode, the command whitelist per mode, single-valued commands, stored ``no`` forms and numeric ranges.
+- ``parse(text, dialect) -> Node``: lenient; children by indentation; ``!`` lines, blank lines and a top-level
+  ``end`` are ignored.
+- ``render(root, dialect) -> str``: text in the device's own style.
+- ``Editor(root, dialect)``: applies config lines the way a device CLI does. ``apply(line)`` takes a line with
+  indentation stripped (napalm EOS) and follows sub-modes, falling back to a parent mode when a line is not
+  valid where it is; ``apply_indented(lines)`` also uses the indentation (napalm NX-OS merge); ``exit`` pops a
+  level and ``end`` returns to the top. ``no X`` / ``default X`` remove the matching line or section;
+  single-valued commands replace their previous value. A line valid in no mode raises ``CliError``.
+- ``load(text, dialect) -> Node``: validated full configuration (what ``configure replace`` installs).
+- ``unified_diff(old, new, dialect, fromfile, tofile)``: textual unified diff of the rendered configs
+  (the form of EOS ``show session-config diffs``); ``tree_diff(old, new, dialect)``: hierarchical ``+``/``-``
+  lines with their section headers as context, in the device's indentation.
+- ``validate(root, dialect) -> list[CliError]``: check every line of a tree against the whitelist.
+
+The whitelists are deliberately small: enough for everything fabconf renders (interfaces, VLANs, BGP, RoCE
+QoS) plus common brownfield lines. A garbage line fails with ``% Invalid input`` (EOS eAPI code 1002).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+
+# ---------------------------------------------------------------------------------------------------------------
+# tree
+
+
+@dataclass(eq=False)
+class Node:
+    text: str
+    children: list[Node] = field(default_factory=list)
+
+    def find(self, text: str) -> Node | None:
+        for child in self.children:
+            if child.text == text:
+                return child
+        return None
+
+    def section(self, *path: str) -> Node | None:
+        node: Node | None = self
+        for text in path:
+            if node is None:
+                return None
+            node = node.find(text)
+        return node
+
+    def copy(self) -> Node:
+        return Node(self.text, [c.copy() for c in self.children])
+
+    def walk(self, depth: int = 0) -> Iterator[tuple[int, Node]]:
+        for child in self.children:
+            yield depth, child
+            yield from child.walk(depth + 1)
+
+    def leaves(self) -> list[str]:
+        return [c.text for c in self.children if not c.children]
+
+    def same(self, other: Node) -> bool:
+        """Structural equality (text and children, in order)."""
+        return (
+            self.text == other.text
+            and len(self.children) == len(other.children)
+            and all(a.same(b) for a, b in zip(self.children, other.children, strict=True))
+        )
+
+
+class CliError(Exception):
+    """A configuration line the device refuses."""
+
+    def __init__(self, line: str, message: str, token: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+        self.token = token
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# dialects
+
+
+def _compile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in patterns)
+
+
+_LITERAL = re.compile(r"[a-z][a-z0-9-]*")
+
+
+def _literal_words(pattern: str) -> tuple[str, ...]:
+    """The leading literal keywords of a pattern string (``'mtu \\d+'`` -> ``('mtu',)``)."""
+    words = []
+    for token in pattern.split(" "):
+        if _LITERAL.fullmatch(token):
+            words.append(token)
+        else:
+            break
+    return tuple(words)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Per-platform CLI knowledge. Tables map a mode name to regular expressions (full match)."""
+
+    name: str
+    indent: int
+    separators: bool  # EOS puts '!' between sections
+    trailer: str | None  # EOS ends a running-config with 'end'
+    openers: dict[str, tuple[tuple[str, str], ...]]  # mode -> ((pattern, child mode), ...)
+    commands: dict[str, tuple[str, ...]]  # mode -> leaf command patterns
+    single_valued: dict[str, tuple[str, ...]]  # mode -> patterns; lines matching one with equal groups replace
+    stored_negations: dict[str, tuple[str, ...]]  # mode -> 'no X' patterns kept in the config as lines
+    ranges: tuple[tuple[str, int, int], ...] = ()  # (pattern with one group, lo, hi), checked in every mode
+    comment: str = "!"
+
+    def extend(
+        self,
+        *,
+        openers: dict[str, tuple[tuple[str, str], ...]] | None = None,
+        commands: dict[str, tuple[str, ...]] | None = None,
+        single_valued: dict[str, tuple[str, ...]] | None = None,
+        stored_negations: dict[str, tuple[str, ...]] | None = None,
+        ranges: tuple[tuple[str, int, int], ...] = (),
+        **changes: object,
+    ) -> Dialect:
+        """A copy with extra rules appended (modes merged)."""
+
+        def merge(base: dict, extra: dict | None) -> dict:
+            out = dict(base)
+            for k, v in (extra or {}).items():
+                out[k] = tuple(out.get(k, ())) + tuple(v)
+            return out
+
+        new = replace(
+            self,
+            openers=merge(self.openers, openers),
+            commands=merge(self.commands, commands),
+            single_valued=merge(self.single_valued, single_valued),
+            stored_negations=merge(self.stored_negations, stored_negations),
+            ranges=self.ranges + tuple(ranges),
+            **changes,  # type: ignore[arg-type]
+        )
+        new._cache.clear()
+        return new
+
+    @property
+    def _cache(self) -> dict:
+        cache = self.__dict__.get("_compiled")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_compiled", cache)
+        return cache
+
+    def _get(self, table: str, mode: str) -> tuple[re.Pattern[str], ...]:
+        key = (table, mode)
+        cache = self._cache
+        if key not in cache:
+            if table == "openers":
+                cache[key] = _compile(p for p, _m in self.openers.get(mode, ()))
+            else:
+                cache[key] = _compile(getattr(self, table).get(mode, ()))
+        return cache[key]
+
+    # -- questions ------------------------------------------------------------------------------------------
+    def opens(self, mode: str, text: str) -> str | None:
+        """The sub-mode that ``text`` opens when entered in ``mode``, else None."""
+        for pat, (_p, child) in zip(self._get("openers", mode), self.openers.get(mode, ()), strict=True):
+            if pat.fullmatch(text):
+                return child
+        return None
+
+    def is_command(self, mode: str, text: str) -> bool:
+        return any(p.fullmatch(text) for p in self._get("commands", mode))
+
+    def is_stored_negation(self, mode: str, text: str) -> bool:
+        return any(p.fullmatch(text) for p in self._get("stored_negations", mode))
+
+    def single_key(self, mode: str, text: str) -> tuple[int, tuple[str | None, ...]] | None:
+        for i, p in enumerate(self._get("single_valued", mode)):
+            m = p.fullmatch(text)
+            if m:
+                return i, m.groups()
+        return None
+
+    def negatable(self, mode: str, body: str) -> bool:
+        """Whether ``no BODY`` / ``default BODY`` is accepted in ``mode`` (its keywords start a known command)."""
+        if self.is_command(mode, body) or self.opens(mode, body):
+            return True
+        words = tuple(body.split())
+        if not words:
+            return False
+        for pattern in list(self.commands.get(mode, ())) + [p for p, _m in self.openers.get(mode, ())]:
+            lit = _literal_words(pattern)
+            k = min(len(lit), len(words))
+            if k and lit[:k] == words[:k]:
+                return True
+        return False
+
+    def known_keyword(self, word: str) -> bool:
+        for table in (self.commands, self.stored_negations):
+            for pats in table.values():
+                if any(_literal_words(p)[:1] == (word,) for p in pats):
+                    return True
+        return any(_literal_words(p)[:1] == (word,) for rules in self.openers.values() for p, _m in rules)
+
+    def check_ranges(self, text: str) -> str | None:
+        for pattern, lo, hi in self.ranges:
+            m = re.search(pattern, text)
+            if m and not lo <= int(m.group(1)) <= hi:
+                return m.group(1)
+        return None
+
+    def mode_path(self, path: list[Node]) -> str | None:
+        """The mode entered by the chain of section lines ``path`` from the root, or None if unknown."""
+        mode = "root"
+        for node in path:
+            child = self.opens(mode, node.text)
+            if child is None:
+                return None
+            mode = child
+        return mode
+
+
+def invalid(line: str, dialect: Dialect) -> CliError:
+    """The device's error for a line valid in no mode (EOS: ``% Invalid input``)."""
+    words = line.split()
+    if words and words[0] in ("no", "default"):
+        words = words[1:]
+        offset = 1
+    else:
+        offset = 0
+    if not words:
+        return CliError(line, "Incomplete command", None)
+    if not dialect.known_keyword(words[0]):
+        return CliError(line, f"Invalid input (at token {offset}: '{words[0]}')", offset)
+    if len(words) == 1:
+        return CliError(line, "Incomplete command", None)
+    return CliError(line, f"Invalid input (at token {offset + 1}: '{words[1]}')", offset + 1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# parse / render
+
+
+def parse(text: str, dialect: Dialect) -> Node:
+    """Parse indented config text into a tree; lenient (no validation)."""
+    root = Node("")
+    stack: list[tuple[int, Node]] = [(-1, root)]
+    for raw in text.expandtabs(8).splitlines():
+        stripped = raw.strip()
+        if not stripped or stripped.startswith(dialect.comment):
+            continue
+        width = len(raw) - len(raw.lstrip(" "))
+        if stripped == "end" and width == 0:
+            continue
+        while stack[-1][0] >= width:
+            stack.pop()
+        node = Node(stripped)
+        stack[-1][1].children.append(node)
+        stack.append((width, node))
+    return root
+
+
+def _render_children(node: Node, dialect: Dialect, depth: int, out: list[str]) -> None:
+    pad = " " * (dialect.indent * depth)
+    prev: Node | None = None
+    for child in node.children:
+        if dialect.separators and prev is not None:
+            if depth == 0:
+                if child.children or prev.children or child.text.split()[0] != prev.text.split()[0]:
+                    out.append("!")
+            elif child.children:
+                out.append(pad + "!")
+        out.append(pad + child.text)
+        _render_children(child, dialect, depth + 1, out)
+        prev = child
+
+
+def render(root: Node, dialect: Dialect) -> str:
+    """Render a tree in the device's own style (text ends with a newline)."""
+    out: list[str] = []
+    _render_children(root, dialect, 0, out)
+    if dialect.separators:
+        out.append("!")
+    if dialect.trailer:
+        out.append(dialect.trailer)
+    return "\n".join(out) + "\n"
+
+
+def lines_of(root: Node, dialect: Dialect) -> list[str]:
+    """Indented command lines of a tree (no separators or trailer)."""
+    return [" " * (dialect.indent * d) + n.text for d, n in root.walk()]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# applying commands
+
+
+@dataclass
+class _Frame:
+    node: Node
+    mode: str
+    indent: int
+
+
+class Editor:
+    """Applies configuration commands to a tree like the device's CLI does (config mode, sub-modes)."""
+
+    def __init__(self, root: Node, dialect: Dialect) -> None:
+        self.root = root
+        self.dialect = dialect
+        self.stack: list[_Frame] = [_Frame(root, "root", -1)]
+        self.ended = False
+
+    @property
+    def mode(self) -> str:
+        return self.stack[-1].mode
+
+    def apply_all(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.apply(line)
+
+    def apply_indented(self, lines: Iterable[str]) -> None:
+        """Apply lines that keep their indentation: a line closes every open section indented as deep or deeper."""
+        for raw in lines:
+            raw = raw.expandtabs(8).rstrip()
+            text = raw.strip()
+            if not text or text.startswith(self.dialect.comment):
+                continue
+            width = len(raw) - len(raw.lstrip(" "))
+            while len(self.stack) > 1 and self.stack[-1].indent >= width:
+                self.stack.pop()
+            self.apply(text, indent=width)
+
+    def apply(self, line: str, indent: int | None = None) -> None:
+        text = " ".join(line.split())
+        if not text or text.startswith(self.dialect.comment):
+            return
+        if text == "exit":
+            if len(self.stack) > 1:
+                self.stack.pop()
+            return
+        if text == "end":
+            del self.stack[1:]
+            self.ended = True
+            return
+        for depth in range(len(self.stack) - 1, -1, -1):
+            if self._try(depth, text, indent):
+                return
+        raise invalid(text, self.dialect)
+
+    # -- internals ------------------------------------------------------------------------------------------
+    def _try(self, depth: int, text: str, indent: int | None) -> bool:
+        frame = self.stack[depth]
+        d = self.dialect
+        words = text.split()
+        neg = words[0] if words[0] in ("no", "default") else None
+        body = " ".join(words[1:]) if neg else text
+        if neg is None:
+            child_mode = d.opens(frame.mode, text)
+            if child_mode is not None:
+                self._check_range(text)
+                del self.stack[depth + 1 :]
+                node = frame.node.find(text)
+                if node is None:
+                    node = Node(text)
+                    _insert(frame.node, node, section=True)
+                width = indent if indent is not None else depth
+                self.stack.append(_Frame(node, child_mode, width))
+                return True
+            if d.is_command(frame.mode, text):
+                self._check_range(text)
+                del self.stack[depth + 1 :]
+                self._set(frame, text)
+                return True
+            return False
+        if neg == "no" and d.is_stored_negation(frame.mode, text):
+            del self.stack[depth + 1 :]
+            self._set(frame, text)
+            return True
+        if body and d.negatable(frame.mode, body):
+            del self.stack[depth + 1 :]
+            self._remove(frame, body, neg == "default")
+            return True
+        return False
+
+    def _check_range(self, text: str) -> None:
+        bad = self.dialect.check_ranges(text)
+        if bad is not None:
+            words = text.split()
+            token = words.index(bad) if bad in words else len(words) - 1
+            raise CliError(text, f"Invalid input (at token {token}: '{bad}')", token)
+
+    def _set(self, frame: _Frame, text: str) -> None:
+        """Add a leaf line; a single-valued command (or the opposite stored form) is replaced in place."""
+        parent = frame.node
+        if parent.find(text) is not None:
+            return
+        key = self.dialect.single_key(frame.mode, text)
+        opposite = text[3:] if text.startswith("no ") else "no " + text
+        at: int | None = None
+        keep: list[Node] = []
+        for child in parent.children:
+            replaced = child.text == opposite or (
+                key is not None and not child.children and self.dialect.single_key(frame.mode, child.text) == key
+            )
+            if replaced:
+                if at is None:
+                    at = len(keep)
+                continue
+            keep.append(child)
+        parent.children = keep
+        if at is not None:
+            parent.children.insert(at, Node(text))
+        else:
+            _insert(parent, Node(text), section=False)
+
+    def _remove(self, frame: _Frame, body: str, default: bool) -> None:
+        parent = frame.node
+        key = self.dialect.single_key(frame.mode, body)
+        keep = []
+        for child in parent.children:
+            t = child.text
+            gone = t == body or t.startswith(body + " ")
+            if not gone and key is not None and not child.children:
+                gone = self.dialect.single_key(frame.mode, t) == key
+            if not gone and default and (t == "no " + body or t.startswith("no " + body + " ")):
+                gone = True
+            if not gone:
+                keep.append(child)
+        parent.children = keep
+
+
+def _insert(parent: Node, node: Node, *, section: bool) -> None:
+    """Insert keeping like lines together: after the last sibling with the same first keyword, else leaves
+    before sections (a new leaf goes before the first section), else at the end."""
+    first = node.text.split()[0]
+    if first == "no" and len(node.text.split()) > 1:
+        first = node.text.split()[1]
+    last_same = None
+    for i, child in enumerate(parent.children):
+        words = child.text.split()
+        cfirst = words[1] if words[0] == "no" and len(words) > 1 else words[0]
+        if cfirst == first and bool(child.children) == section:
+            last_same = i
+    if last_same is not None:
+        parent.children.insert(last_same + 1, node)
+        return
+    if not section:
+        for i, child in enumerate(parent.children):
+            if child.children:
+                parent.children.insert(i, node)
+                return
+    parent.children.append(node)
+
+
+def load(text: str, dialect: Dialect) -> Node:
+    """Build a validated tree from full config text (as ``configure replace`` does). Raises CliError."""
+    root = Node("")
+    ed = Editor(root, dialect)
+    raw_lines = [ln for ln in text.expandtabs(8).splitlines() if ln.strip() != "end" or ln.startswith(" ")]
+    ed.apply_indented(raw_lines)
+    return root
+
+
+def validate(root: Node, dialect: Dialect) -> list[CliError]:
+    """Every line of a tree that the device would refuse (lines under an unknown section are not checked)."""
+    errors: list[CliError] = []
+
+    def visit(node: Node, mode: str) -> None:
+        for child in node.children:
+            text = child.text
+            sub = dialect.opens(mode, text)
+            if sub is not None:
+                visit(child, sub)
+                continue
+            ok = dialect.is_command(mode, text) or dialect.is_stored_negation(mode, text)
+            if not ok or dialect.check_ranges(text) is not None:
+                errors.append(invalid(text, dialect))
+
+    visit(root, "root")
+    return errors
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# diffs
+
+
+def unified_diff(old: Node, new: Node, dialect: Dialect, fromfile: str, tofile: str, context: int = 3) -> str:
+    a = render(old, dialect).splitlines()
+    b = render(new, dialect).splitlines()
+    out = list(difflib.unified_diff(a, b, fromfile=fromfile, tofile=tofile, n=context, lineterm=""))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def tree_diff(old: Node, new: Node, dialect: Dialect) -> str:
+    """Hierarchical diff: changed lines with '+'/'-' and their parent sections as ' ' context."""
+    out: list[str] = []
+
+    def subtree(node: Node, depth: int, sign: str) -> None:
+        out.append(sign + " " * (dialect.indent * depth) + node.text)
+        for child in node.children:
+            subtree(child, depth + 1, sign)
+
+    def common(a: Node, b: Node, depth: int) -> None:
+        pos = len(out)
+        out.append(" " + " " * (dialect.indent * depth) + b.text)
+        if not walk(a, b, depth + 1):
+            del out[pos:]
+
+    def walk(a: Node, b: Node, depth: int) -> bool:
+        mark = len(out)
+        a_texts = [c.text for c in a.children]
+        b_texts = [c.text for c in b.children]
+        a_set, b_set = set(a_texts), set(b_texts)
+        matcher = difflib.SequenceMatcher(a=a_texts, b=b_texts, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                    common(a.children[i], b.children[j], depth)
+                continue
+            for i in range(i1, i2):
+                if a.children[i].text not in b_set:
+                    subtree(a.children[i], depth, "-")
+            for j in range(j1, j2):
+                child = b.children[j]
+                if child.text in a_set:
+                    before = a.find(child.text)
+                    assert before is not None
+                    common(before, child, depth)
+                else:
+                    subtree(child, depth, "+")
+        return len(out) > mark
+
+    walk(old, new, 0)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# EOS grammar
+
+_W = r"\S+"
+_N = r"\d+"
+_R = r".+"
+_IFNAME = r"(?:Ethernet|Management|Loopback|Port-Channel|Vlan|Vxlan|Tunnel|Recirc-Channel)\S*"
+
+_EOS_ROOT = (
+    r"hostname \S+",
+    r"username \S+ .+",
+    r"ip name-server .+",
+    r"ip domain[- ]name \S+",
+    r"dns domain \S+",
+    r"ip route .+",
+    r"ipv6 route .+",
+    r"ip routing( vrf \S+)?",
+    r"ipv6 unicast-routing( vrf \S+)?",
+    r"ip prefix-list .+",
+    r"ipv6 prefix-list .+",
+    r"ip virtual-router mac-address \S+",
+    r"ip multicast-routing",
+    r"ip icmp .+",
+    r"ip ssh .+",
+    r"spanning-tree .+",
+    r"service .+",
+    r"transceiver .+",
+    r"logging .+",
+    r"ntp .+",
+    r"clock timezone \S+",
+    r"snmp-server .+",
+    r"aaa .+",
+    r"enable (password|secret) .+",
+    r"radius-server .+",
+    r"tacacs-server .+",
+    r"qos map (dscp|cos|traffic-class|exp) .+",
+    r"qos rewrite .+",
+    r"qos random-detect .+",
+    r"priority-flow-control .+",
+    r"platform .+",
+    r"hardware .+",
+    r"lldp .+",
+    r"load-interval default \d+",
+    r"errdisable .+",
+    r"vlan internal order .+",
+    r"queue-monitor .+",
+    r"sflow .+",
+    r"terminal .+",
+    r"alias \S+ .+",
+    r"boot .+",
+    r"ip igmp snooping.*",
+    r"interface defaults",
+    r"tap .+",
+    r"dcbx .+",
+    r"agent .+",
+)
+_EOS_ROOT_NEG = (
+    r"no aaa root",
+    r"no ip routing( vrf \S+)?",
+    r"no ipv6 unicast-routing",
+    r"no service .+",
+    r"no lldp .+",
+)
+
+_EOS_INTERFACE = (
+    r"description .+",
+    r"mtu \d+",
+    r"shutdown",
+    r"switchport",
+    r"switchport .+",
+    r"ip address \S+( secondary)?",
+    r"ip address dhcp",
+    r"ipv6 address \S+.*",
+    r"ipv6 enable",
+    r"ipv6 nd .+",
+    r"ip helper-address .+",
+    r"ip proxy-arp",
+    r"ip virtual-router .+",
+    r"ip igmp .+",
+    r"ip ospf .+",
+    r"vrf \S+",
+    r"vrf forwarding \S+",
+    r"speed .+",
+    r"load-interval \d+",
+    r"channel-group \d+ mode \S+",
+    r"service-profile \S+",
+    r"service-policy .+",
+    r"qos trust (dscp|cos)",
+    r"qos (cos|dscp) \d+",
+    r"priority-flow-control .+",
+    r"lldp .+",
+    r"bfd .+",
+    r"spanning-tree .+",
+    r"storm-control .+",
+    r"flowcontrol .+",
+    r"error-correction .+",
+    r"logging .+",
+    r"mac-address \S+",
+    r"dcbx .+",
+    r"autostate",
+    r"sflow .+",
+    r"snmp .+",
+    r"link-debounce .+",
+    r"pim .+",
+    r"traffic-policy .+",
+    r"shape rate .+",
+    r"encapsulation .+",
+    r"vrrp .+",
+    r"arp .+",
+    r"mlag \d+",
+    r"port-channel .+",
+    r"isis .+",
+    r"evpn .+",
+)
+_EOS_INTERFACE_NEG = (
+    r"no switchport",
+    r"no qos trust",
+    r"no autostate",
+    r"no lldp (transmit|receive)",
+    r"no ip proxy-arp",
+    r"no priority-flow-control .+",
+    r"no logging event link-status",
+)
+_EOS_QOS_PROFILE = (
+    r"qos trust (dscp|cos)",
+    r"qos (cos|dscp) \d+",
+    r"priority-flow-control on",
+    r"priority-flow-control priority \d no-drop",
+    r"priority-flow-control priority \d drop",
+    r"priority-flow-control pause watchdog",
+    r"priority-flow-control pause watchdog .+",
+    r"shape rate .+",
+    r"service-policy .+",
+    r"bandwidth .+",
+)
+_EOS_TX_QUEUE = (
+    r"bandwidth percent \d+",
+    r"bandwidth guaranteed .+",
+    r"priority strict",
+    r"random-detect ecn minimum-threshold \d+ (segments|bytes|kbytes|mbytes|milliseconds|microseconds)"
+    r" maximum-threshold \d+ (segments|bytes|kbytes|mbytes|milliseconds|microseconds)"
+    r"( max-mark-probability \d+)?( weight \d+)?",
+    r"random-detect ecn count",
+    r"random-detect drop .+",
+    r"random-detect non-ect .+",
+    r"shape rate .+",
+)
+_EOS_BGP = (
+    r"router-id \S+",
+    r"bgp .+",
+    r"maximum-paths \d+( ecmp \d+)?",
+    r"neighbor .+",
+    r"network \S+( route-map \S+)?",
+    r"redistribute .+",
+    r"timers bgp \d+ \d+",
+    r"distance bgp .+",
+    r"update wait-for-convergence",
+    r"update wait-install",
+    r"graceful-restart.*",
+    r"rd \S+",
+    r"route-target .+",
+    r"local-as \S+",
+    r"aggregate-address .+",
+)
+_EOS_BGP_NEG = (
+    r"no bgp default ipv4-unicast",
+    r"no bgp default ipv6-unicast",
+    r"no neighbor \S+ activate",
+)
+_EOS_AF = (
+    r"neighbor \S+ activate",
+    r"neighbor \S+ route-map \S+ (in|out)",
+    r"neighbor \S+ next-hop-unchanged",
+    r"neighbor \S+ next-hop address-family ipv6.*",
+    r"neighbor \S+ prefix-list \S+ (in|out)",
+    r"neighbor \S+ additional-paths .+",
+    r"network \S+( route-map \S+)?",
+    r"redistribute .+",
+    r"bgp .+",
+    r"maximum-paths \d+( ecmp \d+)?",
+    r"aggregate-address .+",
+    r"graceful-restart",
+)
+
+EOS = Dialect(
+    name="eos",
+    indent=3,
+    separators=True,
+    trailer="end",
+    openers={
+        "root": (
+            (r"interface " + _IFNAME, "interface"),
+            (r"qos profile \S+", "qos-profile"),
+            (r"router bgp \d+(\.\d+)?", "router-bgp"),
+            (r"vlan \d+([,-]\d+)*", "vlan"),
+            (r"vrf instance \S+", "vrf-instance"),
+            (r"management api http-commands", "mgmt-api"),
+            (r"management (ssh|telnet|console|security|api \S+|cvx)", "management"),
+            (r"ip access-list( standard)? \S+", "acl"),
+            (r"ipv6 access-list( standard)? \S+", "acl"),
+            (r"route-map \S+ (permit|deny) \d+", "route-map"),
+            (r"class-map type (qos|pbr) match-any \S+", "class-map"),
+            (r"policy-map type (quality-of-service|qos|pbr) \S+", "policy-map"),
+            (r"peer-filter \S+", "peer-filter"),
+            (r"router ospf \d+.*", "router-ospf"),
+            (r"monitor session \S+", "monitor"),
+            (r"daemon \S+", "daemon"),
+        ),
+        "interface": ((r"(uc-|mc-)?tx-queue \d+", "tx-queue"),),
+        "qos-profile": ((r"(uc-|mc-)?tx-queue \d+", "tx-queue"),),
+        "router-bgp": (
+            (r"address-family (ipv4|ipv6|evpn)( unicast| multicast| labeled-unicast)?", "address-family"),
+            (r"vrf \S+", "bgp-vrf"),
+        ),
+        "bgp-vrf": ((r"address-family (ipv4|ipv6)( unicast| multicast)?", "address-family"),),
+        "mgmt-api": ((r"vrf \S+", "mgmt-vrf"),),
+        "management": ((r"vrf \S+", "mgmt-vrf"),),
+        "policy-map": ((r"class \S+", "pmap-class"),),
+    },
+    commands={
+        "root": _EOS_ROOT,
+        "interface": _EOS_INTERFACE,
+        "qos-profile": _EOS_QOS_PROFILE,
+        "tx-queue": _EOS_TX_QUEUE,
+        "router-bgp": _EOS_BGP,
+        "bgp-vrf": _EOS_BGP,
+        "address-family": _EOS_AF,
+        "vlan": (r"name \S+", r"state (active|suspend)", r"trunk group \S+"),
+        "vrf-instance": (r"description .+", r"rd \S+"),
+        "mgmt-api": (r"protocol .+", r"shutdown", r"cors .+"),
+        "mgmt-vrf": (r"shutdown",),
+        "management": (r"idle-timeout \d+", r"authentication .+", r"shutdown", r"ip access-group .+", r".*timeout.*"),
+        "acl": (r"(\d+ )?(permit|deny|remark) .+", r"statistics per-entry"),
+        "route-map": (r"match .+", r"set .+", r"description .+", r"continue.*"),
+        "class-map": (r"match .+",),
+        "policy-map": (),
+        "pmap-class": (r"set .+", r"police .+", r"drop"),
+        "peer-filter": (r"\d+ match .+",),
+        "router-ospf": (r"router-id \S+", r"network .+", r"passive-interface .+", r"max-lsa \d+"),
+        "monitor": (r"source .+", r"destination .+"),
+        "daemon": (r"exec .+", r"shutdown"),
+    },
+    single_valued={
+        "root": (
+            r"hostname \S+",
+            r"username (\S+) .+",
+            r"ip domain[- ]name \S+",
+            r"clock timezone \S+",
+            r"(?:no )?aaa root",
+        ),
+        "interface": (
+            r"description .+",
+            r"mtu \d+",
+            r"(?:no )?shutdown",
+            r"(?:no )?switchport",
+            r"switchport access vlan \d+",
+            r"switchport mode \S+",
+            r"switchport trunk native vlan \d+",
+            r"switchport trunk allowed vlan .+",
+            r"ip address \S+",
+            r"vrf \S+",
+            r"speed .+",
+            r"load-interval \d+",
+            r"service-profile \S+",
+            r"(?:no )?qos trust.*",
+            r"qos cos \d+",
+            r"qos dscp \d+",
+            r"channel-group \d+ mode \S+",
+            r"mac-address \S+",
+            r"(?:no )?autostate",
+            r"(?:no )?priority-flow-control on",
+            r"(?:no )?priority-flow-control mode .+",
+        ),
+        "qos-profile": (r"(?:no )?qos trust.*", r"qos cos \d+", r"qos dscp \d+", r"(?:no )?priority-flow-control on"),
+        "tx-queue": (
+            r"bandwidth percent \d+",
+            r"bandwidth guaranteed .+",
+            r"(?:no )?priority( strict)?",
+            r"random-detect ecn minimum-threshold .+",
+            r"shape rate .+",
+        ),
+        "router-bgp": (
+            r"router-id \S+",
+            r"maximum-paths \d+( ecmp \d+)?",
+            r"neighbor (\S+) remote-as \S+",
+            r"neighbor (\S+) peer[- ]group \S+",
+            r"neighbor (\S+) description .+",
+            r"neighbor (\S+) update-source \S+",
+            r"neighbor (\S+) maximum-routes .+",
+            r"neighbor (\S+) ebgp-multihop.*",
+            r"neighbor (\S+) password .+",
+            r"neighbor interface (\S+) .+",
+            r"timers bgp \d+ \d+",
+            r"distance bgp .+",
+            r"rd \S+",
+        ),
+        "bgp-vrf": (r"router-id \S+", r"maximum-paths \d+( ecmp \d+)?", r"neighbor (\S+) remote-as \S+", r"rd \S+"),
+        "address-family": (r"maximum-paths \d+( ecmp \d+)?", r"(?:no )?neighbor (\S+) activate"),
+        "vlan": (r"name \S+", r"state \S+"),
+        "vrf-instance": (r"description .+", r"rd \S+"),
+        "mgmt-api": (r"(?:no )?shutdown",),
+        "mgmt-vrf": (r"(?:no )?shutdown",),
+        "management": (r"(?:no )?shutdown", r"idle-timeout \d+"),
+        "route-map": (r"description .+",),
+    },
+    stored_negations={
+        "root": _EOS_ROOT_NEG,
+        "interface": _EOS_INTERFACE_NEG,
+        "qos-profile": (r"no qos trust", r"no priority-flow-control on"),
+        "tx-queue": (r"no priority",),
+        "router-bgp": _EOS_BGP_NEG,
+        "bgp-vrf": _EOS_BGP_NEG,
+        "address-family": (r"no neighbor \S+ activate",),
+        "mgmt-api": (r"no shutdown",),
+        "mgmt-vrf": (r"no shutdown",),
+        "management": (r"no shutdown",),
+    },
+    ranges=(
+        (r"^mtu (\d+)$", 68, 9214),
+        (r"^bandwidth percent (\d+)$", 1, 100),
+        (r" max-mark-probability (\d+)", 1, 100),
+        (r"^random-detect ecn .* weight (\d+)$", 0, 15),
+        (r"^vlan (\d+)$", 1, 4094),
+        (r"^switchport access vlan (\d+)$", 1, 4094),
+        (r"^priority-flow-control priority (\d+) ", 0, 7),
+        (r"^(?:uc-|mc-)?tx-queue (\d+)$", 0, 7),
+        (r"^qos map dscp (\d+) ", 0, 63),
+        (r"^qos map dscp .* to traffic-class (\d+)$", 0, 7),
+        (r"^maximum-paths (\d+)", 1, 512),
+    ),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# NX-OS grammar (a starting point for the NX-OS simulator; extend with Dialect.extend)
+
+_NX_IFNAME = r"(?:[Ee]thernet|mgmt|[Ll]oopback|port-channel|[Vv]lan|nve)\S*"
+NXOS = Dialect(
+    name="nxos",
+    indent=2,
+    separators=False,
+    trailer=None,
+    openers={
+        "root": (
+            (r"interface " + _NX_IFNAME, "interface"),
+            (r"router bgp \d+(\.\d+)?", "router-bgp"),
+            (r"vlan \d+([,-]\d+)*", "vlan"),
+            (r"vrf context \S+", "vrf-context"),
+            (r"class-map type (qos|queuing|network-qos) match-(any|all) \S+", "class-map"),
+            (r"class-map type (queuing|network-qos) \S+", "class-map"),
+            (r"policy-map type (qos|queuing|network-qos) \S+", "policy-map"),
+            (r"system qos", "system-qos"),
+            (r"route-map \S+ (permit|deny) \d+", "route-map"),
+            (r"ip access-list \S+", "acl"),
+            (r"line (console|vty)", "line"),
+        ),
+        "router-bgp": (
+            (r"address-family (ipv4|ipv6|l2vpn) (unicast|multicast|evpn)", "address-family"),
+            (r"neighbor \S+( remote-as \S+)?", "bgp-neighbor"),
+            (r"vrf \S+", "bgp-vrf"),
+            (r"template peer \S+", "bgp-neighbor"),
+        ),
+        "bgp-vrf": (
+            (r"address-family (ipv4|ipv6) (unicast|multicast)", "address-family"),
+            (r"neighbor \S+( remote-as \S+)?", "bgp-neighbor"),
+        ),
+        "bgp-neighbor": ((r"address-family (ipv4|ipv6|l2vpn) (unicast|multicast|evpn)", "neighbor-af"),),
+        "policy-map": ((r"class( type (qos|queuing|network-qos))? \S+", "pmap-class"),),
+        "vrf-context": ((r"address-family (ipv4|ipv6) unicast", "vrf-af"),),
+    },
+    commands={
+        "root": (
+            r"hostname \S+",
+            r"switchname \S+",
+            r"feature \S+",
+            r"username \S+ .+",
+            r"ip domain-name \S+",
+            r"ip name-server .+",
+            r"ip route .+",
+            r"ip prefix-list .+",
+            r"system jumbomtu \d+",
+            r"priority-flow-control .+",
+            r"spanning-tree .+",
+            r"ntp .+",
+            r"logging .+",
+            r"snmp-server .+",
+            r"copp .+",
+            r"hardware .+",
+            r"boot .+",
+            r"vdc .+",
+            r"cfs .+",
+            r"clock .+",
+            r"policy-map type control-plane .+",
+            r"rmon .+",
+            r"ssh .+",
+            r"telnet .+",
+            r"power redundancy-mode .+",
+            r"system .+",
+            r"nxapi .+",
+            r"version .+",
+        ),
+        "interface": (
+            r"description .+",
+            r"mtu \d+",
+            r"shutdown",
+            r"switchport",
+            r"switchport .+",
+            r"ip address \S+.*",
+            r"ipv6 address .+",
+            r"ipv6 link-local .+",
+            r"ip forward",
+            r"ip unnumbered .+",
+            r"vrf member \S+",
+            r"speed .+",
+            r"duplex .+",
+            r"channel-group \d+.*",
+            r"priority-flow-control .+",
+            r"service-policy type (qos|queuing) (input|output) \S+",
+            r"spanning-tree .+",
+            r"lldp .+",
+            r"bfd .+",
+            r"medium .+",
+            r"load-interval .+",
+            r"link .+",
+            r"fec .+",
+        ),
+        "vlan": (r"name \S+", r"state (active|suspend)", r"vn-segment \d+"),
+        "vrf-context": (r"rd \S+", r"ip route .+", r"description .+"),
+        "vrf-af": (r"route-target .+",),
+        "router-bgp": (
+            r"router-id \S+",
+            r"bestpath .+",
+            r"log-neighbor-changes",
+            r"timers .+",
+            r"graceful-restart.*",
+        ),
+        "bgp-vrf": (r"router-id \S+", r"bestpath .+"),
+        "address-family": (r"maximum-paths( ibgp)? \d+", r"network \S+.*", r"redistribute .+"),
+        "bgp-neighbor": (
+            r"remote-as \S+",
+            r"description .+",
+            r"update-source \S+",
+            r"inherit peer \S+",
+            r"password .+",
+            r"ebgp-multihop \d+",
+            r"bfd",
+            r"shutdown",
+        ),
+        "neighbor-af": (r"send-community.*", r"route-map \S+ (in|out)", r"next-hop-self", r"allowas-in.*"),
+        "class-map": (r"match .+",),
+        "policy-map": (),
+        "pmap-class": (
+            r"set (qos-group|cos|dscp) \d+",
+            r"mtu \d+",
+            r"pause pfc-cos [\d,]+",
+            r"pause buffer-size .+",
+            r"bandwidth( remaining)? percent \d+",
+            r"priority( level \d+)?",
+            r"random-detect .+",
+            r"congestion-control .+",
+            r"shape .+",
+            r"queue-limit .+",
+        ),
+        "system-qos": (r"service-policy type (qos|queuing|network-qos)( input| output)? \S+",),
+        "route-map": (r"match .+", r"set .+", r"description .+"),
+        "acl": (r"(\d+ )?(permit|deny|remark) .+", r"statistics per-entry"),
+        "line": (r"exec-timeout \d+", r"session-limit \d+"),
+    },
+    single_valued={
+        "root": (r"hostname \S+", r"switchname \S+", r"system jumbomtu \d+"),
+        "interface": (
+            r"description .+",
+            r"mtu \d+",
+            r"(?:no )?shutdown",
+            r"(?:no )?switchport",
+            r"switchport access vlan \d+",
+            r"switchport mode \S+",
+            r"ip address \S+",
+            r"vrf member \S+",
+            r"speed .+",
+            r"priority-flow-control mode .+",
+            r"service-policy type qos input \S+",
+            r"service-policy type queuing output \S+",
+        ),
+        "vlan": (r"name \S+", r"state \S+"),
+        "router-bgp": (r"router-id \S+",),
+        "address-family": (r"maximum-paths \d+", r"maximum-paths ibgp \d+"),
+        "bgp-neighbor": (r"remote-as \S+", r"description .+", r"update-source \S+", r"(?:no )?shutdown"),
+        "pmap-class": (
+            r"set qos-group \d+",
+            r"set cos \d+",
+            r"set dscp \d+",
+            r"mtu \d+",
+            r"bandwidth( remaining)? percent \d+",
+            r"priority( level \d+)?",
+            r"random-detect .+",
+            r"pause pfc-cos [\d,]+",
+        ),
+        "system-qos": (
+            r"service-policy type network-qos \S+",
+            r"service-policy type queuing output \S+",
+            r"service-policy type queuing input \S+",
+            r"service-policy type qos input \S+",
+        ),
+    },
+    stored_negations={
+        "root": (r"no feature \S+", r"no system .+", r"no ip .+"),
+        "interface": (r"no shutdown", r"no switchport", r"no ip redirects", r"no ipv6 redirects", r"no lldp .+"),
+        "bgp-neighbor": (r"no shutdown",),
+    },
+    ranges=(
+        (r"^mtu (\d+)$", 576, 9216),
+        (r"^system jumbomtu (\d+)$", 1500, 9216),
+        (r"^bandwidth(?: remaining)? percent (\d+)$", 0, 100),
+        (r"^vlan (\d+)$", 1, 4094),
+        (r"^set qos-group (\d+)$", 0, 7),
+        (r"^maximum-paths (\d+)$", 1, 64),
+    ),
+)
