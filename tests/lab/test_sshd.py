@@ -203,16 +203,24 @@ def test_session_factory_keeps_state_per_channel_and_heredoc_continuation() -> N
         svc.stop()
 
 
-def test_netmiko_linux_send_command(device: tuple[SshService, EchoDevice]) -> None:
-    svc, _ = device
-    conn = ConnectHandler(device_type="linux", host=ADDR, port=svc.port, username=USER, password=PASSWORD)
+def test_netmiko_linux_send_command() -> None:
+    # a non-root "$" prompt: with "#" netmiko's linux cleanup waits for a prompt after "exit" (as on a real root shell)
+    dev = EchoDevice(Faults())
+    svc = SshService("h1", ADDR, 0, username=USER, password=PASSWORD, handler=dev.handle, prompt="admin@h1:~$ ")
+    svc.start()
     try:
-        assert conn.find_prompt() == "sw1#"
-        assert conn.send_command("say via netmiko").strip() == "via netmiko"
-        out = conn.send_command("lines", read_timeout=20)
-        assert out.count("line ") == 2000
+        start = time.monotonic()
+        conn = ConnectHandler(device_type="linux", host=ADDR, port=svc.port, username=USER, password=PASSWORD)
+        try:
+            assert conn.find_prompt() == "admin@h1:~$"
+            assert conn.send_command("say via netmiko").strip() == "via netmiko"
+            out = conn.send_command("lines", read_timeout=20)
+            assert out.count("line ") == 2000
+        finally:
+            conn.disconnect()
+        assert time.monotonic() - start < 5
     finally:
-        conn.disconnect()
+        svc.stop()
 
 
 def test_delay_and_hang_faults(device: tuple[SshService, EchoDevice]) -> None:
