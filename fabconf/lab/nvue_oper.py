@@ -1,0 +1,175 @@
+"""What a simulated Cumulus switch shows beyond its configuration: operational state and the lab view.
+
+Everything here is computed from the APPLIED tree (plus the lab world for link, LLDP and BGP state).
+
+Operational leaves [U] (shapes chosen to look like ``nv show`` output, not checked against a switch):
+
+- ``interface <x> link``: ``oper-status`` / ``admin-status`` (``up``/``down``), ``mtu`` (configured or
+  the 9216 ifupdown2 default for swp, 1500 for eth, 65536 for lo), ``speed``.
+- ``interface <x> lldp neighbor <remote-hostname>``: ``chassis.system-name``, ``chassis.chassis-id``,
+  ``port.name``, ``port.description``. A port is oper-up when it is admin-up and, in a lab world, cabled
+  to a far end that is admin-up too (no world: oper follows admin).
+- ``vrf default router bgp neighbor <peer>``: ``session-state`` (``established`` / ``active`` / ``idle``),
+  ``peer-hostname``, ``remote-as-operational`` [U name], ``address-family ipv4-unicast rx-prefix``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import ipaddress
+from typing import Any
+
+from fabconf.lab.nvue_tree import Tree
+from fabconf.lab.world import BgpSession, DeviceView, NeighborView, PortView, World
+
+DEFAULT_MTU = {"swp": 9216, "eth": 1500, "lo": 65536}
+
+
+def _default_mtu(ifname: str) -> int:
+    for prefix, mtu in DEFAULT_MTU.items():
+        if ifname.startswith(prefix):
+            return mtu
+    return 9216
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def _interfaces(applied: Tree, ports: list[str]) -> dict[str, Tree]:
+    """Every interface the box has: physical ports plus configured ones (lo, eth0, vlanX…)."""
+    configured = applied.get("interface", {}) or {}
+    out: dict[str, Tree] = {p: {} for p in ports}
+    for name, iface in configured.items():
+        out[name] = iface if isinstance(iface, dict) else {}
+    return out
+
+
+def admin_up(iface: Tree) -> bool:
+    state = (iface.get("link", {}) or {}).get("state", {}) or {}
+    return not (isinstance(state, dict) and "down" in state)
+
+
+def mtu_of(name: str, iface: Tree) -> int:
+    return _int((iface.get("link", {}) or {}).get("mtu")) or _default_mtu(name)
+
+
+def first_ipv4(iface: Tree) -> str | None:
+    for key in (iface.get("ip", {}) or {}).get("address", {}) or {}:
+        try:
+            addr = ipaddress.ip_interface(key)
+        except ValueError:
+            continue
+        if addr.version == 4:
+            return str(addr)
+    return None
+
+
+def _bgp(applied: Tree) -> tuple[Tree, Tree]:
+    return (
+        (applied.get("router", {}) or {}).get("bgp", {}) or {},
+        ((applied.get("vrf", {}) or {}).get("default", {}) or {}).get("router", {}).get("bgp", {}) or {},
+    )
+
+
+def device_view(hostname: str, applied: Tree, ports: list[str]) -> DeviceView:
+    """The lab's view of the running (applied) configuration."""
+    port_views = {
+        name: PortView(name, admin_up(iface), mtu_of(name, iface), first_ipv4(iface))
+        for name, iface in _interfaces(applied, ports).items()
+    }
+    glob, vrf = _bgp(applied)
+    asn = _int(vrf.get("autonomous-system")) or _int(glob.get("autonomous-system"))
+    router_id = vrf.get("router-id") if vrf.get("router-id") not in (None, "auto") else glob.get("router-id")
+    enabled = glob.get("enable", "on") != "off" and vrf.get("enable", "on") != "off"
+    neighbors: list[NeighborView] = []
+    groups = vrf.get("peer-group", {}) or {}
+    for peer, nb in (vrf.get("neighbor", {}) or {}).items() if enabled else ():
+        nb = nb or {}
+        if nb.get("shutdown") == "on" or nb.get("enable") == "off":
+            continue
+        remote = nb.get("remote-as")
+        if remote is None and nb.get("peer-group"):
+            remote = (groups.get(nb["peer-group"]) or {}).get("remote-as")
+        if remote is None:
+            continue
+        number = _int(remote)
+        neighbors.append(
+            NeighborView(peer, number if number is not None else ("external" if remote == "auto" else remote))
+        )
+    af = (vrf.get("address-family", {}) or {}).get("ipv4-unicast", {}) or {}
+    networks = tuple(sorted((af.get("network", {}) or {}).keys()))
+    paths = _int((af.get("multipaths", {}) or {}).get("ebgp")) or 64
+    system_name = (applied.get("system", {}) or {}).get("hostname") or hostname
+    return DeviceView(
+        hostname=system_name,
+        ports=port_views,
+        asn=asn if enabled else None,
+        router_id=str(router_id) if router_id else None,
+        neighbors=tuple(neighbors),
+        networks=networks,
+        maximum_paths=paths,
+    )
+
+
+def _chassis_id(device: str) -> str:
+    digest = hashlib.sha256(device.encode()).digest()
+    return ":".join(f"{b:02x}" for b in (0x48, 0xB0, 0x2D, *digest[:3]))
+
+
+def operational_tree(name: str, applied: Tree, ports: list[str], world: World | None) -> Tree:
+    """The applied tree with operational leaves added (what a GET without ``rev`` returns)."""
+    out = copy.deepcopy(applied)
+    lldp: dict[str, tuple[str, str, str]] = {}
+    sessions: list[BgpSession] = []
+    if world is not None:
+        lldp = {local: (local, rdev, rport) for local, rdev, rport in world.lldp_neighbors(name)}
+        sessions = world.bgp_sessions(name)
+    ifaces = out.setdefault("interface", {})
+    for ifname, iface in _interfaces(applied, ports).items():
+        node = ifaces.setdefault(ifname, {})
+        if ifname in ports:
+            node.setdefault("type", "swp")
+        up = admin_up(iface)
+        cabled = ifname in lldp if world is not None else True
+        link = node.setdefault("link", {})
+        link["admin-status"] = "up" if up else "down"
+        link["oper-status"] = "up" if up and (cabled or not ifname.startswith("swp")) else "down"
+        link["mtu"] = mtu_of(ifname, iface)
+        link.setdefault("speed", "100G" if ifname.startswith("swp") else "1G")
+        if ifname in lldp:
+            _, rdev, rport = lldp[ifname]
+            node.setdefault("lldp", {})["neighbor"] = {
+                rdev: {
+                    "chassis": {"system-name": rdev, "chassis-id": _chassis_id(rdev)},
+                    "port": {"name": rport, "description": rport},
+                }
+            }
+    if sessions:
+        neighbors = (
+            out.setdefault("vrf", {})
+            .setdefault("default", {})
+            .setdefault("router", {})
+            .setdefault("bgp", {})
+            .setdefault("neighbor", {})
+        )
+        for s in sessions:
+            node = neighbors.setdefault(s.peer, {})
+            node["session-state"] = s.state.lower()
+            if s.remote_device:
+                node["peer-hostname"] = s.remote_device
+            if s.remote_as is not None:
+                node["remote-as-operational"] = s.remote_as
+            node.setdefault("address-family", {}).setdefault("ipv4-unicast", {})["rx-prefix"] = s.prefixes_received
+    elif (((out.get("vrf", {}) or {}).get("default", {}) or {}).get("router", {}) or {}).get("bgp"):
+        for node in (out["vrf"]["default"]["router"]["bgp"].get("neighbor", {}) or {}).values():
+            if isinstance(node, dict):
+                node["session-state"] = "idle"
+    return out
