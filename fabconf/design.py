@@ -1,0 +1,303 @@
+"""Intent -> device-shaped data: one plain dict per device, the only thing templates ever see.
+
+Shape (every list already sorted; see README "Device data" and tests/golden/design/*.yaml):
+
+switch (cumulus | eos | nxos)::
+
+    hostname, platform, role, model, asn, router_id, loopback, mtu
+    interfaces: [{name, description, mtu, kind: uplink|host, address|None, vlan|None,
+                  pfc: bool, pfc_watchdog: bool}]
+    vlans:      [{id, name, gateway: "A.B.C.D/M", mtu}]
+    bgp:        {asn, router_id, max_paths, neighbors: [{address, remote_as, description}], networks: [...]}
+    qos:        the RoCE profile in that platform's own terms (see _qos_cumulus/_qos_eos/_qos_nxos)
+
+gpu host (linux)::
+
+    hostname, platform, role, mtu
+    nics:     [{netdev, rdma, rail, speed_gbps, mtu, address, gateway, vlan, leaf, leaf_port}]
+    qos:      {trust, pfc: [8 x 0|1], dscp2prio: [[dscp, prio]...]}
+    ecn:      {np_enable: [prio...], rp_enable: [prio...], cnp_dscp, cnp_802p_prio}
+    roce_tos, mlxconfig: {KEY: value}, nccl: {NCCL_*: value}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabconf.model import Device, Model, natural_key
+from fabconf.platforms import PLATFORMS
+from fabconf.topology import Topology
+
+PROFILE = "FABCONF_ROCE"
+ECT0 = 0b10
+
+
+def roce_tos(fabric: dict[str, Any]) -> int:
+    """The host ToS byte: explicit ``hosts.tos`` or DSCP << 2 | ECT(0)."""
+    tos = fabric["hosts"].get("tos")
+    return int(tos) if tos is not None else (int(fabric["roce"]["dscp"]) << 2) | ECT0
+
+
+def _ets(roce: dict[str, Any]) -> tuple[dict[int, int], int]:
+    """Bandwidth share per lossless priority, and what remains for the default queue."""
+    lossless = sorted(roce["pfc_priorities"])
+    total = int(roce["ets"]["roce_percent"])
+    share = {p: total // len(lossless) for p in lossless}
+    share[lossless[0]] += total - sum(share.values())
+    return share, 100 - total
+
+
+def _qos_cumulus(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
+    roce = fabric["roce"]
+    cnp = roce["cnp"]
+    ecn = roce["ecn"]
+    share, rest = _ets(roce)
+    sched: list[dict[str, Any]] = [{"tc": 0, "mode": "dwrr", "bw_percent": rest}]
+    sched += [{"tc": p, "mode": "dwrr", "bw_percent": s} for p, s in sorted(share.items())]
+    sched.append({"tc": cnp["priority"], "mode": "strict", "bw_percent": None})
+    wd = roce["pfc_watchdog"]
+    return {
+        "trust": "l3",
+        "dscp_map": sorted([[roce["dscp"], roce["priority"]], [cnp["dscp"], cnp["priority"]]]),
+        "queue_map": [[p, p] for p in sorted({*roce["pfc_priorities"], cnp["priority"]})],
+        "pfc": {"priorities": sorted(roce["pfc_priorities"]), "cable_length": roce["cable_length_m"]},
+        "ecn": [
+            {
+                "tc": p,
+                "min": ecn["min_threshold_bytes"],
+                "max": ecn["max_threshold_bytes"],
+                "probability": ecn["probability"],
+            }
+            for p in sorted(roce["pfc_priorities"])
+        ],
+        "scheduler": sorted(sched, key=lambda s: s["tc"]),
+        "pool": {"lossless_percent": 50, "lossy_percent": 50, "priorities": sorted(roce["pfc_priorities"])},
+        "watchdog": {
+            "enabled": wd["enabled"],
+            "polling_interval": wd["polling_interval_ms"],
+            "robustness": wd["robustness"],
+        },
+    }
+
+
+def _threshold(value: int) -> tuple[int, str]:
+    return (value // 1000, "kbytes") if value % 1000 == 0 else (value, "bytes")
+
+
+def _qos_eos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
+    roce = fabric["roce"]
+    cnp = roce["cnp"]
+    ecn = roce["ecn"]
+    share, rest = _ets(roce)
+    lo, units = _threshold(ecn["min_threshold_bytes"])
+    hi, hi_units = _threshold(ecn["max_threshold_bytes"])
+    if hi_units != units:  # both thresholds must use one unit
+        lo, hi, units = ecn["min_threshold_bytes"], ecn["max_threshold_bytes"], "bytes"
+    queues: list[dict[str, Any]] = [{"id": 0, "strict": False, "bandwidth": rest, "ecn": None}]
+    for p, s in sorted(share.items()):
+        queues.append(
+            {
+                "id": p,
+                "strict": False,
+                "bandwidth": s,
+                "ecn": {"min": lo, "max": hi, "units": units, "probability": ecn["probability"]},
+            }
+        )
+    queues.append({"id": cnp["priority"], "strict": True, "bandwidth": None, "ecn": None})
+    wd = roce["pfc_watchdog"]
+    return {
+        "profile": PROFILE,
+        "trust": "dscp",
+        "dscp_map": sorted([[roce["dscp"], roce["priority"]], [cnp["dscp"], cnp["priority"]]]),
+        "pfc_priorities": sorted(roce["pfc_priorities"]),
+        "tx_queues": sorted(queues, key=lambda q: q["id"]),
+        "watchdog": {
+            "enabled": wd["enabled"],
+            "timeout": f"{wd['timeout_ms'] / 1000:g}",
+            "polling_interval": f"{wd['polling_interval_ms'] / 1000:g}",
+            "action": wd["action"],
+        },
+    }
+
+
+def _qos_nxos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
+    roce = fabric["roce"]
+    cnp = roce["cnp"]
+    ecn = roce["ecn"]
+    share, rest = _ets(roce)
+    queuing: list[dict[str, Any]] = [
+        {"class": f"c-out-8q-q{cnp['priority']}", "priority_level": 1, "bandwidth": None, "ecn": None}
+    ]
+    for p, s in sorted(share.items()):
+        queuing.append(
+            {
+                "class": f"c-out-8q-q{p}",
+                "priority_level": None,
+                "bandwidth": s,
+                "ecn": {
+                    "min": ecn["min_threshold_bytes"] // 1000,
+                    "max": ecn["max_threshold_bytes"] // 1000,
+                    "probability": ecn["probability"],
+                },
+            }
+        )
+    queuing.append({"class": "c-out-8q-q-default", "priority_level": None, "bandwidth": rest, "ecn": None})
+    return {
+        "classes": [
+            {"name": "FABCONF_ROCE", "dscp": roce["dscp"], "qos_group": roce["priority"]},
+            {"name": "FABCONF_CNP", "dscp": cnp["dscp"], "qos_group": cnp["priority"]},
+        ],
+        "input_policy": "FABCONF_QOS_IN",
+        "network_qos": {
+            "name": "FABCONF_NQ",
+            "mtu": mtu,
+            "lossless": [{"class": f"c-8q-nq{p}", "cos": p} for p in sorted(roce["pfc_priorities"])],
+        },
+        "queuing": {"name": "FABCONF_QUEUING", "classes": queuing},
+        "watchdog": roce["pfc_watchdog"]["enabled"],
+    }
+
+
+QOS_BUILDERS = {"cumulus": _qos_cumulus, "eos": _qos_eos, "nxos": _qos_nxos}
+
+
+def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
+    fabric = model.fabric
+    facts = topo.switches[dev.name]
+    plat = PLATFORMS[dev.platform]
+    mtu = min(facts.mtu, plat.max_mtu)
+    wd = bool(fabric["roce"]["pfc_watchdog"]["enabled"])
+    interfaces: list[dict[str, Any]] = []
+    neighbors: list[dict[str, Any]] = []
+    for up in facts.uplinks:
+        if dev.role == "leaf":
+            port, address, peer = up.leaf_port, f"{up.leaf_ip}/31", f"{up.spine}:{up.spine_port}"
+            neighbors.append(
+                {"address": str(up.spine_ip), "remote_as": topo.switches[up.spine].asn, "description": peer}
+            )
+        else:
+            port, address, peer = up.spine_port, f"{up.spine_ip}/31", f"{up.leaf}:{up.leaf_port}"
+            neighbors.append({"address": str(up.leaf_ip), "remote_as": topo.switches[up.leaf].asn, "description": peer})
+        interfaces.append(
+            {
+                "name": port,
+                "description": peer,
+                "mtu": up.mtu,
+                "kind": "uplink",
+                "address": address,
+                "vlan": None,
+                "pfc": True,
+                "pfc_watchdog": wd,
+            }
+        )
+    for hp in facts.host_ports:
+        interfaces.append(
+            {
+                "name": hp.leaf_port,
+                "description": f"{hp.host}:{hp.nic.netdev}",
+                "mtu": mtu,
+                "kind": "host",
+                "address": None,
+                "vlan": hp.vlan,
+                "pfc": True,
+                "pfc_watchdog": wd,
+            }
+        )
+    interfaces.sort(key=lambda i: natural_key(i["name"]))
+    neighbors.sort(key=lambda n: tuple(int(x) for x in n["address"].split(".")))
+    vlans = []
+    vlan_names = {v["id"]: v["name"] for v in fabric["vlans"]}
+    networks = [f"{facts.loopback}/32"] if facts.loopback else []
+    for vid, gw in sorted(facts.svis.items()):
+        vlans.append({"id": vid, "name": vlan_names[vid], "gateway": str(gw), "mtu": mtu})
+        networks.append(str(gw.network))
+    max_paths = int(dev.data.get("ecmp_max_paths") or fabric["ecmp"]["max_paths"])
+    return {
+        "hostname": dev.name,
+        "platform": dev.platform,
+        "role": dev.role,
+        "model": dev.data.get("model", ""),
+        "asn": facts.asn,
+        "router_id": str(facts.loopback) if facts.loopback else None,
+        "loopback": f"{facts.loopback}/32" if facts.loopback else None,
+        "mtu": mtu,
+        "interfaces": interfaces,
+        "vlans": vlans,
+        "bgp": {
+            "asn": facts.asn,
+            "router_id": str(facts.loopback) if facts.loopback else None,
+            "max_paths": max_paths,
+            "neighbors": neighbors,
+            "networks": networks,
+        },
+        "qos": QOS_BUILDERS[dev.platform](fabric, mtu),
+    }
+
+
+def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
+    fabric = model.fabric
+    roce = fabric["roce"]
+    cnp = roce["cnp"]
+    host_mtu = int(fabric["mtu"]["host"])
+    tos = roce_tos(fabric)
+    ports = topo.host_ports.get(dev.name, [])
+    nics = [
+        {
+            "netdev": hp.nic.netdev,
+            "rdma": hp.nic.rdma,
+            "rail": hp.nic.rail,
+            "speed_gbps": hp.nic.speed_gbps,
+            "mtu": host_mtu,
+            "address": str(hp.address),
+            "gateway": str(hp.gateway),
+            "vlan": hp.vlan,
+            "leaf": hp.leaf,
+            "leaf_port": hp.leaf_port,
+        }
+        for hp in ports
+    ]
+    pfc = [1 if p in roce["pfc_priorities"] else 0 for p in range(8)]
+    # mlx5 default dscp2prio maps DSCP 8n..8n+7 to priority n; add an entry only where that differs.
+    dscp2prio = sorted(
+        [d, p] for d, p in ((roce["dscp"], roce["priority"]), (cnp["dscp"], cnp["priority"])) if d >> 3 != p
+    )
+    mlxconfig = {"CNP_DSCP_P1": cnp["dscp"], "CNP_802P_PRIO_P1": cnp["priority"]}
+    mlxconfig.update(fabric["hosts"]["mlxconfig"])
+    nccl: dict[str, Any] = {
+        "NCCL_IB_HCA": "=" + ",".join(f"{n['rdma']}:1" for n in nics),
+        "NCCL_IB_GID_INDEX": fabric["hosts"]["gid_index"],
+        "NCCL_IB_TC": tos,
+        "NCCL_SOCKET_IFNAME": "=" + nics[0]["netdev"] if nics else "",
+    }
+    nccl.update(fabric["hosts"]["nccl"])
+    return {
+        "hostname": dev.name,
+        "platform": dev.platform,
+        "role": dev.role,
+        "mtu": host_mtu,
+        "nics": nics,
+        "qos": {"trust": "dscp", "pfc": pfc, "dscp2prio": dscp2prio},
+        "ecn": {
+            "np_enable": sorted(roce["pfc_priorities"]),
+            "rp_enable": sorted(roce["pfc_priorities"]),
+            "cnp_dscp": cnp["dscp"],
+            "cnp_802p_prio": cnp["priority"],
+        },
+        "roce_tos": tos,
+        "mlxconfig": dict(sorted(mlxconfig.items())),
+        "nccl": dict(sorted(nccl.items())),
+    }
+
+
+def device_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
+    return _host(dev, model, topo) if dev.platform == "linux" else _switch(dev, model, topo)
+
+
+def design(model: Model, topo: Topology, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Device data for ``names`` (default: every device that resolved), keyed and ordered by name."""
+    selected = sorted(names if names is not None else model.devices)
+    return {
+        n: device_data(model.devices[n], model, topo)
+        for n in selected
+        if n in model.devices and (model.devices[n].platform == "linux" or n in topo.switches)
+    }

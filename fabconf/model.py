@@ -1,0 +1,203 @@
+"""The resolved inventory: every device merged once (defaults < groups < host) into an explicit model.
+
+Nornir semantics for inheritance: a host's own value wins, then its groups in the order listed (a group's
+own groups after it, depth first), then ``defaults``; ``data`` merges key by key (shallow), like Nornir.
+The fabric intent keeps the shape of ``fabric.yaml`` with every default filled in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabconf.inventory import RawInventory
+from fabconf.problems import Problems
+
+PLATFORMS = ("cumulus", "eos", "nxos", "linux")
+SWITCH_PLATFORMS = ("cumulus", "eos", "nxos")
+ROLES = ("spine", "leaf", "gpu_host")
+
+_RANGE = re.compile(r"^(?P<pre>[^{}]*)\{(?P<lo>\d+)-(?P<hi>\d+)\}(?P<post>[^{}]*)$")
+
+
+def expand_ports(spec: str) -> list[str]:
+    """``swp{1-4}`` -> swp1..swp4; a plain name stands for itself. Raises ValueError on a bad range."""
+    if "{" not in spec and "}" not in spec:
+        return [spec]
+    m = _RANGE.match(spec)
+    if not m:
+        raise ValueError(f"{spec!r} is not a port or a single range like swp{{1-64}}")
+    lo, hi = int(m["lo"]), int(m["hi"])
+    if lo > hi or hi - lo > 4096:
+        raise ValueError(f"{spec!r}: range {lo}-{hi} is empty or too large")
+    return [f"{m['pre']}{i}{m['post']}" for i in range(lo, hi + 1)]
+
+
+def natural_key(name: str) -> tuple[Any, ...]:
+    """Sort key that orders swp2 before swp10 and Ethernet1/2 before Ethernet1/10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+@dataclass(frozen=True)
+class Nic:
+    netdev: str
+    rdma: str
+    rail: int
+    speed_gbps: int = 400
+    pci: str | None = None
+    address: str | None = None
+
+
+@dataclass
+class Device:
+    name: str
+    hostname: str
+    platform: str
+    role: str
+    id: int | None
+    groups: tuple[str, ...]
+    data: dict[str, Any]
+    ports: frozenset[str] | None = None  # None: not declared, any name accepted
+    nics: tuple[Nic, ...] = ()
+    origin: str = ""  # the file that defines the device
+
+    @property
+    def is_switch(self) -> bool:
+        return self.platform in SWITCH_PLATFORMS
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    device: str
+    port: str
+
+    def __str__(self) -> str:
+        return f"{self.device}:{self.port}"
+
+
+@dataclass(frozen=True)
+class Link:
+    a: Endpoint
+    b: Endpoint
+    index: int  # position in cabling.yaml `links`
+
+
+@dataclass
+class Model:
+    devices: dict[str, Device]
+    links: list[Link]
+    fabric: dict[str, Any]
+    files: dict[str, str]
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+FABRIC_DEFAULTS: dict[str, Any] = {
+    "roce": {
+        "trust": "dscp",
+        "ecn": {"probability": 100},
+        "ets": {"roce_percent": 50},
+        "pfc_watchdog": {
+            "enabled": True,
+            "polling_interval_ms": 100,
+            "timeout_ms": 200,
+            "robustness": 3,
+            "action": "drop",
+        },
+        "cable_length_m": 100,
+    },
+    "addressing": {"uplinks_per_leaf": 8},
+    "hosts": {"gid_index": 3, "mlxconfig": {}, "nccl": {}},
+}
+
+
+def _with_defaults(value: Any, defaults: Any) -> Any:
+    if isinstance(defaults, dict) and isinstance(value, dict):
+        out = dict(value)
+        for key, default in defaults.items():
+            out[key] = _with_defaults(out.get(key), default) if key in out else default
+        return out
+    return defaults if value is None else value
+
+
+def _group_chain(name: str, groups: dict[str, Any], seen: set[str]) -> list[str]:
+    out: list[str] = []
+    for g in (groups.get(name) or {}).get("groups") or []:
+        if g in seen:
+            continue
+        seen.add(g)
+        out.append(g)
+        out.extend(_group_chain(g, groups, seen))
+    return out
+
+
+def build(raw: RawInventory, problems: Problems) -> Model:
+    """Resolve devices and links. Assumes the files passed their JSON schemas."""
+    hosts_file = raw.files.get("hosts", "hosts.yaml")
+    cabling_file = raw.files.get("cabling", "cabling.yaml")
+    groups = raw.groups
+    defaults = raw.defaults
+    devices: dict[str, Device] = {}
+    for name, entry in raw.hosts.items():
+        entry = entry or {}
+        chain: list[str] = []
+        seen: set[str] = set()
+        for g in entry.get("groups") or []:
+            if g not in groups:
+                problems.add(hosts_file, [name, "groups"], f"group {g!r} is not defined in groups.yaml")
+                continue
+            if g not in seen:
+                seen.add(g)
+                chain.append(g)
+                chain.extend(_group_chain(g, groups, seen))
+        layers = [entry] + [groups[g] or {} for g in chain] + [defaults]
+
+        def pick(key: str, layers: list[dict[str, Any]] = layers) -> Any:
+            for layer in layers:
+                if layer.get(key) is not None:
+                    return layer[key]
+            return None
+
+        data: dict[str, Any] = {}
+        for layer in reversed(layers):
+            data.update(layer.get("data") or {})
+        platform = pick("platform")
+        if platform is None:
+            problems.add(hosts_file, [name, "platform"], "no platform set on the host, its groups or defaults")
+            continue
+        role = data.get("role")
+        if role is None:
+            problems.add(hosts_file, [name, "data", "role"], "no role set on the host, its groups or defaults")
+            continue
+        if (role == "gpu_host") != (platform == "linux"):
+            problems.add(hosts_file, [name, "platform"], f"role {role!r} cannot run on platform {platform!r}")
+            continue
+        ports: frozenset[str] | None = None
+        if data.get("ports"):
+            expanded: list[str] = []
+            for spec in data["ports"]:
+                try:
+                    expanded.extend(expand_ports(spec))
+                except ValueError as exc:
+                    problems.add(hosts_file, [name, "data", "ports"], str(exc))
+            ports = frozenset(expanded)
+        nics = tuple(Nic(**n) for n in data.get("nics") or ())
+        devices[name] = Device(
+            name=name,
+            hostname=str(pick("hostname") or name),
+            platform=platform,
+            role=role,
+            id=data.get("id"),
+            groups=tuple(chain),
+            data=data,
+            ports=ports,
+            nics=nics,
+            origin=hosts_file,
+        )
+    links: list[Link] = []
+    for i, pair in enumerate(raw.cabling.get("links") or []):
+        a, b = (Endpoint(*p.split(":", 1)) for p in pair)
+        links.append(Link(a, b, i))
+    fabric = _with_defaults(raw.fabric, FABRIC_DEFAULTS)
+    _ = cabling_file
+    return Model(devices=devices, links=links, fabric=fabric, files=dict(raw.files), groups=groups)

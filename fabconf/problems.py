@@ -1,0 +1,74 @@
+"""Problems found in the input: where (file, path) and what, collected rather than raised one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+PathPart = str | int
+
+
+def format_path(path: Sequence[PathPart]) -> str:
+    """``("roce", "pfc_priorities", 0)`` -> ``roce.pfc_priorities[0]``; an empty path is ``(root)``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(root)"
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    file: str
+    path: str
+    message: str
+    severity: str = "error"  # "error" | "warning"
+
+    def __str__(self) -> str:
+        prefix = "" if self.severity == "error" else "warning: "
+        return f"{self.file}: {self.path}: {prefix}{self.message}"
+
+
+class Problems:
+    """An ordered, de-duplicated collection of problems."""
+
+    def __init__(self) -> None:
+        self._items: dict[Problem, None] = {}
+
+    def add(self, file: str, path: Sequence[PathPart] | str, message: str, severity: str = "error") -> None:
+        text = path if isinstance(path, str) else format_path(path)
+        self._items[Problem(file, text, message, severity)] = None
+
+    def warn(self, file: str, path: Sequence[PathPart] | str, message: str) -> None:
+        self.add(file, path, message, "warning")
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        for p in problems:
+            self._items[p] = None
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self._items if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self._items if p.severity == "warning"]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+
+class InputError(Exception):
+    """Raised at the boundary when the input has errors; carries every problem found."""
+
+    def __init__(self, problems: Problems) -> None:
+        super().__init__(f"{len(problems.errors)} error(s) in the inventory")
+        self.problems = problems

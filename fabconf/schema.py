@@ -1,0 +1,107 @@
+"""JSON Schema validation of every inventory file, with messages a network engineer can act on."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from fabconf.inventory import FILES, RawInventory
+from fabconf.problems import Problems, format_path
+
+
+@cache
+def validator(kind: str) -> Draft202012Validator:
+    text = resources.files("fabconf.schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _type_name(value: Any) -> str:
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "list",
+        dict: "mapping",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def _describe(err: ValidationError) -> list[tuple[list[Any], str]]:
+    """(path, message) pairs for one schema error, phrased for the inventory's author."""
+    path = list(err.absolute_path)
+    kind, schema, value = err.validator, err.schema, err.instance
+    if kind == "additionalProperties" and isinstance(value, dict):
+        known = set(schema.get("properties", {}))
+        extras = [k for k in value if k not in known]
+        hint = f"; expected one of: {', '.join(sorted(known))}" if known else ""
+        return [([*path, k], f"unknown key{hint}") for k in extras]
+    if kind == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else "?"
+        return [([*path, missing], "is required")]
+    if kind in ("minimum", "maximum") and "minimum" in schema and "maximum" in schema:
+        return [(path, f"{value!r} is not in {schema['minimum']}..{schema['maximum']}")]
+    if kind == "enum":
+        return [(path, f"{value!r} is not one of: {', '.join(map(str, schema['enum']))}")]
+    if kind == "type":
+        want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
+        return [(path, f"expected {want}, got {_type_name(value)} {value!r}")]
+    if kind == "pattern":
+        return [(path, f"{value!r} does not match {schema['pattern']}")]
+    if kind == "propertyNames":
+        return [(path, f"invalid name: {err.message}")]
+    return [(path, err.message)]
+
+
+def check_files(raw: RawInventory, problems: Problems) -> bool:
+    """Validate every loaded file against its schema; returns True when all of them pass."""
+    ok = True
+    for kind in FILES:
+        if kind not in raw.data:
+            ok = False  # missing or unparsable: already reported by the loader
+            continue
+        doc = raw.data[kind]
+        shown = raw.files[kind]
+        errors = sorted(validator(kind).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+        for err in errors:
+            ok = False
+            for path, message in _describe(err):
+                problems.add(shown, path, message)
+    return ok
+
+
+CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username", "token", "api_key", "passwd"})
+
+
+def check_credentials(raw: RawInventory, problems: Problems) -> None:
+    """Credentials come from the environment or a secret helper, never from inventory files."""
+
+    def walk(node: Any, path: list[Any], shown: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, str) and key.lower() in CREDENTIAL_KEYS:
+                    problems.add(
+                        shown,
+                        [*path, key],
+                        "credentials are not allowed in inventory files; set FABCONF_USERNAME/FABCONF_PASSWORD "
+                        "or a credentials command",
+                    )
+                else:
+                    walk(value, [*path, key], shown)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, [*path, i], shown)
+
+    for kind in ("hosts", "groups", "defaults", "fabric"):
+        if kind in raw.data:
+            walk(raw.data[kind], [], raw.files[kind])
+
+
+__all__ = ["check_credentials", "check_files", "format_path", "validator"]

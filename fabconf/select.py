@@ -1,0 +1,52 @@
+"""Ansible-style device selection for ``--limit``.
+
+A pattern is a list of terms separated by ``,`` or ``:``. Each term is a device name, a group name or a
+shell glob over either (``leaf*``, ``gpu0[1-4]``); ``!term`` removes what it matches and ``&term`` keeps
+only what it also matches. Terms without a prefix are unioned, then ``&`` and ``!`` apply in order.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from fabconf.model import Model
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def _match(term: str, model: Model) -> set[str]:
+    names = set(model.devices)
+    if term in names:
+        return {term}
+    out = {n for n in names if fnmatch.fnmatchcase(n, term)}
+    for name, dev in model.devices.items():
+        if any(fnmatch.fnmatchcase(g, term) for g in dev.groups):
+            out.add(name)
+    return out
+
+
+def select(model: Model, pattern: str | None) -> list[str]:
+    """Sorted device names matching ``pattern`` (all devices when None/empty)."""
+    if not pattern:
+        return sorted(model.devices)
+    terms = [t.strip() for t in re.split(r"[,:]", pattern) if t.strip()]
+    chosen: set[str] = set()
+    plain = [t for t in terms if t[0] not in "!&"]
+    for term in plain:
+        hit = _match(term, model)
+        if not hit:
+            raise SelectionError(f"--limit: {term!r} matches no device or group")
+        chosen |= hit
+    if not plain:
+        chosen = set(model.devices)
+    for term in terms:
+        if term[0] == "&":
+            chosen &= _match(term[1:], model)
+        elif term[0] == "!":
+            chosen -= _match(term[1:], model)
+    if not chosen:
+        raise SelectionError(f"--limit {pattern!r} selects no device")
+    return sorted(chosen)
