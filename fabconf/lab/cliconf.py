@@ -271,13 +271,21 @@ def parse(text: str, dialect: Dialect) -> Node:
     return root
 
 
+def _is_section(node: Node, dialect: Dialect) -> bool:
+    return bool(node.children) or dialect.opens("root", node.text) is not None
+
+
 def _render_children(node: Node, dialect: Dialect, depth: int, out: list[str]) -> None:
     pad = " " * (dialect.indent * depth)
     prev: Node | None = None
     for child in node.children:
         if dialect.separators and prev is not None:
             if depth == 0:
-                if child.children or prev.children or child.text.split()[0] != prev.text.split()[0]:
+                if (
+                    _is_section(child, dialect)
+                    or _is_section(prev, dialect)
+                    or child.text.split()[0] != prev.text.split()[0]
+                ):
                     out.append("!")
             elif child.children:
                 out.append(pad + "!")

@@ -1,0 +1,603 @@
+"""Arista EOS eAPI simulator: JSON-RPC ``runCmds`` on HTTPS ``/command-api``, with config sessions.
+
+What the unmodified napalm ``eos`` driver (over pyeapi) does against it, and what the simulator models:
+
+- Every request is ``{"method": "runCmds", "params": {"version": 1, "cmds": [...], "format": "json"|"text"}}``
+  with ``enable`` first; results are aligned with the commands. A failing command stops the request and
+  returns a JSON-RPC error ``{"code": 1002, "message": "CLI command N of M 'cmd' failed: invalid command",
+  "data": [results so far..., {"errors": [...]}]}`` (pyeapi raises ``CommandError``); bad credentials give
+  HTTP 401 (pyeapi raises ``ConnectionError``).
+- Startup config (``flash:startup-config``) and running config are separate; other flash files
+  (``flash:rollback-0``) are kept too, and written to ``state_dir/flash`` when a state directory is given.
+- Config sessions: ``configure session NAME`` starts from a copy of running config; lines arrive with the
+  indentation stripped and follow sub-modes (``fabconf.lab.cliconf``); ``rollback clean-config`` empties the
+  session; ``end`` leaves it pending. ``configure session NAME commit`` replaces running config with the
+  session's; ``... commit timer HH:MM:SS`` does so with a real timer that restores the previous running config
+  when it expires, unless a plain ``commit`` confirms it first; ``... abort`` discards (and reverts a
+  timer commit at once). ``show configuration sessions [detail]`` lists sessions (``pending``,
+  ``pendingCommitTimer``); with a timer pending, ``detail`` carries the EOS >= 4.32 top-level
+  ``commitTimerSessionName``/``commitTimerExpireTime`` (seconds of uptime), or for an older configured
+  version the per-session ``commitBy``. [U] the exact EOS 4.32 field set: napalm 5.2 reads only those two keys
+  and treats their presence as "a timer is pending", so they are present only while one is.
+- ``copy startup-config flash:rollback-0``, ``configure replace flash:FILE``, ``write memory`` and
+  ``copy running-config startup-config`` as napalm's commit/rollback use them.
+- Several sessions may be pending at once (EOS allows up to 5 open sessions); napalm refuses to load while
+  another one is pending. [U] On commit, a session's config replaces running config even if running config
+  changed since the session started (EOS warns about this; the simulator does not).
+- Faults: ``reject`` refuses matching config lines as invalid input; ``drop-on-commit`` closes the
+  connection when a commit or ``configure replace`` arrives, without doing it; delay/hang/auth-refuse
+  are applied by ``fabconf.lab.httpd``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabconf.lab import eos_config as ec
+from fabconf.lab import eos_show as show
+from fabconf.lab.cliconf import EOS, CliError, Editor, Node, load, render, unified_diff
+from fabconf.lab.faults import Faults
+from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
+from fabconf.lab.tls import LabCA
+from fabconf.lab.world import DeviceView, World
+
+MAX_OPEN_SESSIONS = 5
+_REGISTRY: dict[tuple[int, str], EosSim] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+class _CmdError(Exception):
+    def __init__(self, code: int, kind: str, errors: list[str]) -> None:
+        super().__init__(errors[0] if errors else kind)
+        self.code = code
+        self.kind = kind  # the end of the JSON-RPC message: "invalid command", "could not run command", ...
+        self.errors = errors
+
+
+def _invalid(message: str) -> _CmdError:
+    return _CmdError(1002, "invalid command", [message])
+
+
+def _failed(message: str) -> _CmdError:
+    return _CmdError(1000, "could not run command", [message])
+
+
+@dataclass
+class Session:
+    name: str
+    tree: Node
+    state: str = "pending"  # pending | pendingCommitTimer | completed
+    user: str = ""
+    completed_time: float | None = None
+    commit_by: float | None = None  # uptime (s) at which a commit timer expires
+    before: Node | None = None  # running config before a timer commit
+    timer: threading.Timer | None = field(default=None, repr=False)
+
+
+@dataclass
+class _Cli:
+    """Per-request CLI state: eAPI keeps none between requests."""
+
+    mode: str = "exec"  # exec | config | session
+    editor: Editor | None = None
+    session: Session | None = None
+
+
+def _hms(text: str) -> int:
+    m = re.fullmatch(r"(\d{1,2}):(\d{2}):(\d{2})", text)
+    if not m:
+        raise _invalid(f"Invalid input (at token 4: '{text}')")
+    h, mi, s = (int(x) for x in m.groups())
+    return h * 3600 + mi * 60 + s
+
+
+class EosSim(HttpDevice):
+    """One simulated EOS switch. See the module docstring for the behaviour."""
+
+    def __init__(
+        self,
+        name: str,
+        address: str,
+        *,
+        ports: list[str],
+        username: str,
+        password: str,
+        ca: LabCA | None,
+        world: World | None = None,
+        state_dir: Path | None = None,
+        faults: Faults | None = None,
+        port: int | None = None,
+        startup_config: str | None = None,
+        version: str = show.VERSION,
+    ) -> None:
+        self.name = name
+        self.address = address
+        self.ports = list(ports)
+        self.username = username
+        self.password = password
+        self.ca = ca
+        self.world = world
+        self.faults = faults or Faults()
+        self.port = port if port is not None else (443 if ca is not None else 80)
+        self.version = version
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        crc = zlib.crc32(name.encode())
+        self.serial = f"JPE{crc % 10**8:08d}"
+        self.system_mac = f"00:1c:73:{crc >> 16 & 255:02x}:{crc >> 8 & 255:02x}:{crc & 255:02x}"
+        self.boot_time = time.time() - 7 * 86400 - (crc % 86400)
+        self._lock = threading.RLock()
+        self._service: HttpsService | None = None
+        self._bgp_clock = show.BgpClock()
+        self.sessions: dict[str, Session] = {}
+        self.flash: dict[str, str] = {}
+        self._load_flash()
+        if startup_config is not None:
+            self.flash["startup-config"] = startup_config
+        elif "startup-config" not in self.flash:
+            self.flash["startup-config"] = ec.default_eos_config(name, self.ports)
+        self._save_flash("startup-config")
+        self.running: Node = ec.load_startup(self.flash["startup-config"], self.ports)
+
+    # -- lifecycle --------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        ctx = self.ca.server_context(self.name, self.address) if self.ca is not None else None
+        self._service = HttpsService(self, self.address, self.port, ctx)
+        self.port = self._service.port
+        self._service.start()
+        if self.world is not None:
+            self.world.register(self)
+        with _REGISTRY_LOCK:
+            _REGISTRY[(id(self.world), self.name)] = self
+
+    def stop(self) -> None:
+        if self._service is not None:
+            self._service.stop()
+            self._service = None
+        with self._lock:
+            for s in self.sessions.values():
+                if s.timer is not None:
+                    s.timer.cancel()
+        if self.world is not None:
+            self.world.unregister(self.name)
+        with _REGISTRY_LOCK:
+            _REGISTRY.pop((id(self.world), self.name), None)
+
+    # -- state the orchestrator and tests may read ---------------------------------------------------------------
+    def lab_view(self) -> DeviceView:
+        with self._lock:
+            return ec.lab_view(self.running, self.name, self.ports)
+
+    def running_config(self) -> str:
+        with self._lock:
+            return render(self.running, EOS)
+
+    def startup_config(self) -> str:
+        with self._lock:
+            return self.flash["startup-config"]
+
+    def uptime(self) -> float:
+        return time.time() - self.boot_time
+
+    # -- flash ------------------------------------------------------------------------------------------------
+    def _flash_dir(self) -> Path | None:
+        return self.state_dir / "flash" if self.state_dir is not None else None
+
+    def _load_flash(self) -> None:
+        d = self._flash_dir()
+        if d is not None and d.is_dir():
+            for f in d.iterdir():
+                if f.is_file():
+                    self.flash[f.name] = f.read_text()
+
+    def _save_flash(self, name: str) -> None:
+        d = self._flash_dir()
+        if d is None:
+            return
+        d.mkdir(parents=True, exist_ok=True)
+        if name in self.flash:
+            (d / name).write_text(self.flash[name])
+        else:
+            (d / name).unlink(missing_ok=True)
+
+    def _flash_name(self, url: str) -> str:
+        if url in ("startup-config", "flash:startup-config", "flash:/startup-config"):
+            return "startup-config"
+        m = re.fullmatch(r"flash:/?(\S+)", url)
+        if not m:
+            raise _invalid(f"Invalid input (at token 1: '{url}')")
+        return m.group(1)
+
+    # -- HTTP / JSON-RPC --------------------------------------------------------------------------------------------
+    def handle_http(self, request: HttpRequest) -> HttpReply:
+        if request.path != "/command-api":
+            return HttpReply(404, b'{"error": "Not Found"}')
+        if request.method != "POST":
+            return HttpReply(405, b'{"error": "Method Not Allowed"}')
+        try:
+            body = request.json()
+        except ValueError:
+            return HttpReply.json(_rpc_error(None, -32700, "Parse error"))
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or "method" not in body:
+            return HttpReply.json(
+                _rpc_error(body.get("id") if isinstance(body, dict) else None, -32600, "Invalid request")
+            )
+        req_id = body.get("id")
+        if body["method"] != "runCmds":
+            return HttpReply.json(_rpc_error(req_id, -32601, f"Unknown method: {body['method']}"))
+        params = body.get("params") or {}
+        cmds = params.get("cmds")
+        fmt = params.get("format") or "json"
+        if (
+            params.get("version", 1) not in (1, "1", "latest")
+            or not isinstance(cmds, list)
+            or fmt not in ("json", "text")
+        ):
+            return HttpReply.json(_rpc_error(req_id, -32602, "Invalid params"))
+        return HttpReply.json(self.run_cmds(cmds, fmt, req_id, request.user))
+
+    def run_cmds(self, cmds: list[Any], fmt: str, req_id: Any = None, user: str = "") -> dict[str, Any]:
+        """Run one eAPI request; returns the JSON-RPC reply object. DropConnection propagates."""
+        cli = _Cli()
+        results: list[dict[str, Any]] = []
+        with self._lock:
+            for index, item in enumerate(cmds, start=1):
+                cmd = item.get("cmd", "") if isinstance(item, dict) else str(item)
+                try:
+                    results.append(self._run_one(cli, cmd, fmt, user))
+                except _CmdError as e:
+                    failed: dict[str, Any] = {"errors": e.errors}
+                    if fmt == "text":
+                        failed = {"output": "".join(f"% {m}\n" for m in e.errors), "errors": e.errors}
+                    message = f"CLI command {index} of {len(cmds)} '{cmd}' failed: {e.kind}"
+                    return _rpc_error(req_id, e.code, message, [*results, failed])
+        return {"jsonrpc": "2.0", "id": req_id, "result": results}
+
+    # -- command dispatch -------------------------------------------------------------------------------------------
+    def _run_one(self, cli: _Cli, raw: str, fmt: str, user: str) -> dict[str, Any]:
+        cmd = " ".join(raw.split())
+        if cmd.startswith("show "):
+            return self._show(cmd, fmt)
+        if cli.mode == "exec":
+            return self._exec(cli, cmd, fmt, user)
+        return self._config_line(cli, cmd, fmt)
+
+    def _ok(self, fmt: str, text: str = "") -> dict[str, Any]:
+        return {"output": text} if fmt == "text" else {}
+
+    def _copied(self, fmt: str) -> dict[str, Any]:
+        if fmt == "text":
+            return {"output": "Copy completed successfully.\n"}
+        return {"messages": ["Copy completed successfully."]}
+
+    def _exec(self, cli: _Cli, cmd: str, fmt: str, user: str) -> dict[str, Any]:
+        if cmd in ("enable", "disable", "terminal dont-ask") or cmd.startswith(("terminal length", "terminal width")):
+            return self._ok(fmt)
+        if cmd in ("configure", "configure terminal"):
+            cli.mode, cli.editor = "config", Editor(self.running, EOS)
+            return self._ok(fmt)
+        m = re.fullmatch(r"configure session (\S+)(?: (commit|abort)(?: timer (\S+))?)?", cmd)
+        if m:
+            name, action, timer = m.groups()
+            if action is None:
+                return self._enter_session(cli, name, user, fmt)
+            if action == "abort":
+                self._abort(name)
+                return self._ok(fmt)
+            if timer is not None:
+                self._commit(name, _hms(timer))
+            else:
+                self._commit(name, None)
+            return self._ok(fmt)
+        m = re.fullmatch(r"copy (\S+) (\S+)", cmd)
+        if m:
+            self._copy(*m.groups())
+            return self._copied(fmt)
+        if cmd in ("write", "write memory"):
+            self._copy("running-config", "startup-config")
+            return self._copied(fmt)
+        m = re.fullmatch(r"configure replace (\S+)(?: force)?", cmd)
+        if m:
+            self._replace(m.group(1))
+            return self._ok(fmt)
+        m = re.fullmatch(r"delete (\S+)", cmd)
+        if m:
+            name = self._flash_name(m.group(1))
+            if self.flash.pop(name, None) is None:
+                raise _failed(f"Error deleting flash:/{name} (No such file or directory)")
+            self._save_flash(name)
+            return self._ok(fmt)
+        if cmd in ("dir", "dir flash:"):
+            listing = "".join(f"       -rw-  {len(v):>10}  {k}\n" for k, v in sorted(self.flash.items()))
+            return {"output": f"Directory of flash:/\n\n{listing}"} if fmt == "text" else {"files": sorted(self.flash)}
+        raise _invalid(f"Invalid input (at token 0: '{cmd.split()[0] if cmd else ''}')")
+
+    def _config_line(self, cli: _Cli, cmd: str, fmt: str) -> dict[str, Any]:
+        assert cli.editor is not None
+        if cli.mode == "session" and cli.session is not None:
+            if cmd == "rollback clean-config":
+                cli.session.tree = Node("")
+                cli.editor = Editor(cli.session.tree, EOS)
+                return self._ok(fmt)
+            if cmd in ("abort", "commit") or cmd.startswith("commit timer "):
+                name = cli.session.name
+                cli.mode, cli.editor, cli.session = "exec", None, None
+                if cmd == "abort":
+                    self._abort(name)
+                else:
+                    self._commit(name, _hms(cmd.split()[2]) if cmd.startswith("commit timer ") else None)
+                return self._ok(fmt)
+        if cmd == "end" or (cmd == "exit" and len(cli.editor.stack) == 1):
+            if cli.session is not None:
+                ec.normalize(cli.session.tree, self.ports)
+            cli.mode, cli.editor, cli.session = "exec", None, None
+            return self._ok(fmt)
+        if self.faults.rejects(cmd):
+            word = cmd.split()[0] if cmd else ""
+            raise _invalid(f"Invalid input (at token 0: '{word}')")
+        try:
+            cli.editor.apply(cmd)
+        except CliError as e:
+            raise _invalid(e.message) from None
+        if cli.mode == "config":
+            ec.normalize(self.running, self.ports)
+        return self._ok(fmt)
+
+    # -- sessions ----------------------------------------------------------------------------------------------------
+    def _enter_session(self, cli: _Cli, name: str, user: str, fmt: str) -> dict[str, Any]:
+        session = self.sessions.get(name)
+        if session is not None and session.state == "pendingCommitTimer":
+            raise _failed(f"Cannot enter session {name} (session has a pending commit timer)")
+        if session is None or session.state == "completed":
+            open_ = [s for s in self.sessions.values() if s.state == "pending"]
+            if len(open_) >= MAX_OPEN_SESSIONS:
+                raise _failed("Maximum number of pending sessions has been reached")
+            self.sessions.pop(name, None)
+            session = Session(name, self.running.copy(), user=user)
+            self.sessions[name] = session
+        cli.mode, cli.session = "session", session
+        cli.editor = Editor(session.tree, EOS)
+        return self._ok(fmt)
+
+    def _get_session(self, name: str) -> Session:
+        session = self.sessions.get(name)
+        if session is None:
+            raise _failed(f"Session {name} not found")
+        return session
+
+    def _commit(self, name: str, timer: int | None) -> None:
+        session = self._get_session(name)
+        self.faults.on_commit()
+        if session.state == "pendingCommitTimer":
+            if timer is not None:
+                raise _failed(f"Session {name} already has a pending commit timer")
+            self._cancel_timer(session)
+            session.state, session.before, session.commit_by = "completed", None, None
+            session.completed_time = time.time()
+            return
+        if session.state != "pending":
+            raise _failed(f"Session {name} has already been committed")
+        if timer is not None:
+            other = [s.name for s in self.sessions.values() if s.state == "pendingCommitTimer"]
+            if other:
+                raise _failed(f"Session {other[0]} has a pending commit timer")
+        before = self.running
+        self.running = ec.normalize(session.tree.copy(), self.ports)
+        if timer is None:
+            session.state, session.completed_time = "completed", time.time()
+            self._trim_completed(keep=name)
+            return
+        session.state, session.before = "pendingCommitTimer", before
+        session.commit_by = self.uptime() + timer
+        t = threading.Timer(timer, self._expire, args=(name,))
+        t.daemon = True
+        session.timer = t
+        t.start()
+
+    def _expire(self, name: str) -> None:
+        """The commit timer ran out without a confirming commit: restore the previous running config."""
+        with self._lock:
+            session = self.sessions.get(name)
+            if session is None or session.state != "pendingCommitTimer" or session.before is None:
+                return
+            self.running = session.before
+            self.sessions.pop(name, None)
+
+    def _abort(self, name: str) -> None:
+        session = self._get_session(name)
+        if session.state == "pendingCommitTimer" and session.before is not None:
+            self._cancel_timer(session)
+            self.running = session.before
+        elif session.state == "completed":
+            raise _failed(f"Session {name} has already been committed")
+        self.sessions.pop(name, None)
+
+    @staticmethod
+    def _cancel_timer(session: Session) -> None:
+        if session.timer is not None:
+            session.timer.cancel()
+            session.timer = None
+
+    def _trim_completed(self, keep: str) -> None:
+        """EOS keeps one saved (completed) session by default (``maxSavedSessions``)."""
+        for name in [n for n, s in self.sessions.items() if s.state == "completed" and n != keep]:
+            del self.sessions[name]
+
+    # -- copy / replace -------------------------------------------------------------------------------------------
+    def _copy(self, src: str, dst: str) -> None:
+        if src in ("running-config", "system:running-config"):
+            text = render(self.running, EOS)
+        elif src in ("startup-config", "flash:startup-config"):
+            text = self.flash["startup-config"]
+        else:
+            name = self._flash_name(src)
+            if name not in self.flash:
+                raise _failed(f"Error copying {src} to {dst} (No such file or directory)")
+            text = self.flash[name]
+        if dst in ("running-config", "system:running-config"):
+            self._merge_text(text)
+            return
+        name = self._flash_name(dst)
+        self.flash[name] = text
+        self._save_flash(name)
+
+    def _merge_text(self, text: str) -> None:
+        editor = Editor(self.running, EOS)
+        try:
+            editor.apply_indented(text.splitlines())
+        except CliError as e:
+            raise _invalid(e.message) from None
+        ec.normalize(self.running, self.ports)
+
+    def _replace(self, url: str) -> None:
+        if url == "clean-config":
+            text = ""
+        else:
+            name = self._flash_name(url)
+            if name not in self.flash:
+                raise _failed(f"Error reading flash:/{name} (No such file or directory)")
+            text = self.flash[name]
+        try:
+            tree = load(text, EOS)
+        except CliError as e:
+            raise _invalid(e.message) from None
+        self.faults.on_commit()
+        self.running = ec.normalize(tree, self.ports)
+
+    # -- show ---------------------------------------------------------------------------------------------------------
+    def _remote_router_ids(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        with _REGISTRY_LOCK:
+            peers = [s for (wid, _n), s in _REGISTRY.items() if wid == id(self.world) and s is not self]
+        for sim in peers:
+            view = sim.lab_view()
+            if view.router_id:
+                out[sim.name] = view.router_id
+        return out
+
+    def _show(self, cmd: str, fmt: str) -> dict[str, Any]:
+        text = fmt == "text"
+        if cmd == "show version":
+            return {"output": show.show_version_text(self)} if text else show.show_version(self)
+        if cmd == "show hostname":
+            return {"output": show.show_hostname_text(self)} if text else show.show_hostname(self)
+        m = re.fullmatch(r"show interfaces?(?: (\S+))?", cmd)
+        if m and (m.group(1) is None or m.group(1)[0].isupper()):
+            return {"output": show.show_interfaces_text(self)} if text else show.show_interfaces(self, m.group(1))
+        if cmd == "show lldp neighbors":
+            return {"output": show.show_lldp_neighbors_text(self)} if text else show.show_lldp_neighbors(self)
+        m = re.fullmatch(r"show (ip|ipv6) bgp (summary|neighbors|peers)(?: vrf (\S+))?", cmd)
+        if m:
+            return self._show_bgp(m.group(1) == "ipv6", m.group(2), m.group(3) or "default", text)
+        m = re.fullmatch(r"show (running|startup)-config(?: (all|sanitized))*(?: section (.+))?", cmd)
+        if m:
+            return self._show_config(m.group(1), m.group(3), text)
+        m = re.fullmatch(r"show configuration sessions( detail)?", cmd)
+        if m:
+            data = self._sessions_json(detail=bool(m.group(1)))
+            return {"output": _sessions_text(data)} if text else data
+        m = re.fullmatch(r"show session-config named (\S+)( diffs)?", cmd)
+        if m:
+            return self._show_session(m.group(1), bool(m.group(2)), text)
+        raise _invalid(f"Invalid input (at token 1: '{cmd.split()[1]}')")
+
+    def _show_bgp(self, v6: bool, what: str, vrf: str, text: bool) -> dict[str, Any]:
+        ids = self._remote_router_ids()
+        if what == "summary":
+            data = show.show_bgp_summary(self, self._bgp_clock, ids, v6)
+            if text:
+                return {"output": show.show_bgp_summary_text(self, self._bgp_clock, ids)}
+        else:
+            data = show.show_bgp_neighbors(self, self._bgp_clock, ids, v6)
+            if text:
+                raise _CmdError(1003, "unconverted command", ["This command is only available as JSON here"])
+        if vrf != "all":
+            data = {"vrfs": {k: v for k, v in data["vrfs"].items() if k == vrf}}
+        return data
+
+    def _show_config(self, which: str, section: str | None, text: bool) -> dict[str, Any]:
+        if which == "startup":
+            body = self.flash["startup-config"]
+            if section is not None:
+                body = show.section_text(ec.load_startup(body, self.ports), section)
+            if text:
+                return {"output": body}
+            return show.cmds_json(ec.load_startup(body, self.ports))
+        if section is not None:
+            body = show.section_text(self.running, section)
+            return {"output": body} if text else show.cmds_json(self.running)
+        if text:
+            return {"output": show.running_text(self, self.running)}
+        return show.cmds_json(self.running) | {"header": show.running_header(self).splitlines()}
+
+    def _show_session(self, name: str, diffs: bool, text: bool) -> dict[str, Any]:
+        session = self._get_session(name)
+        tree = ec.normalize(session.tree.copy(), self.ports)
+        if diffs:
+            if not text:
+                raise _CmdError(1003, "unconverted command", ["Not available in JSON format"])
+            out = unified_diff(self.running, tree, EOS, "system:/running-config", f"session:/{name}-session-config")
+            return {"output": out}
+        if text:
+            header = f"! Command: show session-config named {name}\n! device: {self.name}\n!\n"
+            return {"output": header + render(tree, EOS)}
+        return show.cmds_json(tree)
+
+    def _sessions_json(self, detail: bool) -> dict[str, Any]:
+        sessions: dict[str, Any] = {}
+        new_form = _version_tuple(self.version) >= (4, 32)
+        out: dict[str, Any] = {"maxSavedSessions": 1, "maxOpenSessions": MAX_OPEN_SESSIONS}
+        for name, s in self.sessions.items():
+            entry: dict[str, Any] = {
+                "state": s.state,
+                "completedTime": s.completed_time or 0.0,
+                "commitUser": s.user,
+                "description": "",
+                "instances": {},
+            }
+            if detail and s.state == "pendingCommitTimer" and not new_form:
+                entry["commitBy"] = s.commit_by
+            sessions[name] = entry
+            if detail and new_form and s.state == "pendingCommitTimer":
+                out["commitTimerSessionName"] = name
+                out["commitTimerExpireTime"] = s.commit_by
+        out["sessions"] = sessions
+        return out
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+
+
+def _sessions_text(data: dict[str, Any]) -> str:
+    lines = [
+        f"Maximum number of completed sessions: {data['maxSavedSessions']}",
+        f"Maximum number of pending sessions: {data['maxOpenSessions']}",
+        "",
+        "  Name              State                 User    Terminal",
+        "  ----------------- --------------------- ------- --------",
+    ]
+    for name, s in data["sessions"].items():
+        lines.append(f"  {name:<17} {s['state']:<21} {s['commitUser']:<7}")
+    if "commitTimerSessionName" in data:
+        expire = dt.timedelta(seconds=int(data["commitTimerExpireTime"]))
+        lines.append(f"\nCommit timer for session {data['commitTimerSessionName']} expires at uptime {expire}")
+    return "\n".join(lines) + "\n"
+
+
+def _rpc_error(req_id: Any, code: int, message: str, data: list[Any] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": req_id, "error": error}
+
+
+def default_startup_config(hostname: str, ports: list[str]) -> str:
+    """The brownfield startup config an ``EosSim`` boots with when none is given."""
+    return ec.default_eos_config(hostname, ports)
