@@ -108,6 +108,38 @@ def _literal_words(pattern: str) -> tuple[str, ...]:
     return tuple(words)
 
 
+def _split_tokens(pattern: str) -> list[str]:
+    """Split a pattern on spaces outside parentheses/brackets."""
+    tokens, depth, cur = [], 0, ""
+    for ch in pattern:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == " " and depth == 0:
+            tokens.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    tokens.append(cur)
+    return tokens
+
+
+def _prefix_ok(pattern: str, words: list[str]) -> bool:
+    """Whether ``words`` can start a line the pattern matches, checked token by token until a token that may
+    span several words (``.+``, a group with a space)."""
+    tokens = _split_tokens(pattern)
+    for i, word in enumerate(words):
+        if i >= len(tokens):
+            return False
+        tok = tokens[i]
+        if " " in tok or ".+" in tok or ".*" in tok:
+            return True
+        if not re.fullmatch(tok, word):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Dialect:
     """Per-platform CLI knowledge. Tables map a mode name to regular expressions (full match)."""
@@ -118,7 +150,9 @@ class Dialect:
     trailer: str | None  # EOS ends a running-config with 'end'
     openers: dict[str, tuple[tuple[str, str], ...]]  # mode -> ((pattern, child mode), ...)
     commands: dict[str, tuple[str, ...]]  # mode -> leaf command patterns
-    single_valued: dict[str, tuple[str, ...]]  # mode -> patterns; lines matching one with equal groups replace
+    # mode -> patterns; a line matching one replaces siblings matching the same one with equal capturing groups
+    # (so capture only what keys the value, e.g. the neighbor address; use (?:...) for everything else)
+    single_valued: dict[str, tuple[str, ...]]
     stored_negations: dict[str, tuple[str, ...]]  # mode -> 'no X' patterns kept in the config as lines
     ranges: tuple[tuple[str, int, int], ...] = ()  # (pattern with one group, lo, hi), checked in every mode
     comment: str = "!"
@@ -193,18 +227,15 @@ class Dialect:
         return None
 
     def negatable(self, mode: str, body: str) -> bool:
-        """Whether ``no BODY`` / ``default BODY`` is accepted in ``mode`` (its keywords start a known command)."""
+        """Whether ``no BODY`` / ``default BODY`` is accepted in ``mode``: BODY is a command, or a keyword prefix
+        of one (``no mtu``, ``no neighbor 10.0.0.1``)."""
         if self.is_command(mode, body) or self.opens(mode, body):
             return True
-        words = tuple(body.split())
+        words = body.split()
         if not words:
             return False
-        for pattern in list(self.commands.get(mode, ())) + [p for p, _m in self.openers.get(mode, ())]:
-            lit = _literal_words(pattern)
-            k = min(len(lit), len(words))
-            if k and lit[:k] == words[:k]:
-                return True
-        return False
+        patterns = list(self.commands.get(mode, ())) + [p for p, _m in self.openers.get(mode, ())]
+        return any(_prefix_ok(p, words) for p in patterns)
 
     def known_keyword(self, word: str) -> bool:
         for table in (self.commands, self.stored_negations):
@@ -492,7 +523,12 @@ def validate(root: Node, dialect: Dialect) -> list[CliError]:
             if sub is not None:
                 visit(child, sub)
                 continue
-            ok = dialect.is_command(mode, text) or dialect.is_stored_negation(mode, text)
+            words = text.split()
+            ok = (
+                dialect.is_command(mode, text)
+                or dialect.is_stored_negation(mode, text)
+                or (words[0] in ("no", "default") and len(words) > 1 and dialect.negatable(mode, " ".join(words[1:])))
+            )
             if not ok or dialect.check_ranges(text) is not None:
                 errors.append(invalid(text, dialect))
 
@@ -831,13 +867,13 @@ EOS = Dialect(
         "tx-queue": (
             r"bandwidth percent \d+",
             r"bandwidth guaranteed .+",
-            r"(?:no )?priority( strict)?",
+            r"(?:no )?priority(?: strict)?",
             r"random-detect ecn minimum-threshold .+",
             r"shape rate .+",
         ),
         "router-bgp": (
             r"router-id \S+",
-            r"maximum-paths \d+( ecmp \d+)?",
+            r"maximum-paths \d+(?: ecmp \d+)?",
             r"neighbor (\S+) remote-as \S+",
             r"neighbor (\S+) peer[- ]group \S+",
             r"neighbor (\S+) description .+",
@@ -850,8 +886,8 @@ EOS = Dialect(
             r"distance bgp .+",
             r"rd \S+",
         ),
-        "bgp-vrf": (r"router-id \S+", r"maximum-paths \d+( ecmp \d+)?", r"neighbor (\S+) remote-as \S+", r"rd \S+"),
-        "address-family": (r"maximum-paths \d+( ecmp \d+)?", r"(?:no )?neighbor (\S+) activate"),
+        "bgp-vrf": (r"router-id \S+", r"maximum-paths \d+(?: ecmp \d+)?", r"neighbor (\S+) remote-as \S+", r"rd \S+"),
+        "address-family": (r"maximum-paths \d+(?: ecmp \d+)?", r"(?:no )?neighbor (\S+) activate"),
         "vlan": (r"name \S+", r"state \S+"),
         "vrf-instance": (r"description .+", r"rd \S+"),
         "mgmt-api": (r"(?:no )?shutdown",),
@@ -1046,8 +1082,8 @@ NXOS = Dialect(
             r"set cos \d+",
             r"set dscp \d+",
             r"mtu \d+",
-            r"bandwidth( remaining)? percent \d+",
-            r"priority( level \d+)?",
+            r"bandwidth(?: remaining)? percent \d+",
+            r"priority(?: level \d+)?",
             r"random-detect .+",
             r"pause pfc-cos [\d,]+",
         ),
