@@ -145,6 +145,7 @@ class NvueSim(HttpDevice):
             apply_seconds=apply_seconds,
         )
         self._secret = secrets.token_bytes(32)
+        self._booted = time.time()
         self._https: HttpsService | None = None
         self._ssh: Any = None
         self._lock = threading.Lock()
@@ -297,7 +298,8 @@ class NvueSim(HttpDevice):
         if rev:
             tree = self.store.tree(rev)
         else:
-            tree = operational_tree(self.name, self.store.tree("applied"), self.ports, self.world)
+            applied = self.store.tree("applied")
+            tree = operational_tree(self.name, applied, self.ports, self.world, self._booted, time.time())
         other = request.query.get("diff")
         if other:
             return HttpReply.json(nvue_tree.diff(self._at(tree, parts), self._at(self.store.tree(other), parts)))

@@ -9,6 +9,11 @@ Operational leaves [U] (shapes chosen to look like ``nv show`` output, not check
 - ``interface <x> lldp neighbor <remote-hostname>``: ``chassis.system-name``, ``chassis.chassis-id``,
   ``port.name``, ``port.description``. A port is oper-up when it is admin-up and, in a lab world, cabled
   to a far end that is admin-up too (no world: oper follows admin).
+- ``system``: ``build``, ``product-name``, ``product-release``, ``uptime`` (seconds), ``hostname``;
+  ``platform``: ``manufacturer``, ``product-name``, ``serial-number``, ``system-mac``, ``asic-model``.
+- ``qos roce`` with RoCE enabled: the operational summary of ``nv show qos roce`` (reference §1.1:
+  ``pfc`` only in the lossless modes, ``congestion-control`` thresholds printed as ``146.48 KB`` /
+  ``1.43 MB``, ``trust``, ``lldp-app-tlv``).
 - ``vrf default router bgp neighbor <peer>``: ``session-state`` (``established`` / ``active`` / ``idle``),
   ``peer-hostname``, ``remote-as-operational`` [U name], ``address-family ipv4-unicast rx-prefix``.
 """
@@ -124,9 +129,79 @@ def _chassis_id(device: str) -> str:
     return ":".join(f"{b:02x}" for b in (0x48, 0xB0, 0x2D, *digest[:3]))
 
 
-def operational_tree(name: str, applied: Tree, ports: list[str], world: World | None) -> Tree:
+RELEASE = "5.12.0"
+
+
+def _serial(device: str) -> str:
+    return "MT" + hashlib.sha256(device.encode()).hexdigest()[:10].upper()
+
+
+def system_oper(name: str, applied: Tree, booted: float, now: float) -> tuple[Tree, Tree]:
+    """(system, platform) operational leaves. [U] key names beyond the reference."""
+    hostname = (applied.get("system", {}) or {}).get("hostname") or name
+    system = {
+        "hostname": hostname,
+        "build": f"Cumulus Linux {RELEASE}",
+        "product-name": "Cumulus Linux",
+        "product-release": RELEASE,
+        "uptime": int(now - booted),
+    }
+    platform = {
+        "manufacturer": "NVIDIA",
+        "product-name": "SN5600 (simulated)",
+        "serial-number": _serial(name),
+        "system-mac": _chassis_id(name),
+        "asic-model": "Spectrum-4",
+    }
+    return system, platform
+
+
+def _kb(n: int) -> str:
+    return f"{n / 1024:.2f} KB"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1024**2:.2f} MB"
+
+
+def roce_oper(applied: Tree) -> Tree | None:
+    """``nv show qos roce`` operational leaves, or None when RoCE is not enabled.
+
+    A bare ``nv set qos roce`` (an empty node) means lossless; ``enable off`` turns it off.
+    """
+    roce = (applied.get("qos", {}) or {}).get("roce")
+    if not isinstance(roce, dict) or roce.get("enable") == "off":
+        return None
+    mode = roce.get("mode", "lossless")
+    out: Tree = {
+        "mode": mode,
+        "congestion-control": {
+            "congestion-mode": "ECN",
+            "enabled-tc": "0,3",
+            "min-threshold": _kb(150000),
+            "max-threshold": _mb(1500000),
+            "probability": 100,
+        },
+        "trust": {"trust-mode": "pcp,dscp"},
+        "lldp-app-tlv": {"priority": 3, "protocol-id": 4791, "selector": "UDP"},
+    }
+    if mode.startswith("lossless"):
+        cable = _int(roce.get("cable-length")) or 100
+        out["pfc"] = {"pfc-priority": 3, "rx-enabled": "enabled", "tx-enabled": "enabled", "cable-length": cable}
+    return out
+
+
+def operational_tree(
+    name: str, applied: Tree, ports: list[str], world: World | None, booted: float = 0.0, now: float = 0.0
+) -> Tree:
     """The applied tree with operational leaves added (what a GET without ``rev`` returns)."""
     out = copy.deepcopy(applied)
+    system, platform = system_oper(name, applied, booted, now)
+    out.setdefault("system", {}).update(system)
+    out.setdefault("platform", {}).update(platform)
+    roce = roce_oper(applied)
+    if roce is not None:
+        out.setdefault("qos", {}).setdefault("roce", {}).update(roce)
     lldp: dict[str, tuple[str, str, str]] = {}
     sessions: list[BgpSession] = []
     if world is not None:

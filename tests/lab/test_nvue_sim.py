@@ -151,6 +151,13 @@ def test_create_patch_diff_apply_and_applied_tree(make_sim, ca) -> None:
     _, ifaces = c.call("GET", "/interface")
     assert ifaces["swp1"]["link"]["mtu"] == 9000 and ifaces["swp2"]["link"]["mtu"] == 9216
     assert sim.lab_view().ports["swp1"].mtu == 9000
+    # operational RoCE summary, as `nv show qos roce` prints it (reference §1.1)
+    roce = c.call("GET", "/qos/roce")[1]
+    assert roce["pfc"]["pfc-priority"] == 3 and roce["congestion-control"]["min-threshold"] == "146.48 KB"
+    assert roce["congestion-control"]["max-threshold"] == "1.43 MB"
+    system = c.call("GET", "/system")[1]
+    assert system["hostname"] == sim.name and system["product-release"].startswith("5.12")
+    assert c.call("GET", "/platform")[1]["serial-number"].startswith("MT")
 
 
 def test_delete_unsets_and_save_without_autosave(make_sim, ca, tmp_path: Path) -> None:
