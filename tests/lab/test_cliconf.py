@@ -215,13 +215,11 @@ def test_single_valued_rules_are_keyed_by_their_arguments() -> None:
 
 
 def test_switchport_access_vlan_and_vlan_name_are_single_valued() -> None:
-    root = apply(
-        "",
-        ["vlan 10", "name A", "name B", "interface Ethernet1", "switchport access vlan 10"]
-        + ["switchport access vlan 20"],
-    )
+    lines = ["vlan 10", "name A", "name B", "interface Ethernet1"]
+    lines += ["switchport access vlan 10", "switchport access vlan 2"]
+    root = apply("", lines)
     assert section_lines(root, "vlan 10") == ["name B"]
-    assert section_lines(root, "interface Ethernet1") == ["switchport access vlan 20"]
+    assert section_lines(root, "interface Ethernet1") == ["switchport access vlan 2"]
 
 
 def test_no_forms_remove_lines_and_sections() -> None:
