@@ -1,0 +1,5 @@
+import sys
+
+from fabconf.cli import main
+
+sys.exit(main())

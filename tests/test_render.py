@@ -1,0 +1,165 @@
+"""Properties of rendering: determinism, one intent change moves every platform, outputs parse."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from hier_config import Platform, get_hconfig
+
+from fabconf.checks import check_device_data
+from fabconf.cli import main
+from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.problems import Problems
+from fabconf.render import render
+from fabconf.select import SelectionError, select
+
+
+def _render_all(compiled: Compiled) -> dict[str, str]:
+    return {name: render(data) for name, data in compiled.data.items()}
+
+
+def test_rendering_twice_is_byte_identical(inventory_copy: Path) -> None:
+    first = _render_all(compile_inventory(inventory_copy))
+    second = _render_all(compile_inventory(inventory_copy))
+    assert first == second
+
+
+def test_cli_render_writes_one_file_per_device(inventory_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["render", "-i", str(inventory_copy), "-o", str(out)]) == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert files == sorted(
+        [f"gpu0{i}.yaml" for i in range(1, 9)]
+        + ["leaf1.yaml", "leaf2.yaml", "leaf3.cfg", "leaf4.cfg", "spine1.cfg", "spine2.cfg"]
+    )
+    again = tmp_path / "again"
+    assert main(["render", "-i", str(inventory_copy), "-o", str(again)]) == 0
+    for f in files:
+        assert (out / f).read_bytes() == (again / f).read_bytes()
+
+
+def test_roce_priority_change_moves_every_platform(inventory_copy: Path) -> None:
+    fabric = inventory_copy / "fabric.yaml"
+    text = fabric.read_text()
+    text = text.replace("priority: 3              #", "priority: 4              #")
+    text = text.replace("pfc_priorities: [3]", "pfc_priorities: [4]")
+    fabric.write_text(text)
+    out = _render_all(compile_inventory(inventory_copy))
+    # Cumulus: DSCP 26 -> switch priority 4, PFC and ECN on 4, queue 4 scheduled
+    leaf1 = yaml.safe_load(out["leaf1"])[0]["set"]["qos"]
+    assert leaf1["mapping"]["default-global"]["dscp"]["26"] == {"switch-priority": 4}
+    assert list(leaf1["pfc"]["default-global"]["switch-priority"]) == ["4"]
+    assert list(leaf1["congestion-control"]["default-global"]["traffic-class"]) == ["4"]
+    assert leaf1["egress-queue-mapping"]["default-global"]["switch-priority"]["4"] == {"traffic-class": 4}
+    # EOS
+    assert "qos map dscp 26 to traffic-class 4" in out["leaf3"]
+    assert "priority-flow-control priority 4 no-drop" in out["leaf3"]
+    assert re.search(
+        r"tx-queue 4\n      no priority\n      bandwidth percent 50\n      random-detect ecn", out["leaf3"]
+    )
+    assert "priority 3" not in out["leaf3"]
+    # NX-OS
+    assert "set qos-group 4" in out["leaf4"]
+    assert "class type network-qos c-8q-nq4\n    mtu 9216\n    pause pfc-cos 4" in out["leaf4"]
+    assert "class type queuing c-out-8q-q4\n    bandwidth remaining percent 50\n    random-detect" in out["leaf4"]
+    assert "pfc-cos 3" not in out["leaf4"]
+    # hosts: PFC bit 4, DCQCN on 4, and DSCP 26 mapped to 4 explicitly (the default would say 3)
+    host = yaml.safe_load(out["gpu01"])
+    assert host["qos"]["pfc"] == "0,0,0,0,1,0,0,0"
+    assert host["qos"]["dscp2prio"] == [[26, 4]]
+    assert host["ecn"]["roce_np_enable"] == [4] and host["ecn"]["roce_rp_enable"] == [4]
+
+
+@pytest.mark.parametrize(
+    ("name", "platform"),
+    [
+        ("leaf3", Platform.ARISTA_EOS),
+        ("spine1", Platform.ARISTA_EOS),
+        ("leaf4", Platform.CISCO_NXOS),
+        ("spine2", Platform.CISCO_NXOS),
+    ],
+)
+def test_cli_output_parses_as_a_config_tree(example: Compiled, name: str, platform: Platform) -> None:
+    text = render(example.data[name])
+    tree = get_hconfig(platform, text)
+    roots = {c.text for c in tree.children}
+    assert f"hostname {name}" in roots
+    assert any(r.startswith("router bgp ") for r in roots)
+    bgp = next(c for c in tree.children if c.text.startswith("router bgp "))
+    assert len(list(bgp.all_children())) >= 4
+    if platform is Platform.ARISTA_EOS:
+        profile = tree.get_child(equals="qos profile FABCONF_ROCE")
+        assert profile is not None
+        assert profile.get_child(equals="priority-flow-control priority 3 no-drop") is not None
+        q3 = profile.get_child(equals="tx-queue 3")
+        assert q3 is not None and any("random-detect ecn" in c.text for c in q3.children)
+    else:
+        nq = tree.get_child(equals="policy-map type network-qos FABCONF_NQ")
+        assert nq is not None
+        cls = nq.get_child(equals="class type network-qos c-8q-nq3")
+        assert cls is not None and cls.get_child(equals="pause pfc-cos 3") is not None
+
+
+def test_cumulus_output_is_an_nvue_tree(example: Compiled) -> None:
+    for name in ("leaf1", "leaf2"):
+        doc = yaml.safe_load(render(example.data[name]))
+        assert isinstance(doc, list) and list(doc[0]) == ["set"]
+        tree = doc[0]["set"]
+        assert tree["system"]["hostname"] == name
+        assert tree["router"]["bgp"]["enable"] == "on"  # quoted, not YAML 1.1 True
+        assert tree["interface"]["swp1"]["link"]["mtu"] == 9216
+        assert tree["bridge"]["domain"]["br_default"]["vlan"] == {"101" if name == "leaf1" else "102": {}}
+        multipaths = tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]["multipaths"]
+        assert multipaths == {"ebgp": 64}
+
+
+def test_host_output_loads_and_matches_switch_side(example: Compiled) -> None:
+    host = yaml.safe_load(render(example.data["gpu05"]))
+    assert host["roce_tos"] == 106 and host["qos"]["trust"] == "dscp"
+    assert [n["mtu"] for n in host["nics"]] == [9000, 9000]
+    assert [n["peer"] for n in host["nics"]] == ["leaf3:Ethernet1/1", "leaf4:Ethernet1/1"]
+    assert "NCCL_IB_TC=106" in host["nccl_conf"]
+    assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1" in host["nccl_conf"]
+
+
+def test_priority_chain_check_catches_a_broken_device(example: Compiled) -> None:
+    """The end-to-end chain check reads device data; break one side and it must say where."""
+    import copy
+
+    data = copy.deepcopy(example.data)
+    data["leaf3"]["qos"]["dscp_map"] = [[26, 2], [48, 6]]
+    data["gpu02"]["qos"]["pfc"] = [0] * 8
+    data["leaf1"]["interfaces"][0]["pfc"] = False
+    problems = Problems()
+    check_device_data(example.model, example.topology, problems, data)
+    text = [str(p) for p in problems]
+    assert any("leaf3: switch maps DSCP 26 to traffic class 2, fabric expects 3" in t for t in text), text
+    assert any("gpu02: host PFC is off on priority 3" in t for t in text), text
+    assert any("leaf1: leaf1:swp1 faces gpu01 but has PFC off" in t for t in text), text
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("leaf1", ["leaf1"]),
+        ("leaf*", ["leaf1", "leaf2", "leaf3", "leaf4"]),
+        ("spines", ["spine1", "spine2"]),
+        ("leaves,!sn5600", ["leaf3", "leaf4"]),
+        ("gpu_hosts:&gpu0[1-2]", ["gpu01", "gpu02"]),
+        ("n9k-9364d", ["leaf4", "spine2"]),
+        ("!gpu_hosts", ["leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2"]),
+    ],
+)
+def test_limit_patterns(example: Compiled, pattern: str, expected: list[str]) -> None:
+    assert select(example.model, pattern) == expected
+
+
+def test_limit_matching_nothing_is_an_error(example: Compiled, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SelectionError):
+        select(example.model, "leaf9")
+    root = Path(__file__).resolve().parent.parent
+    assert main(["render", "-i", str(root / "inventory"), "--limit", "nope*", "-o", "/tmp/fabconf-none"]) == 1
+    assert "'nope*' matches no device or group" in capsys.readouterr().err
