@@ -255,12 +255,9 @@ class NvueSim(HttpDevice):
         if method == "GET":
             if rev_id in NAMED:
                 return HttpReply.json({"state": rev_id, "transition": {"issue": {}, "progress": ""}})
-            return HttpReply.json(self.store._rev(rev_id).as_json())
+            return HttpReply.json(self.store.get(rev_id).as_json())
         if method == "DELETE":
-            rev = self.store._rev(rev_id)
-            if rev.state != "pending":
-                raise NvueError(400, f"Revision {rev_id} is '{rev.state}' and cannot be deleted")
-            self.store.revisions.pop(rev_id, None)
+            self.store.drop(rev_id)
             return HttpReply(204)
         if method != "PATCH":
             raise NvueError(405, f"{method} is not allowed on /revision/{rev_id}")
@@ -277,7 +274,7 @@ class NvueSim(HttpDevice):
             raise NvueError(400, f"Unsupported state '{state}': use 'apply' or 'save'")
         ays = (body.get("auto-prompt") or {}).get("ays") == "ays_yes"
         if rev_id != "startup":
-            self.store._rev(rev_id)  # 404 before the fault: a bad id is not a commit
+            self.store.get(rev_id)  # 404 before the fault: a bad id is not a commit
         self.faults.on_commit()  # drop-on-commit: close the socket, apply nothing
         rev = self.store.apply(rev_id, user=request.user, assume_yes=ays, method="api", background=True)
         return HttpReply.json(rev.as_json())

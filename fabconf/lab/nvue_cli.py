@@ -218,7 +218,7 @@ class NvCli:
     def _detach(self, args: list[str]) -> tuple[str, int]:
         pending = self.store.latest_pending(self.user)
         if pending is not None:
-            self.store.revisions.pop(pending.rev_id, None)
+            self.store.drop(pending.rev_id)
         return "", 0
 
     def _replace(self, args: list[str]) -> tuple[str, int]:

@@ -138,6 +138,18 @@ class ConfigStore:
                 return {}
             return copy.deepcopy(self._rev(ref).tree)
 
+    def get(self, rev_id: str) -> Revision:
+        with self._lock:
+            return self._rev(rev_id)
+
+    def drop(self, rev_id: str) -> None:
+        """Forget a pending revision (``nv config detach`` / REST DELETE of a revision)."""
+        with self._lock:
+            rev = self._rev(rev_id)
+            if rev.state != "pending":
+                raise NvueError(400, f"Revision {rev_id} is '{rev.state}' and cannot be deleted")
+            del self.revisions[rev_id]
+
     def _rev(self, rev_id: str) -> Revision:
         rev = self.revisions.get(rev_id)
         if rev is None:

@@ -502,3 +502,24 @@ def test_hand_written_schema_catches_what_fabconf_renders_wrong() -> None:
     text = "\n".join(v.schema_errors(bad))
     for needle in ("mtu", "roce enable", "polling-interval", "neighbor swp1 type", "remote-as", "hostnam"):
         assert needle in text
+
+
+def test_cli_views_of_a_rest_revision(make_sim, ca) -> None:
+    sim = make_sim()
+    c = Client(sim, ca)
+    rev = c.new_revision()
+    c.call("PATCH", f"/?rev={rev}", {"interface": {"swp2": {"link": {"mtu": 9100}}}})
+    c.call("DELETE", f"/interface/swp1/description?rev={rev}")
+    out, rc = ssh_exec(sim, f"nv config diff {rev} -o commands")
+    assert rc == 0
+    assert out.splitlines() == ["nv unset interface swp1 description", "nv set interface swp2 link mtu 9100"]
+    out, _ = ssh_exec(sim, f"nv config diff applied {rev}")
+    assert yaml.safe_load(out)[1] == {"set": {"interface": {"swp2": {"link": {"mtu": 9100}}}}}
+    out, _ = ssh_exec(sim, f"nv config show -r {rev} -o json")
+    assert json.loads(out)["interface"]["swp2"]["link"]["mtu"] == 9100
+    out, _ = ssh_exec(sim, "nv config revision")
+    assert f"{rev}       pending" in out
+    doomed = c.new_revision()
+    assert c.call("DELETE", f"/revision/{doomed}")[0] == 204
+    assert c.call("GET", f"/revision/{doomed}")[0] == 404
+    assert ssh_exec(sim, "nv config apply --bogus")[1] == 1
