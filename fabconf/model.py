@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from fabconf.inventory import RawInventory
@@ -34,6 +35,7 @@ def expand_ports(spec: str) -> list[str]:
     return [f"{m['pre']}{i}{m['post']}" for i in range(lo, hi + 1)]
 
 
+@cache
 def natural_key(name: str) -> tuple[Any, ...]:
     """Sort key that orders swp2 before swp10 and Ethernet1/2 before Ethernet1/10."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))

@@ -261,7 +261,7 @@ def derive(model: Model, problems: Problems) -> Topology:
             if nic.address:
                 address = ipaddress.IPv4Interface(nic.address)
             else:
-                address = ipaddress.IPv4Interface(f"{gateway + 1 + n}/{prefix}")
+                address = ipaddress.IPv4Interface((int(gateway) + 1 + n, prefix))
             hp = HostPort(host.device, nic, leaf_name, leaf.port, vid, address, gateway, idx)
             switches[leaf_name].host_ports.append(hp)
             host_ports.setdefault(host.device, []).append(hp)
