@@ -104,17 +104,9 @@ INVALID_IP = "% Invalid ip address at '^' marker."
 def from_cli_error(err: CliError) -> NxosCliError:
     if err.message.startswith("Incomplete"):
         return NxosCliError(err.line, INCOMPLETE)
-    if "at token" in err.message and err.token is not None:
-        words = err.line.split()
-        # a numeric token that the whitelist accepted but the range check refused
-        if 0 <= err.token < len(words) and words[err.token].isdigit() and _whitelisted_anywhere(err.line):
-            return NxosCliError(err.line, INVALID_RANGE)
+    if DIALECT.check_ranges(err.line) is not None:
+        return NxosCliError(err.line, INVALID_RANGE)  # a known command with a value out of range
     return NxosCliError(err.line, INVALID)
-
-
-def _whitelisted_anywhere(line: str) -> bool:
-    modes = set(DIALECT.commands) | set(DIALECT.openers)
-    return any(DIALECT.is_command(m, line) or DIALECT.opens(m, line) for m in modes)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -197,6 +189,7 @@ class ConfigSession:
         self.root = root
         self.ports = ports
         self.editor = Editor(root, DIALECT)
+        self._range: list[str] = []
 
     @property
     def mode(self) -> str:
@@ -261,10 +254,8 @@ class ConfigSession:
             if canon.startswith("Vlan") and "feature interface-vlan" not in self.root.leaves():
                 raise NxosCliError(text, INVALID)
             out.append(canon)
-        if len(out) > 1:
-            # [U] interface ranges: the lab enters the last interface's mode only; sub-lines after a range
-            # apply to that one interface. fabconf renders one stanza per interface.
-            pass
+        # an interface range: sub-mode lines that follow apply to every member (see _apply_one)
+        self._range = out if len(out) > 1 and not text.startswith("no ") else []
         return out
 
     def _check_asn(self, text: str, asn: str) -> None:
@@ -300,10 +291,34 @@ class ConfigSession:
         self._check(line)
         try:
             self.editor.apply(line, indent=indent)
+            self._apply_to_range(line, indent)
         except CliError as err:
             raise from_cli_error(err) from err
         if line.startswith("no feature "):
             _cascade_feature(self.root, line.split()[2])
+
+    def _apply_to_range(self, line: str, indent: int | None) -> None:
+        stack = self.editor.stack
+        if not self._range or len(stack) != 2 or stack[1].mode != "interface":
+            return
+        if line.startswith("interface "):
+            return
+        frame = stack[1]
+        if frame.node.text != f"interface {self._range[-1]}":
+            self._range = []  # another section was entered since the range
+            return
+        last = frame.node
+        try:
+            for name in self._range[:-1]:
+                node = self.root.find(f"interface {name}")
+                if node is not None:
+                    frame.node = node
+                    self.editor.apply(line, indent=indent)
+                    del stack[2:]
+        finally:
+            frame.node = last
+            del stack[2:]
+            stack[1] = frame
 
 
 def _vlan_list(text: str, spec: str) -> list[int]:

@@ -383,9 +383,10 @@ def test_netmiko_cisco_nxos_session(make_sim) -> None:
     conn = ConnectHandler(device_type="cisco_nxos", host=sim.address, username=USER, password=PASSWORD, port=22)
     try:
         assert conn.find_prompt() == "leaf1#"
-        out = conn.send_config_set(["interface Ethernet1/5", "description via-ssh", "mtu 9216"])
+        out = conn.send_config_set(["interface Ethernet1/5-6", "description via-ssh", "mtu 9216"])
         assert "leaf1(config-if)#" in out
-        assert "interface Ethernet1/5\n  description via-ssh\n  mtu 9216\n" in sim.running_config
+        for port in ("Ethernet1/5", "Ethernet1/6"):  # a range applies to every member
+            assert f"interface {port}\n  description via-ssh\n  mtu 9216\n" in sim.running_config
         bad = conn.send_config_set(["no-such-command here"])
         assert "% Invalid command at '^' marker." in bad
         assert "interface Ethernet1/5" in conn.send_command("show running-config")
@@ -413,6 +414,32 @@ def test_fault_drop_on_commit(make_sim) -> None:
     sim.faults.clear()
     d.commit_config()
     assert "priority-flow-control mode on" in sim.running_config
+
+
+def test_fault_drop_on_commit_over_ssh(make_sim) -> None:
+    sim = make_sim()
+    before = sim.running_config
+    sim.faults.set("drop-on-commit")
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+    client.connect(sim.address, 22, USER, PASSWORD, look_for_keys=False, allow_agent=False)
+    try:
+        shell = client.invoke_shell()
+        shell.settimeout(5)
+        shell.sendall(b"configure terminal\n")
+        buf = b""
+        while b"(config)#" not in buf:
+            buf += shell.recv(4096)
+        shell.sendall(b"interface Ethernet1/3\n")
+        t0 = time.monotonic()
+        while True:
+            chunk = shell.recv(4096)
+            if not chunk:
+                break
+        assert time.monotonic() - t0 < 3  # closed at once, no reply
+    finally:
+        client.close()
+    assert sim.running_config == before
 
 
 def test_fault_delay_and_hang(make_sim) -> None:
