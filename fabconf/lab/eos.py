@@ -73,7 +73,7 @@ def _failed(message: str) -> _CmdError:
 class Session:
     name: str
     tree: Node
-    state: str = "pending"  # pending | pendingCommitTimer | completed
+    state: str = "pending"  # pending | pendingCommitTimer | completed | aborted (timer expired) [U] name
     user: str = ""
     completed_time: float | None = None
     commit_by: float | None = None  # uptime (s) at which a commit timer expires
@@ -354,7 +354,7 @@ class EosSim(HttpDevice):
         session = self.sessions.get(name)
         if session is not None and session.state == "pendingCommitTimer":
             raise _failed(f"Cannot enter session {name} (session has a pending commit timer)")
-        if session is None or session.state == "completed":
+        if session is None or session.state in ("completed", "aborted"):
             open_ = [s for s in self.sessions.values() if s.state == "pending"]
             if len(open_) >= MAX_OPEN_SESSIONS:
                 raise _failed("Maximum number of pending sessions has been reached")
@@ -407,7 +407,7 @@ class EosSim(HttpDevice):
             if session is None or session.state != "pendingCommitTimer" or session.before is None:
                 return
             self.running = session.before
-            self.sessions.pop(name, None)
+            session.state, session.before, session.commit_by, session.timer = "aborted", None, None, None
 
     def _abort(self, name: str) -> None:
         session = self._get_session(name)
@@ -416,7 +416,7 @@ class EosSim(HttpDevice):
             self.running = session.before
         elif session.state == "completed":
             raise _failed(f"Session {name} has already been committed")
-        self.sessions.pop(name, None)
+        self.sessions.pop(name, None)  # pending, or already reverted by its expired timer
 
     @staticmethod
     def _cancel_timer(session: Session) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from fabconf.lab.cliconf import EOS, Node, parse
+from fabconf.lab.cliconf import EOS, CliError, Node, load, parse
 from fabconf.lab.world import DeviceView, NeighborView, PortView
 
 DEFAULT_MTU = 1500  # EOS L3 MTU default; [U] some platforms report 9214 for switched ports
@@ -262,5 +262,10 @@ def lab_view(root: Node, hostname_default: str, ports: list[str]) -> DeviceView:
 
 
 def load_startup(text: str, ports: list[str]) -> Node:
-    """Boot: parse the startup config leniently (a device boots whatever is on flash)."""
-    return normalize(parse(text, EOS), ports)
+    """Boot: run the startup config's commands (as ``configure replace`` does, so the line order is the same
+    either way); a file with lines the simulator does not know is parsed as it stands instead."""
+    try:
+        tree = load(text, EOS)
+    except CliError:
+        tree = parse(text, EOS)
+    return normalize(tree, ports)
