@@ -28,6 +28,8 @@ Public API (stable; other simulators build on it)::
   string is passed (it may contain newlines, e.g. a heredoc); in a shell each complete input line is.
 - ``needs_more(text) -> bool``: in a shell, True while ``text`` (the lines so far) is incomplete (an
   open heredoc); the service then prints ``continuation_prompt()`` (``"> "``) and appends the next line.
+- ``handle_exec(command) -> (stdout, stderr, status)``: for exec requests; the default calls ``handle`` and
+  sends nothing on stderr. Override it to separate stderr (as a Linux host does).
 - ``banner() -> str``: printed once when the shell opens (default: the service's ``banner``).
 - To end a shell session (``exit``), raise ``CloseSession(output)`` from ``handle``.
 
@@ -118,6 +120,14 @@ class ShellSession:
 
     def handle(self, command: str) -> tuple[str, int]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def handle_exec(self, command: str) -> tuple[str, str, int]:
+        """An exec request: (stdout, stderr, status). Default: ``handle`` with nothing on stderr."""
+        try:
+            output, status = self.handle(command)
+        except CloseSession as close:
+            output, status = close.output, close.status
+        return output, "", status
 
 
 class SimpleSession(ShellSession):
@@ -438,14 +448,13 @@ class SshService:
                 status = self._scp_receive(channel, argv)
             else:
                 self._record("exec", command)
-                try:
-                    output, status = self._session(ctx).handle(command)
-                except CloseSession as close:
-                    output, status = close.output, close.status
-                data = output.encode()
-                if ctx.pty:
-                    data = _crlf(output).encode()
-                channel.sendall(data)
+                stdout, stderr, status = self._session(ctx).handle_exec(command)
+                if ctx.pty:  # one terminal: stderr joins stdout, with tty newlines
+                    channel.sendall(_crlf(stdout + stderr).encode())
+                else:
+                    channel.sendall(stdout.encode())
+                    if stderr:
+                        channel.sendall_stderr(stderr.encode())
             channel.send_exit_status(status)
         except DropConnection:
             self._drop(channel)
