@@ -6,8 +6,11 @@ import base64
 import http.client
 import itertools
 import json
+import os
+import shutil
 import socket
 import ssl
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,9 @@ import yaml
 
 from fabconf.lab.faults import Faults
 from fabconf.lab.nvue import NvueSim, default_startup_config
+from fabconf.lab.nvue_frr import frr_conf
+from fabconf.lab.nvue_netns import FrrFabric
+from fabconf.lab.nvue_netns import available as netns_available
 from fabconf.lab.nvue_schema import Validator
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
@@ -523,3 +529,83 @@ def test_cli_views_of_a_rest_revision(make_sim, ca) -> None:
     assert c.call("DELETE", f"/revision/{doomed}")[0] == 204
     assert c.call("GET", f"/revision/{doomed}")[0] == 404
     assert ssh_exec(sim, "nv config apply --bogus")[1] == 1
+
+
+# -- stretch: the applied tree drives a real FRR -------------------------------------------------
+def _fabric_tree(host: str, asn: int, rid: str, uplinks: list[str]) -> dict[str, Any]:
+    return {
+        "system": {"hostname": host},
+        "interface": {
+            "lo": {"type": "loopback", "ip": {"address": {f"{rid}/32": {}}}},
+            **{p: {"type": "swp", "link": {"mtu": 9216}} for p in uplinks},
+        },
+        "router": {"bgp": {"autonomous-system": asn, "router-id": rid}},
+        "vrf": {
+            "default": {
+                "router": {
+                    "bgp": {
+                        "peer-group": {"fabric": {"remote-as": "external"}},
+                        "neighbor": {p: {"type": "unnumbered", "peer-group": "fabric"} for p in uplinks},
+                        "address-family": {"ipv4-unicast": {"network": {f"{rid}/32": {}}, "multipaths": {"ebgp": 64}}},
+                        "path-selection": {"multipath": {"aspath-ignore": "on"}},
+                    }
+                }
+            }
+        },
+    }
+
+
+@pytest.mark.skipif(shutil.which("vtysh") is None, reason="FRR (vtysh) is not installed")
+def test_frr_conf_parses_in_real_vtysh(tmp_path: Path) -> None:
+    tree = _fabric_tree("leaf1", 65101, "10.0.0.1", ["swp1", "swp2"])
+    tree["vrf"]["default"]["router"]["bgp"]["neighbor"]["10.1.0.1"] = {"remote-as": 65100, "description": "numbered"}
+    conf = tmp_path / "frr.conf"
+    conf.write_text(frr_conf(tree))
+    result = subprocess.run(["vtysh", "-C", "-f", str(conf)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = conf.read_text()
+    assert " neighbor swp1 interface peer-group fabric" in text and " neighbor 10.1.0.1 remote-as 65100" in text
+    assert "  maximum-paths 64" in text and " bgp bestpath as-path multipath-relax" in text
+    broken = tmp_path / "broken.conf"
+    broken.write_text(text.replace("maximum-paths 64", "maximum-pathz 64"))
+    assert subprocess.run(["vtysh", "-C", "-f", str(broken)], capture_output=True, timeout=30).returncode != 0
+
+
+@pytest.mark.skipif(not netns_available(), reason="needs root, iproute2 and FRR")
+def test_applied_trees_run_real_frr_and_match_the_world(make_sim, ca, tmp_path: Path) -> None:
+    cables = [
+        ("spine1", "swp1", "leaf1", "swp1"),
+        ("spine2", "swp1", "leaf1", "swp2"),
+        ("spine1", "swp2", "leaf2", "swp1"),
+        ("spine2", "swp2", "leaf2", "swp2"),
+    ]
+    world = World(cables)
+    plan = {"spine1": (65100, "10.0.0.100"), "spine2": (65200, "10.0.0.200"), "leaf1": (65101, "10.0.0.1")}
+    plan["leaf2"] = (65102, "10.0.0.2")
+    sims = {}
+    for name, (asn, rid) in plan.items():
+        sim = sims[name] = make_sim(name=name, world=world, ports=["swp1", "swp2"], ssh_port=None)
+        c = Client(sim, ca)
+        rev = c.new_revision()
+        assert c.call("PATCH", f"/?rev={rev}", _fabric_tree(name, asn, rid, ["swp1", "swp2"]))[0] == 200
+        assert c.apply(rev)["state"] == "applied_and_saved"
+    assert world.ecmp_paths("leaf1")["10.0.0.2/32"] == 2  # what the simulated world predicts
+    fabric = FrrFabric(f"fcnv{os.getpid() % 10000}", tmp_path)
+    for name, sim in sims.items():
+        fabric.add(name, sim.store.tree("applied"), sim.ports)
+    for cable in cables:
+        fabric.cable(*cable)
+    try:
+        fabric.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and fabric.route_paths("leaf1", "10.0.0.2/32") < 2:
+            time.sleep(0.5)
+        assert fabric.bgp_states("leaf1") == {"swp1": "Established", "swp2": "Established"}
+        assert fabric.route_paths("leaf1", "10.0.0.2/32") == 2  # real kernel ECMP in the namespace
+    finally:
+        fabric.stop()
+    assert not [
+        ns
+        for ns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+        if ns.startswith(fabric.prefix)
+    ]
