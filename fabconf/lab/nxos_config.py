@@ -185,9 +185,10 @@ class ConfigSession:
     physical Ethernet ports that exist.
     """
 
-    def __init__(self, root: Node, ports: list[str]) -> None:
+    def __init__(self, root: Node, ports: list[str], *, check_references: bool = True) -> None:
         self.root = root
         self.ports = ports
+        self.check_references = check_references
         self.editor = Editor(root, DIALECT)
         self._range: list[str] = []
 
@@ -274,6 +275,8 @@ class ConfigSession:
                 current = [c.text for c in self.root.children if c.text.startswith("router bgp ")]
                 if not neg and current and current[0] != f"router bgp {body[2]}":
                     raise NxosCliError(line, f"% BGP is already running; AS is {current[0].split()[2]}")
+        if self.check_references:
+            self._check_qos_references(line, neg, body)
         if neg:
             return
         mode = self.mode
@@ -286,6 +289,36 @@ class ConfigSession:
         in_af = mode in ("address-family", "neighbor-af", "bgp-vrf")
         if body[0] == "network" and len(body) >= 2 and in_af and not _valid_prefix(body[1], strict=True):
             raise NxosCliError(line, INVALID_IP)
+
+    def _check_qos_references(self, line: str, neg: bool, body: list[str]) -> None:
+        """Policies and classes must exist before they are used, and cannot be removed while in use.
+
+        [U] the NX-OS error wording for these cases is assumed.
+        """
+        text = " ".join(body)
+        m = _SERVICE_POLICY.fullmatch(text)
+        if m and not neg and self.mode in ("interface", "system-qos", "root"):
+            if self.root.find(f"policy-map type {m.group(1)} {m.group(2)}") is None:
+                raise NxosCliError(line, f"ERROR: policy-map {m.group(2)} does not exist")
+            return
+        m = _POLICY_MAP.fullmatch(text)
+        if m and neg:
+            for _depth, node in self.root.walk():
+                sp = _SERVICE_POLICY.fullmatch(node.text)
+                if sp and sp.group(1) == m.group(1) and sp.group(2) == m.group(2):
+                    raise NxosCliError(line, f"ERROR: policy-map {m.group(2)} is in use, cannot delete")
+            return
+        m = _CLASS.fullmatch(text)
+        pmap = next((f.node.text for f in reversed(self.editor.stack) if f.mode == "policy-map"), None)
+        if m and not neg and pmap is not None:
+            kind = pmap.split()[2]
+            name = m.group(2)
+            if name == "class-default" or re.fullmatch(_SYSTEM_CLASSES.get(kind, "$^"), name):
+                return
+            if not any(
+                c.text.startswith(f"class-map type {kind} ") and c.text.split()[-1] == name for c in self.root.children
+            ):
+                raise NxosCliError(line, f"ERROR: class-map {name} does not exist")
 
     def _apply_one(self, line: str, indent: int | None) -> None:
         self._check(line)
@@ -319,6 +352,38 @@ class ConfigSession:
             frame.node = last
             del stack[2:]
             stack[1] = frame
+
+
+def check_references(root: Node) -> None:
+    """A whole configuration's QoS references resolve (a file is a state: its order does not matter)."""
+    for _depth, node in root.walk():
+        m = _SERVICE_POLICY.fullmatch(node.text)
+        if m and root.find(f"policy-map type {m.group(1)} {m.group(2)}") is None:
+            raise NxosCliError(node.text, f"ERROR: policy-map {m.group(2)} does not exist")
+    for pmap in root.children:
+        pm = _POLICY_MAP.fullmatch(pmap.text)
+        if pm is None:
+            continue
+        for cls in pmap.children:
+            cm = _CLASS.fullmatch(cls.text)
+            name = cm.group(2) if cm else ""
+            if not cm or name == "class-default" or re.fullmatch(_SYSTEM_CLASSES.get(pm.group(1), "$^"), name):
+                continue
+            if not any(
+                c.text.startswith(f"class-map type {pm.group(1)} ") and c.text.split()[-1] == name
+                for c in root.children
+            ):
+                raise NxosCliError(cls.text, f"ERROR: class-map {name} does not exist")
+
+
+_SERVICE_POLICY = re.compile(r"service-policy type (qos|queuing|network-qos) (?:(?:input|output) )?(\S+)")
+_POLICY_MAP = re.compile(r"policy-map type (qos|queuing|network-qos) (\S+)")
+_CLASS = re.compile(r"class(?: type (qos|queuing|network-qos))? (\S+)")
+# system-defined class names of the 8-queue templates ([V] c-8q-nq3 / c-out-8q-q3 in roce-lossless.md §3)
+_SYSTEM_CLASSES = {
+    "network-qos": r"c-8q-nq([0-7]|-default)|c-nq([0-7]|-default)",
+    "queuing": r"c-(out|in)-8q-q([0-7]|-default)|c-(out|in)-q([0-7]|-default)",
+}
 
 
 def _vlan_list(text: str, spec: str) -> list[int]:
@@ -365,7 +430,7 @@ def load(text: str, ports: list[str]) -> Node:
     input), with ``version`` and ``!`` comment lines skipped. Raises ``NxosCliError``.
     """
     root = Node("")
-    session = ConfigSession(root, ports)
+    session = ConfigSession(root, ports, check_references=False)
     frames = session.editor.stack
     for raw in text.expandtabs(8).splitlines():
         stripped = raw.strip()
@@ -375,6 +440,7 @@ def load(text: str, ports: list[str]) -> Node:
         while len(frames) > 1 and frames[-1].indent >= width:
             frames.pop()
         session.apply(stripped, indent=width)
+    check_references(root)
     ensure_ports(root, ports)
     return root
 

@@ -374,6 +374,79 @@ def test_invalid_rollback_target_is_atomic(make_sim) -> None:
     assert "Rollback Patch is Empty" in body["result"]["msg"]
 
 
+# roce-lossless.md §3: what fabconf pushes to NX-OS for lossless RoCEv2
+ROCE_QOS = """feature bgp
+system jumbomtu 9216
+priority-flow-control watch-dog-interval on
+class-map type qos match-any ROCEv2
+  match dscp 24-26
+class-map type qos match-any CNP
+  match dscp 48
+policy-map type qos QOS_CLASSIFICATION
+  class ROCEv2
+    set qos-group 3
+  class CNP
+    set qos-group 7
+  class class-default
+    set qos-group 0
+policy-map type network-qos qos_network
+  class type network-qos c-8q-nq3
+    mtu 9216
+    pause pfc-cos 3
+  class type network-qos c-8q-nq-default
+    mtu 9216
+policy-map type queuing QOS_EGRESS_PORT
+  class type queuing c-out-8q-q3
+    bandwidth remaining percent 50
+    random-detect minimum-threshold 150 kbytes maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn
+  class type queuing c-out-8q-q7
+    priority level 1
+  class type queuing c-out-8q-q-default
+    bandwidth remaining percent 50
+system qos
+  service-policy type network-qos qos_network
+  service-policy type queuing output QOS_EGRESS_PORT
+interface Ethernet1/1
+  mtu 9216
+  priority-flow-control mode on
+  priority-flow-control watch-dog-interval on
+  service-policy type qos input QOS_CLASSIFICATION
+router bgp 65001
+  bestpath as-path multipath-relax
+  address-family ipv4 unicast
+    maximum-paths 64
+"""
+
+
+def test_roce_qos_merge_is_accepted_and_idempotent(make_sim) -> None:
+    sim = make_sim()
+    d = driver(sim)
+    d.load_merge_candidate(config=ROCE_QOS)
+    assert "pause pfc-cos 3" in d.compare_config()
+    d.commit_config()
+    run = sim.running_config
+    for block in (
+        "policy-map type network-qos qos_network\n  class type network-qos c-8q-nq3\n    mtu 9216\n    pause pfc-cos 3",
+        "  class type queuing c-out-8q-q7\n    priority level 1",
+        "interface Ethernet1/1\n  description old-uplink-do-not-use\n  mtu 9216\n  priority-flow-control mode on",
+        "system qos\n  service-policy type network-qos qos_network\n"
+        "  service-policy type queuing output QOS_EGRESS_PORT",
+    ):
+        assert block in run
+    d.load_merge_candidate(config=ROCE_QOS)
+    assert d.compare_config() == ""  # the device's rendering round-trips: no permanent drift
+    d.discard_config()
+    # references must resolve, and a policy in use cannot be removed
+    for cmds, error in (
+        (["interface Ethernet1/2", "service-policy type qos input QOS_TYPO"], "policy-map QOS_TYPO does not exist"),
+        (["policy-map type qos P2", "class ROCEv3"], "class-map ROCEv3 does not exist"),
+        (["no policy-map type network-qos qos_network"], "in use"),
+    ):
+        status, body = nxapi(sim, rpc(cmds))
+        last = body if isinstance(body, dict) else body[-1]
+        assert status == 500 and error in last["error"]["data"]["msg"]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # SSH front end
 
