@@ -144,6 +144,7 @@ class EosSim(HttpDevice):
             self.flash["startup-config"] = ec.default_eos_config(name, self.ports)
         self._save_flash("startup-config")
         self.running: Node = ec.load_startup(self.flash["startup-config"], self.ports)
+        self._view: DeviceView = ec.lab_view(self.running, self.name, self.ports)
 
     # -- lifecycle --------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -171,8 +172,12 @@ class EosSim(HttpDevice):
 
     # -- state the orchestrator and tests may read ---------------------------------------------------------------
     def lab_view(self) -> DeviceView:
-        with self._lock:
-            return ec.lab_view(self.running, self.name, self.ports)
+        """The view of the running config as of the last change. Lock-free on purpose: the World asks every
+        simulator for its view while one of them is answering a request (and holding its own lock)."""
+        return self._view
+
+    def _refresh_view(self) -> None:
+        self._view = ec.lab_view(self.running, self.name, self.ports)
 
     def running_config(self) -> str:
         with self._lock:
@@ -247,16 +252,19 @@ class EosSim(HttpDevice):
         cli = _Cli()
         results: list[dict[str, Any]] = []
         with self._lock:
-            for index, item in enumerate(cmds, start=1):
-                cmd = item.get("cmd", "") if isinstance(item, dict) else str(item)
-                try:
-                    results.append(self._run_one(cli, cmd, fmt, user))
-                except _CmdError as e:
-                    failed: dict[str, Any] = {"errors": e.errors}
-                    if fmt == "text":
-                        failed = {"output": "".join(f"% {m}\n" for m in e.errors), "errors": e.errors}
-                    message = f"CLI command {index} of {len(cmds)} '{cmd}' failed: {e.kind}"
-                    return _rpc_error(req_id, e.code, message, [*results, failed])
+            try:
+                for index, item in enumerate(cmds, start=1):
+                    cmd = item.get("cmd", "") if isinstance(item, dict) else str(item)
+                    try:
+                        results.append(self._run_one(cli, cmd, fmt, user))
+                    except _CmdError as e:
+                        failed: dict[str, Any] = {"errors": e.errors}
+                        if fmt == "text":
+                            failed = {"output": "".join(f"% {m}\n" for m in e.errors), "errors": e.errors}
+                        message = f"CLI command {index} of {len(cmds)} '{cmd}' failed: {e.kind}"
+                        return _rpc_error(req_id, e.code, message, [*results, failed])
+            finally:
+                self._refresh_view()
         return {"jsonrpc": "2.0", "id": req_id, "result": results}
 
     # -- command dispatch -------------------------------------------------------------------------------------------
@@ -408,6 +416,7 @@ class EosSim(HttpDevice):
                 return
             self.running = session.before
             session.state, session.before, session.commit_by, session.timer = "aborted", None, None, None
+            self._refresh_view()
 
     def _abort(self, name: str) -> None:
         session = self._get_session(name)
@@ -482,6 +491,7 @@ class EosSim(HttpDevice):
         return out
 
     def _show(self, cmd: str, fmt: str) -> dict[str, Any]:
+        self._refresh_view()  # earlier commands of this request may have changed the running config
         text = fmt == "text"
         if cmd == "show version":
             return {"output": show.show_version_text(self)} if text else show.show_version(self)

@@ -297,6 +297,8 @@ def _bgp_rows(state: EosState, clock: BgpClock, remote_ids: dict[str, str]) -> l
         remote_dev = session.remote_device if session else None
         rows.append(
             {
+                # unnumbered (interface) peers carry IPv4 routes: listed with the IPv4 neighbors [U]
+                "_family": "ipv6" if ":" in peer else "ipv4",
                 "peerAddress": _peer_address(state, peer, session.remote_address if session else None),
                 "asn": str(asn),
                 "localAsn": local_as,
@@ -337,7 +339,7 @@ def show_bgp_summary(state: EosState, clock: BgpClock, remote_ids: dict[str, str
         return {"vrfs": {}}
     peers = {}
     for row in _bgp_rows(state, clock, remote_ids):
-        if v6 != (":" in row["peerAddress"]):
+        if v6 != (row["_family"] == "ipv6"):
             continue
         peers[row["peerAddress"]] = {
             "description": row["description"],
@@ -364,7 +366,7 @@ def show_bgp_neighbors(state: EosState, clock: BgpClock, remote_ids: dict[str, s
     bgp = ec.bgp_section(state.running)
     if bgp is None:
         return {"vrfs": {}}
-    rows = [r for r in _bgp_rows(state, clock, remote_ids) if v6 == (":" in r["peerAddress"])]
+    rows = [r for r in _bgp_rows(state, clock, remote_ids) if v6 == (r.pop("_family") == "ipv6")]
     return {"vrfs": {"default": {"peerList": rows}}}
 
 

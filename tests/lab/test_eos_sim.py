@@ -8,9 +8,11 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import re
 import ssl
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyeapi
@@ -26,6 +28,7 @@ from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
 
 USER, PASSWORD = "admin", "lab-pw"
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "devices"
 _ADDRESSES = (f"127.10.{i // 250}.{i % 250 + 1}" for i in itertools.count(1))
 
 
@@ -205,6 +208,59 @@ def test_bgp_neighbors_established_over_a_cabled_31_and_not_with_a_wrong_as(make
     assert not spine_driver.get_bgp_neighbors()["global"]["peers"]["10.0.0.1"]["is_up"]
     driver.close()
     spine_driver.close()
+
+
+def _unnumbered(host: str, asn: int, peer_as: int, net: str) -> str:
+    return (
+        f"hostname {host}\n!\ninterface Ethernet1\n   mtu 9214\n   no switchport\n   ipv6 enable\n!\nip routing\n!\n"
+        f"router bgp {asn}\n   router-id 10.255.{asn % 256}.1\n   maximum-paths 64 ecmp 64\n"
+        f"   neighbor FABRIC peer group\n   neighbor interface Ethernet1 peer-group FABRIC remote-as {peer_as}\n"
+        f"   network {net}\n!\nend\n"
+    )
+
+
+def test_unnumbered_bgp_and_concurrent_getters_on_both_ends(make_sim) -> None:
+    world = World([("leaf1", "Ethernet1", "spine1", "Ethernet1")])
+    leaf = make_sim("leaf1", world=world, startup_config=_unnumbered("leaf1", 65101, 65100, "10.1.0.0/24"))
+    spine = make_sim("spine1", world=world, startup_config=_unnumbered("spine1", 65100, 65101, "10.9.0.0/24"))
+    # several clients on both simulators at once, each simulator asking the World about the other: no
+    # lock-order deadlock (one napalm driver per thread: a pyeapi connection is not thread-safe)
+    drivers = [napalm_eos(leaf if i % 2 == 0 else spine) for i in range(6)]
+
+    def poll(driver) -> dict:
+        for _ in range(4):
+            out = driver.get_bgp_neighbors()
+        return out
+
+    with ThreadPoolExecutor(max_workers=len(drivers)) as pool:
+        results = [f.result(timeout=30) for f in [pool.submit(poll, d) for d in drivers]]
+    leaf_peers = results[0]["global"]["peers"]
+    (address,) = leaf_peers
+    assert address.startswith("fe80::") and address.endswith("%Et1")
+    assert leaf_peers[address]["is_up"] and leaf_peers[address]["remote_as"] == 65100
+    assert leaf_peers[address]["remote_id"] == "10.255.76.1"  # spine1's router-id (65100 % 256 = 76)
+    for driver in drivers:
+        driver.close()
+
+
+@pytest.mark.parametrize("device", ["leaf3", "spine1"])
+def test_fabconf_rendered_config_replaces_cleanly(make_sim, device: str) -> None:
+    path = GOLDEN / f"{device}.cfg"
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    text = path.read_text()
+    ports = sorted({m for m in re.findall(r"^interface (Ethernet\S+)", text, re.M)})
+    sim = make_sim(device, ports=ports)
+    driver = napalm_eos(sim)
+    driver.load_replace_candidate(config=text)
+    assert "+qos profile FABCONF_ROCE" in driver.compare_config()
+    driver.commit_config()
+    ifs = driver.get_interfaces()
+    assert all(ifs[p]["mtu"] == 9214 for p in ports)
+    driver.load_replace_candidate(config=text)
+    assert driver.compare_config() == ""  # idempotent: the same config again is no change
+    driver.discard_config()
+    driver.close()
 
 
 def test_lab_view_reads_peer_groups_unnumbered_networks_and_ecmp(make_sim) -> None:
