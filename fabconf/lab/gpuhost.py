@@ -1,0 +1,249 @@
+"""A lab GPU host with ConnectX NICs, reached over real SSH (exec and interactive shell).
+
+``GpuHostSim(name, address, *, ports, username, password, ca=None, world=None, state_dir=None, faults=None,
+port=None, startup_config=None, nics=None)``: ``ports`` are the NIC netdevs (default ``ens1f0np0``,
+``ens1f1np1``); ``nics`` (list of dicts: netdev, rdma, pci, speed, mac, address, fw_version, part, psid,
+mlxconfig overrides) takes precedence; ``startup_config`` is a ``HostState`` (``default_startup_config`` builds
+the brownfield default). ``ca`` is unused (SSH only). ``.start()``, ``.stop()``, ``.reboot()``,
+``.lab_view()``, ``.state`` (the live ``HostState``; hold ``.lock`` when changing it from another thread),
+``.faults`` (a ``HostFaults``: the shared kinds plus ``garbled``), ``.ssh`` (the ``SshService``), ``.port``.
+
+Users: the login user gets a ``user@host:~$`` prompt and needs ``sudo`` for privileged commands (passwordless);
+``sudo -s``/``sudo -i``/``sudo su`` in a shell switch it to ``root@host:~#`` until ``exit``. Logging in as
+``root`` gives a root shell directly. Each exec request runs in a fresh shell; an interactive shell keeps ``$?``,
+variables and the working directory.
+
+Shell subset: see ``fabconf.lab.hostshell`` (quotes, ``$?``, ``;``/``&&``/``||``, pipes, redirections,
+here-documents, ``sudo``, ``bash -c``, scripts by path, core utilities). Host commands: ``mlnx_qos``
+(``fabconf.lab.mlnxqos``), ``ip``, ``rdma``, ``ibstat``, ``ibv_devinfo``, ``show_gids``, ``ibdev2netdev``,
+``cma_roce_tos`` (``fabconf.lab.niccmds``), ``mlxconfig``, ``mlxfwreset`` (``fabconf.lab.mlxcmds``),
+``systemctl``, ``pgrep``, ``lldpad``, ``hostname``, ``hostnamectl``, ``uname`` (``fabconf.lab.hostsvc``), sysfs
+and configfs files (``fabconf.lab.nicsysfs``) and the lab-only ``reboot``.
+
+``reboot`` (command or method) loses the runtime state (mlnx_qos settings, sysfs ECN, ToS, MTU back to 1500,
+lldpad stopped), makes pending ``mlxconfig`` values current, clears ``/tmp`` and ``/run``, then starts every
+ENABLED unit through the same shell (so a boot unit that re-applies NIC settings really does). Over SSH the
+connection drops after the reboot, as with a real host; new connections are accepted at once.
+
+A NIC port's link is up when it is administratively up and, if a ``World`` is given, cabled in it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from fabconf.lab import hostsvc, mlnxqos, mlxcmds, niccmds
+from fabconf.lab.faults import DropConnection, Faults
+from fabconf.lab.hostshell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
+from fabconf.lab.nicstate import HostState, NicPort, default_host_state
+from fabconf.lab.nicsysfs import NicContext, NicSysfs
+from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService
+from fabconf.lab.tls import LabCA
+from fabconf.lab.world import DeviceView, PortView, World
+
+__all__ = ["GpuHostSim", "HostFaults", "default_startup_config"]
+
+ROOT_SHELL_COMMANDS = ("sudo -s", "sudo -i", "sudo su", "sudo su -", "sudo bash", "sudo -s bash", "sudo -i bash")
+
+
+@dataclass
+class HostFaults(Faults):
+    """The shared fault kinds plus ``garbled``: NIC tool output and sysfs reads come back corrupted."""
+
+    garbled: bool = False
+
+    def set(self, kind: str, arg: str | None = None) -> None:
+        if kind == "garbled":
+            self.garbled = True
+            return
+        super().set(kind, arg)
+
+    def clear(self) -> None:
+        super().clear()
+        self.garbled = False
+
+    def active(self) -> list[str]:
+        return [*super().active(), *(["garbled"] if self.garbled else [])]
+
+
+class RebootRequested(Exception):
+    """Raised by the ``reboot`` command; the session reboots the host and drops the connection."""
+
+
+def default_startup_config(hostname: str, ports: list[str]) -> HostState:
+    """The brownfield start of a GPU host (see ``fabconf.lab.nicstate.default_host_state``)."""
+    return default_host_state(hostname, ports)
+
+
+class GpuHostSim:
+    def __init__(
+        self,
+        name: str,
+        address: str,
+        *,
+        ports: list[str],
+        username: str,
+        password: str,
+        ca: LabCA | None = None,
+        world: World | None = None,
+        state_dir: Path | None = None,
+        faults: Faults | None = None,
+        port: int | None = None,
+        startup_config: HostState | None = None,
+        nics: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.name = name
+        self.address = address
+        self.username = username
+        self.password = password
+        self.world = world
+        self.faults: Faults = faults if faults is not None else HostFaults()
+        if startup_config is not None:
+            self.state = startup_config.copy()
+        else:
+            self.state = default_host_state(name, ports, nics)
+        self.lock = threading.RLock()
+        self._booting = False
+        self.ctx = NicContext(self.state, self._carrier, lambda: bool(getattr(self.faults, "garbled", False)))
+        home = "/root" if username == "root" else f"/home/{username}"
+        self.fs = MemoryFs(self.state.files, {"/sys": NicSysfs(self.ctx)}, home=home)
+        self.fs.dirs.add(home)
+        self.units = hostsvc.Units(self.state, self._run_as_root)
+        self.commands = self._commands()
+        self.ssh = SshService(
+            name,
+            address,
+            22 if port is None else port,
+            username=username,
+            password=password,
+            session_factory=self._session,
+            faults=self.faults,
+            state_dir=state_dir,
+        )
+        if world is not None:
+            world.register(self)
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self.ssh.port
+
+    def start(self) -> None:
+        self.ssh.start()
+
+    def stop(self) -> None:
+        self.ssh.stop()
+
+    def reboot(self) -> None:
+        """Lose runtime state, apply pending firmware config, then run every enabled boot unit."""
+        with self.lock:
+            state = self.state
+            self._booting = True
+            try:
+                for nic in state.nics:
+                    nic.apply_pending()
+                    nic.reset_runtime()
+                state.lldpad_running = False
+                for path in [p for p in state.files if p.startswith(("/tmp/", "/run/"))]:
+                    del state.files[path]
+                state.hostname = state.files.get("/etc/hostname", state.hostname).strip() or state.hostname
+                state.boots += 1
+                state.boot_log = self.units.boot()
+            finally:
+                self._booting = False
+
+    # -- world ------------------------------------------------------------------------------------------
+    def _carrier(self, nic: NicPort) -> bool:
+        return self.world is None or self.world.far_end(self.name, nic.netdev) is not None
+
+    def lab_view(self) -> DeviceView:
+        with self.lock:
+            ports = {
+                nic.netdev: PortView(nic.netdev, enabled=nic.admin_up, mtu=nic.mtu, address=nic.address)
+                for nic in self.state.nics
+            }
+            return DeviceView(hostname=self.state.hostname, ports=ports)
+
+    # -- shells -------------------------------------------------------------------------------------------
+    def _commands(self) -> dict[str, CommandFn]:
+        commands: dict[str, CommandFn] = {name: partial(tool, self.ctx) for name, tool in niccmds.TOOLS.items()}
+        commands["mlnx_qos"] = partial(mlnxqos.mlnx_qos, self.ctx)
+        commands["mlxconfig"] = partial(mlxcmds.mlxconfig, self.ctx)
+        commands["mlxfwreset"] = partial(mlxcmds.mlxfwreset, self.ctx)
+        commands["systemctl"] = self.units.systemctl
+        for name in ("pgrep", "lldpad", "hostname", "hostnamectl", "uname"):
+            commands[name] = partial(getattr(hostsvc, name), self.state)
+        commands["reboot"] = self._reboot_command
+        return commands
+
+    def new_shell(self, user: str | None = None) -> Shell:
+        return Shell(self.fs, self.commands, user=user or self.username, hostname=lambda: self.state.hostname)
+
+    def _run_as_root(self, line: str) -> Result:
+        with self.lock:
+            out = self.new_shell("root").run(line)
+        return Result(out.stdout, out.stderr, out.status)
+
+    def _reboot_command(self, inv: Invocation) -> Result:
+        if not inv.root:
+            return Result(err="Failed to reboot system via logind: Interactive authentication required.\n", status=1)
+        if self._booting:
+            return Result(err="reboot: refused while the host is booting\n", status=1)
+        raise RebootRequested()
+
+    def _session(self, ctx: SessionContext) -> ShellSession:
+        return HostSession(self, ctx)
+
+    def run(self, command: str, *, root: bool = True) -> Output:
+        """Run a command line directly (no SSH), e.g. from tests or the orchestrator."""
+        with self.lock:
+            return self.new_shell("root" if root else self.username).run(command)
+
+
+class HostSession(ShellSession):
+    """One SSH channel: a shell of the login user (raised to root by ``sudo -s``)."""
+
+    def __init__(self, sim: GpuHostSim, ctx: SessionContext) -> None:
+        self.sim = sim
+        self.interactive = ctx.interactive
+        self.shell = sim.new_shell()
+        self.elevated = False
+
+    def prompt(self) -> str:
+        host = self.sim.state.hostname
+        if self.shell.root:
+            return f"root@{host}:~# "
+        return f"{self.shell.user}@{host}:~$ "
+
+    def needs_more(self, text: str) -> bool:
+        return is_incomplete(text)
+
+    def _run(self, command: str) -> Output:
+        if self.interactive and not self.shell.root and command.strip() in ROOT_SHELL_COMMANDS:
+            self.shell.root = self.elevated = True
+            return Output()
+        try:
+            with self.sim.lock:
+                out = self.shell.run(command)
+        except RebootRequested:
+            self.sim.reboot()
+            raise DropConnection() from None
+        if out.exited and self.interactive:
+            if self.elevated:
+                self.shell.root = self.elevated = False
+                out.exited = False
+                return out
+            raise CloseSession(out.merged + "logout\n", out.status)
+        return out
+
+    def handle(self, command: str) -> tuple[str, int]:
+        out = self._run(command)
+        return out.merged, out.status
+
+    def handle_exec(self, command: str) -> tuple[str, str, int]:
+        out = self._run(command)
+        return out.stdout, out.stderr, out.status

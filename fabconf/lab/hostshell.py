@@ -1,0 +1,1115 @@
+"""A small POSIX-shell subset for lab Linux hosts: lexer, parser and executor over an in-memory file system.
+
+Supported (enough for what configuration tools send over SSH; anything else is an error, not a guess):
+
+- words with ``'single'``, ``"double"`` quotes and ``\\`` escapes; ``$?``, ``$VAR``, ``${VAR}`` expansion
+  (not inside single quotes); ``#`` comments; ``\\``-newline continuation.
+- lists: ``;``, newline, ``&&``, ``||``; pipelines ``a | b``; a trailing ``&`` runs in the foreground.
+- redirections: ``> FILE``, ``>> FILE``, ``< FILE``, ``2> FILE``, ``2>> FILE``, ``2>&1``, ``>&2``, ``&> FILE``,
+  ``/dev/null``; here-documents ``<<EOF``, ``<<'EOF'`` (no expansion), ``<<-EOF`` (leading tabs stripped).
+  Redirections are performed with the privileges of the SHELL, not of ``sudo`` (``sudo echo 1 > /sys/x``
+  fails for a non-root user exactly as in bash; use ``echo 1 | sudo tee /sys/x``).
+- ``set -e`` (stop at the first failing list), ``exit [N]``, ``VAR=value`` assignments and ``export``.
+- builtins and core utilities: ``echo [-n] [-e]``, ``printf FORMAT ARGS`` (``%s %d %%`` and ``\\n``),
+  ``cat``, ``tee [-a]``, ``rm [-f] [-r]``, ``test``/``[ ]`` (``-f -e -d -s -n -z = != -eq -ne -lt -gt``, ``!``),
+  ``ls [-1] [-l] [-a]``, ``mkdir [-p]``, ``touch``, ``chmod``, ``chown``, ``sync``, ``true``, ``false``, ``:``,
+  ``cd``, ``pwd``, ``sleep`` (at most 5 s), ``grep [-q] [-v] [-c] [-E] [-F] [-i]``, ``head -n N``,
+  ``tail -n N``, ``wc -l``, ``whoami``, ``id -u``, ``sudo [-n] [-E] [-s|-i] [CMD]``, ``bash|sh -c STRING``,
+  ``bash|sh FILE``, and running a script by its path.
+- a host adds its own commands (``commands``: name -> ``fn(Invocation) -> Result``).
+
+An unknown command prints ``bash: X: command not found`` with status 127.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Incomplete(Exception):
+    """The text ends inside a quote, a here-document or after ``&&``/``||``/``|``."""
+
+
+class ShellExit(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class FsError(Exception):
+    """A file operation failed; the message is the strerror text ("No such file or directory")."""
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    out: str = ""
+    err: str = ""
+    status: int = 0
+
+
+@dataclass
+class Output:
+    """What a shell run printed, in order, split by file descriptor (1 stdout, 2 stderr)."""
+
+    chunks: list[tuple[int, str]] = field(default_factory=list)
+    status: int = 0
+    exited: bool = False  # the script ran `exit`
+
+    def write(self, fd: int, text: str) -> None:
+        if text:
+            self.chunks.append((fd, text))
+
+    @property
+    def stdout(self) -> str:
+        return "".join(t for fd, t in self.chunks if fd == 1)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(t for fd, t in self.chunks if fd == 2)
+
+    @property
+    def merged(self) -> str:
+        return "".join(t for _fd, t in self.chunks)
+
+
+# -- file system ----------------------------------------------------------------------------------
+
+
+class FileSystem(Protocol):
+    def read(self, path: str) -> str: ...
+    def write(self, path: str, data: str, *, append: bool, root: bool) -> None: ...
+    def exists(self, path: str) -> bool: ...
+    def isdir(self, path: str) -> bool: ...
+    def listdir(self, path: str) -> list[str]: ...
+    def remove(self, path: str, *, root: bool, recursive: bool = False) -> None: ...
+    def mkdir(self, path: str, *, root: bool) -> None: ...
+
+
+class VirtualFiles(Protocol):
+    """Files computed from device state (sysfs, configfs): a host supplies one for a path prefix."""
+
+    def read(self, path: str) -> str | None: ...  # None: no such file
+    def write(self, path: str, data: str) -> None: ...  # raises FsError
+    def listdir(self, path: str) -> list[str] | None: ...  # None: not a directory
+
+
+def _user_writable(path: str, home: str) -> bool:
+    return path.startswith(("/tmp/", "/dev/null")) or path.startswith(home.rstrip("/") + "/")
+
+
+class MemoryFs:
+    """Regular files in a dict (shared with the host's state) plus virtual trees under given prefixes."""
+
+    def __init__(self, files: dict[str, str], virtual: dict[str, VirtualFiles] | None = None, home: str = "/root"):
+        self.files = files
+        self.virtual = virtual or {}
+        self.home = home
+        self.dirs: set[str] = {
+            "/",
+            "/etc",
+            "/tmp",
+            "/root",
+            "/home",
+            "/usr",
+            "/usr/local",
+            "/usr/local/sbin",
+            "/usr/local/bin",
+            "/etc/systemd",
+            "/etc/systemd/system",
+            "/var",
+            "/run",
+            "/dev",
+        }
+
+    def _virtual(self, path: str) -> VirtualFiles | None:
+        for prefix, tree in self.virtual.items():
+            if path == prefix or path.startswith(prefix + "/"):
+                return tree
+        return None
+
+    def read(self, path: str) -> str:
+        if path == "/dev/null":
+            return ""
+        tree = self._virtual(path)
+        if tree is not None:
+            data = tree.read(path)
+            if data is None:
+                if tree.listdir(path) is not None:
+                    raise FsError("Is a directory")
+                raise FsError("No such file or directory")
+            return data
+        if path in self.files:
+            return self.files[path]
+        if self.isdir(path):
+            raise FsError("Is a directory")
+        raise FsError("No such file or directory")
+
+    def write(self, path: str, data: str, *, append: bool, root: bool) -> None:
+        if path == "/dev/null":
+            return
+        tree = self._virtual(path)
+        if tree is not None:
+            if not root:
+                raise FsError("Permission denied")
+            tree.write(path, data)
+            return
+        if self.isdir(path):
+            raise FsError("Is a directory")
+        if not self.isdir(posixpath.dirname(path)):
+            raise FsError("No such file or directory")
+        if not root and not _user_writable(path, self.home):
+            raise FsError("Permission denied")
+        self.files[path] = (self.files.get(path, "") + data) if append else data
+
+    def exists(self, path: str) -> bool:
+        tree = self._virtual(path)
+        if tree is not None:
+            return tree.read(path) is not None or tree.listdir(path) is not None
+        return path in self.files or self.isdir(path) or path == "/dev/null"
+
+    def isdir(self, path: str) -> bool:
+        tree = self._virtual(path)
+        if tree is not None:
+            return tree.listdir(path) is not None
+        if path in self.dirs:
+            return True
+        prefix = path.rstrip("/") + "/"
+        return any(name.startswith(prefix) for name in self.files)
+
+    def listdir(self, path: str) -> list[str]:
+        tree = self._virtual(path)
+        if tree is not None:
+            names = tree.listdir(path)
+            if names is None:
+                raise FsError("Not a directory" if tree.read(path) is not None else "No such file or directory")
+            return sorted(names)
+        if not self.isdir(path):
+            raise FsError("Not a directory" if path in self.files else "No such file or directory")
+        prefix = path.rstrip("/") + "/"
+        names = {p[len(prefix) :].split("/", 1)[0] for p in list(self.files) + list(self.dirs) if p.startswith(prefix)}
+        names.update(p[len(prefix) :] for p in self.virtual if p.startswith(prefix) and "/" not in p[len(prefix) :])
+        return sorted(n for n in names if n)
+
+    def remove(self, path: str, *, root: bool, recursive: bool = False) -> None:
+        if self._virtual(path) is not None:
+            raise FsError("Operation not permitted")
+        if not root and not _user_writable(path, self.home):
+            raise FsError("Permission denied")
+        if path in self.files:
+            del self.files[path]
+            return
+        if self.isdir(path):
+            if not recursive:
+                raise FsError("Is a directory")
+            prefix = path.rstrip("/") + "/"
+            for name in [p for p in self.files if p.startswith(prefix)]:
+                del self.files[name]
+            self.dirs = {d for d in self.dirs if d != path and not d.startswith(prefix)}
+            return
+        raise FsError("No such file or directory")
+
+    def mkdir(self, path: str, *, root: bool) -> None:
+        if not root and not _user_writable(path + "/", self.home):
+            raise FsError("Permission denied")
+        self.dirs.add(path)
+
+
+# -- lexer -------------------------------------------------------------------------------------------
+
+Segment = tuple[str, str]  # ("lit", text) | ("var", name)
+
+
+@dataclass
+class Word:
+    segments: list[Segment] = field(default_factory=list)
+    quoted: bool = False
+
+    def literal(self) -> str:
+        return "".join(text if kind == "lit" else "$" + text for kind, text in self.segments)
+
+
+@dataclass
+class HereDoc:
+    delimiter: str
+    strip_tabs: bool
+    expand: bool
+    body: str | None = None
+
+
+@dataclass
+class Op:
+    op: str
+    heredoc: HereDoc | None = None
+
+
+_OPERATORS = ("&&", "||", ";", "|", "&", "\n")
+_REDIRECTS = ("&>>", "&>", ">>", ">&", ">", "<<-", "<<", "<")
+
+
+def lex(text: str, *, at_eof_ok: bool) -> list[Word | Op]:
+    """Split ``text`` into words and operators, collecting here-document bodies."""
+    tokens: list[Word | Op] = []
+    pending: list[HereDoc] = []
+    word: Word | None = None
+    want_delim: Op | None = None
+    i, n = 0, len(text)
+
+    def end_word() -> None:
+        nonlocal word, want_delim
+        if word is None:
+            return
+        if want_delim is not None:
+            delim = "".join(t for _k, t in word.segments)
+            assert want_delim.heredoc is not None
+            want_delim.heredoc.delimiter = delim
+            want_delim.heredoc.expand = not word.quoted
+            pending.append(want_delim.heredoc)
+            want_delim = None
+        else:
+            tokens.append(word)
+        word = None
+
+    def lit(ch: str, quoted: bool = False) -> None:
+        nonlocal word
+        if word is None:
+            word = Word()
+        word.quoted = word.quoted or quoted
+        if word.segments and word.segments[-1][0] == "lit":
+            word.segments[-1] = ("lit", word.segments[-1][1] + ch)
+        else:
+            word.segments.append(("lit", ch))
+
+    def var(at: int) -> int:
+        """Parse a $-expansion at text[at] == '$'; returns the index after it."""
+        nonlocal word
+        j = at + 1
+        if j < n and text[j] == "?":
+            name, j = "?", j + 1
+        elif j < n and text[j] == "{":
+            close = text.find("}", j)
+            if close < 0:
+                raise Incomplete("${")
+            name, j = text[j + 1 : close], close + 1
+        else:
+            m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[j:])
+            if not m:
+                lit("$")
+                return j
+            name, j = m.group(0), j + m.end()
+        if word is None:
+            word = Word()
+        word.segments.append(("var", name))
+        return j
+
+    def read_heredocs(start: int) -> int:
+        """Bodies of pending here-documents start at ``start`` (just after a newline)."""
+        pos = start
+        while pending:
+            doc = pending.pop(0)
+            lines: list[str] = []
+            while True:
+                if pos >= n:
+                    if not at_eof_ok:
+                        raise Incomplete("here-document")
+                    break
+                nl = text.find("\n", pos)
+                line = text[pos:] if nl < 0 else text[pos:nl]
+                pos = n if nl < 0 else nl + 1
+                check = line.lstrip("\t") if doc.strip_tabs else line
+                if check == doc.delimiter:
+                    break
+                lines.append(check)
+            doc.body = "".join(line + "\n" for line in lines)
+        return pos
+
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n and text[i + 1] == "\n":
+            i += 2
+            continue
+        if ch in " \t":
+            end_word()
+            i += 1
+            continue
+        if ch == "#" and word is None:
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if ch == "'":
+            close = text.find("'", i + 1)
+            if close < 0:
+                raise Incomplete("'")
+            lit(text[i + 1 : close], quoted=True)
+            i = close + 1
+            continue
+        if ch == '"':
+            j = i + 1
+            lit("", quoted=True)
+            while True:
+                if j >= n:
+                    raise Incomplete('"')
+                c = text[j]
+                if c == '"':
+                    j += 1
+                    break
+                if c == "\\" and j + 1 < n and text[j + 1] in '"\\$`\n':
+                    if text[j + 1] != "\n":
+                        lit(text[j + 1], quoted=True)
+                    j += 2
+                    continue
+                if c == "$":
+                    j = var(j)
+                    continue
+                lit(c, quoted=True)
+                j += 1
+            i = j
+            continue
+        if ch == "\\":
+            if i + 1 < n:
+                lit(text[i + 1], quoted=True)
+            i += 2
+            continue
+        if ch == "$":
+            i = var(i)
+            continue
+        # fd-prefixed redirections: 2>, 2>>, 2>&1, 1>&2
+        if ch in "12" and word is None and text[i + 1 : i + 2] == ">":
+            fd = ch
+            i += 1
+            if text.startswith(">&", i):
+                target = text[i + 2 : i + 3]
+                tokens.append(Op(f"{fd}>&{target}"))
+                i += 3
+            elif text.startswith(">>", i):
+                tokens.append(Op(f"{fd}>>"))
+                i += 2
+            else:
+                tokens.append(Op(f"{fd}>"))
+                i += 1
+            continue
+        matched = next((op for op in (*_REDIRECTS[:-1], "&&", "||", "<") if text.startswith(op, i)), None)
+        if matched is None and ch in ";|&\n":
+            matched = ch
+        if matched is not None:
+            end_word()
+            if matched == ">&":
+                target = text[i + 2 : i + 3]
+                tokens.append(Op(f"1>&{target}"))
+                i += 3
+                continue
+            if matched in ("<<", "<<-"):
+                op = Op(matched, HereDoc("", matched == "<<-", True))
+                tokens.append(op)
+                want_delim = op
+                i += len(matched)
+                continue
+            tokens.append(Op(matched))
+            i += len(matched)
+            if matched == "\n":
+                i = read_heredocs(i)
+            continue
+        lit(ch)
+        i += 1
+    end_word()
+    if want_delim is not None:
+        raise Incomplete("here-document delimiter")
+    if pending:
+        if not at_eof_ok:
+            raise Incomplete("here-document")
+        for doc in pending:
+            doc.body = ""
+    # trailing connector means more input is needed
+    meaningful = [t for t in tokens if not (isinstance(t, Op) and t.op == "\n")]
+    if meaningful and isinstance(meaningful[-1], Op) and meaningful[-1].op in ("&&", "||", "|"):
+        raise Incomplete(meaningful[-1].op)
+    return tokens
+
+
+def is_incomplete(text: str) -> bool:
+    try:
+        lex(text, at_eof_ok=False)
+    except Incomplete:
+        return True
+    return False
+
+
+# -- parser ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Redirect:
+    op: str  # ">", ">>", "<", "<<", "2>", "2>>", "2>&1", "1>&2", "&>", "&>>"
+    target: Word | None = None
+    heredoc: HereDoc | None = None
+
+
+@dataclass
+class Simple:
+    words: list[Word] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+
+
+Pipeline = list[Simple]
+AndOr = list[tuple[str, Pipeline]]  # first connector is ""
+
+
+def parse(tokens: list[Word | Op]) -> list[AndOr]:
+    statements: list[AndOr] = []
+    current: AndOr = []
+    pipeline: Pipeline = []
+    simple = Simple()
+    connector = ""
+    it = iter(tokens)
+
+    def flush_simple() -> None:
+        nonlocal simple
+        if simple.words or simple.redirects:
+            pipeline.append(simple)
+        simple = Simple()
+
+    def flush_pipeline(next_connector: str) -> None:
+        nonlocal pipeline, connector
+        flush_simple()
+        if pipeline:
+            current.append((connector, pipeline))
+        pipeline = []
+        connector = next_connector
+
+    for tok in it:
+        if isinstance(tok, Word):
+            simple.words.append(tok)
+            continue
+        op = tok.op
+        if op in ("\n", ";", "&"):
+            flush_pipeline("")
+            if current:
+                statements.append(current)
+            current = []
+        elif op in ("&&", "||"):
+            flush_pipeline(op)
+        elif op == "|":
+            flush_simple()
+        elif op in ("<<", "<<-"):
+            simple.redirects.append(Redirect("<<", heredoc=tok.heredoc))
+        elif op in ("2>&1", "1>&2"):
+            simple.redirects.append(Redirect(op))
+        else:
+            target = next(it, None)
+            if not isinstance(target, Word):
+                raise SyntaxError(f"syntax error near unexpected token `{op}'")
+            simple.redirects.append(Redirect(op, target=target))
+    flush_pipeline("")
+    if current:
+        statements.append(current)
+    return statements
+
+
+# -- executor ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Invocation:
+    argv: list[str]
+    stdin: str
+    root: bool
+    shell: Shell
+
+
+CommandFn = Callable[[Invocation], Result]
+
+
+class Shell:
+    """One shell: variables, ``$?``, working directory, privilege. ``run`` executes a whole script."""
+
+    def __init__(
+        self,
+        fs: FileSystem,
+        commands: dict[str, CommandFn] | None = None,
+        *,
+        user: str = "root",
+        hostname: Callable[[], str] = lambda: "localhost",
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.fs = fs
+        self.commands = dict(commands or {})
+        self.user = user
+        self.root = user == "root"
+        self.hostname = hostname
+        self.home = "/root" if self.root else f"/home/{user}"
+        self.cwd = self.home
+        self.vars: dict[str, str] = {"HOME": self.home, "USER": user, "SHELL": "/bin/bash", **(env or {})}
+        self.last_status = 0
+        self.errexit = False
+        self.depth = 0
+
+    # -- public -------------------------------------------------------------------------------------
+    def run(self, script: str, stdin: str = "", *, root: bool | None = None) -> Output:
+        """Run ``script``; the shell's privilege may be raised for this run only (``root=True``)."""
+        out = Output()
+        saved = self.root
+        if root is not None:
+            self.root = root
+        try:
+            try:
+                statements = parse(lex(script, at_eof_ok=True))
+            except Incomplete as exc:
+                out.write(2, f"bash: syntax error: unexpected end of file ({exc})\n")
+                self.last_status = out.status = 2
+                return out
+            except SyntaxError as exc:
+                out.write(2, f"bash: {exc}\n")
+                self.last_status = out.status = 2
+                return out
+            try:
+                for statement in statements:
+                    status = self._and_or(statement, out, stdin)
+                    self.last_status = status
+                    if self.errexit and status != 0:
+                        break
+            except ShellExit as exc:
+                self.last_status = exc.status
+                out.exited = True
+            out.status = self.last_status
+            return out
+        finally:
+            self.root = saved
+
+    def path(self, name: str) -> str:
+        return posixpath.normpath(posixpath.join(self.cwd, name))
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _and_or(self, statement: AndOr, out: Output, stdin: str) -> int:
+        status = self.last_status
+        for connector, pipeline in statement:
+            if connector == "&&" and status != 0:
+                continue
+            if connector == "||" and status == 0:
+                continue
+            status = self._pipeline(pipeline, out, stdin)
+            self.last_status = status
+        return status
+
+    def _pipeline(self, pipeline: Pipeline, out: Output, stdin: str) -> int:
+        data = stdin
+        status = 0
+        for index, simple in enumerate(pipeline):
+            last = index == len(pipeline) - 1
+            piped = Output()
+            status = self._simple(simple, piped, data)
+            data = piped.stdout
+            for fd, text in piped.chunks:
+                if fd == 2 or last:
+                    out.write(fd, text)
+        return status
+
+    def _expand(self, word: Word) -> str:
+        parts = []
+        for kind, text in word.segments:
+            if kind == "lit":
+                parts.append(text)
+            elif text == "?":
+                parts.append(str(self.last_status))
+            else:
+                parts.append(self.vars.get(text, ""))
+        return "".join(parts)
+
+    def _simple(self, simple: Simple, out: Output, stdin: str) -> int:
+        argv = [self._expand(w) for w in simple.words]
+        # leading VAR=value assignments
+        assigns = []
+        while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):
+            assigns.append(argv.pop(0))
+        if not argv:
+            for item in assigns:
+                name, _, value = item.partition("=")
+                self.vars[name] = value
+        # input
+        for red in simple.redirects:
+            if red.op == "<<" and red.heredoc is not None:
+                body = red.heredoc.body or ""
+                if red.heredoc.expand:
+                    body = re.sub(r"\$\?", str(self.last_status), body)
+                    body = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: self.vars.get(m.group(1), ""), body)
+                stdin = body
+            elif red.op == "<" and red.target is not None:
+                path = self.path(self._expand(red.target))
+                try:
+                    stdin = self.fs.read(path)
+                except FsError as exc:
+                    out.write(2, f"bash: {self._expand(red.target)}: {exc}\n")
+                    return 1
+        # output routing, performed with the shell's own privilege
+        fds: dict[int, tuple[str, ...]] = {1: ("out",), 2: ("err",)}
+        files: dict[str, list[str]] = {}
+        for red in simple.redirects:
+            if red.op in ("<", "<<"):
+                continue
+            if red.op == "2>&1":
+                fds[2] = fds[1]
+                continue
+            if red.op == "1>&2":
+                fds[1] = fds[2]
+                continue
+            assert red.target is not None
+            shown = self._expand(red.target)
+            path = self.path(shown)
+            append = red.op.endswith(">>")
+            try:
+                if append:
+                    self.fs.write(path, "", append=True, root=self.root)
+                else:
+                    self._truncate(path)
+            except FsError as exc:
+                out.write(2, f"bash: {shown}: {exc}\n")
+                return 1
+            files.setdefault(path, [])
+            target = ("file", path)
+            if red.op.startswith("&"):
+                fds[1] = fds[2] = target
+            elif red.op.startswith("2"):
+                fds[2] = target
+            else:
+                fds[1] = target
+        if not argv:
+            return 0
+        result = self.execute(argv, stdin)
+        for fd, text in ((1, result.out), (2, result.err)):
+            dest = fds[fd]
+            if dest[0] == "out":
+                out.write(1, text)
+            elif dest[0] == "err":
+                out.write(2, text)
+            else:
+                files[dest[1]].append(text)
+        for path, chunks in files.items():
+            data = "".join(chunks)
+            if data:
+                try:
+                    self.fs.write(path, data, append=True, root=self.root)
+                except FsError as exc:
+                    out.write(2, f"bash: echo: write error: {exc}\n")
+                    return 1
+        return result.status
+
+    def _truncate(self, path: str) -> None:
+        if path == "/dev/null":
+            return
+        if path.startswith(("/sys/", "/proc/")):
+            # sysfs files cannot be truncated; the write happens when data arrives
+            if not self.root:
+                raise FsError("Permission denied")
+            if not self.fs.exists(path):
+                raise FsError("No such file or directory")
+            return
+        self.fs.write(path, "", append=False, root=self.root)
+
+    def execute(self, argv: list[str], stdin: str = "", *, root: bool | None = None) -> Result:
+        """Run one command (a builtin, a host command or a script file) with the given privilege."""
+        as_root = self.root if root is None else root
+        name = argv[0]
+        inv = Invocation(argv, stdin, as_root, self)
+        if "/" not in name:
+            fn = self.commands.get(name) or _BUILTINS.get(name)
+            if fn is None:
+                return Result(err=f"bash: {name}: command not found\n", status=127)
+            return fn(inv)
+        path = self.path(name)
+        base = posixpath.basename(name)
+        system = posixpath.dirname(path) in ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin")
+        fn = self.commands.get(base) or _BUILTINS.get(base)
+        if system and fn is not None and not self.fs.exists(path):
+            return fn(inv)
+        return _run_script(inv, path)
+
+    def nested(self, script: str, stdin: str, root: bool) -> Result:
+        """``bash -c`` / script files: same variables and file system, own ``exit``."""
+        if self.depth > 8:
+            return Result(err="bash: maximum nesting level exceeded\n", status=1)
+        saved_errexit, saved_status = self.errexit, self.last_status
+        self.depth += 1
+        self.errexit = False
+        try:
+            output = self.run(script, stdin, root=root)
+            return Result(output.stdout, output.stderr, output.status)
+        finally:
+            self.depth -= 1
+            self.errexit = saved_errexit
+            self.last_status = saved_status
+
+
+# -- builtins --------------------------------------------------------------------------------------
+
+
+def _echo(inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    newline, escapes = True, False
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        newline = newline and "n" not in args[0]
+        escapes = "e" in args[0]
+        args = args[1:]
+    text = " ".join(args)
+    if escapes:
+        text = text.replace("\\n", "\n").replace("\\t", "\t")
+    return Result(text + ("\n" if newline else ""))
+
+
+def _printf(inv: Invocation) -> Result:
+    if len(inv.argv) < 2:
+        return Result(err="printf: usage: printf format [arguments]\n", status=2)
+    fmt = inv.argv[1].replace("\\n", "\n").replace("\\t", "\t")
+    args = list(inv.argv[2:])
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(0) == "%%":
+            return "%"
+        return args.pop(0) if args else ""
+
+    return Result(re.sub(r"%%|%[sd]", sub, fmt))
+
+
+def _cat(inv: Invocation) -> Result:
+    names = [a for a in inv.argv[1:] if a != "-"] or None
+    if names is None:
+        return Result(inv.stdin)
+    out, err, status = [], [], 0
+    for name in names:
+        try:
+            out.append(inv.shell.fs.read(inv.shell.path(name)))
+        except FsError as exc:
+            err.append(f"cat: {name}: {exc}\n")
+            status = 1
+    return Result("".join(out), "".join(err), status)
+
+
+def _tee(inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    append = "-a" in args
+    err, status = [], 0
+    for name in [a for a in args if not a.startswith("-")]:
+        try:
+            inv.shell.fs.write(inv.shell.path(name), inv.stdin, append=append, root=inv.root)
+        except FsError as exc:
+            err.append(f"tee: {name}: {exc}\n")
+            status = 1
+    return Result(inv.stdin, "".join(err), status)
+
+
+def _rm(inv: Invocation) -> Result:
+    flags = "".join(a[1:] for a in inv.argv[1:] if a.startswith("-"))
+    err, status = [], 0
+    for name in [a for a in inv.argv[1:] if not a.startswith("-")]:
+        try:
+            inv.shell.fs.remove(inv.shell.path(name), root=inv.root, recursive="r" in flags or "R" in flags)
+        except FsError as exc:
+            if "f" in flags and str(exc) == "No such file or directory":
+                continue
+            err.append(f"rm: cannot remove '{name}': {exc}\n")
+            status = 1
+    return Result("", "".join(err), status)
+
+
+def _test(inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    if inv.argv[0] == "[":
+        if not args or args[-1] != "]":
+            return Result(err="bash: [: missing `]'\n", status=2)
+        args = args[:-1]
+    negate = False
+    if args and args[0] == "!":
+        negate, args = True, args[1:]
+    fs, path = inv.shell.fs, inv.shell.path
+    ok: bool
+    if not args:
+        ok = False
+    elif len(args) == 1:
+        ok = args[0] != ""
+    elif len(args) == 2:
+        op, val = args
+        tests: dict[str, Callable[[], bool]] = {
+            "-f": lambda: fs.exists(path(val)) and not fs.isdir(path(val)),
+            "-e": lambda: fs.exists(path(val)),
+            "-d": lambda: fs.isdir(path(val)),
+            "-s": lambda: fs.exists(path(val)) and not fs.isdir(path(val)) and bool(fs.read(path(val))),
+            "-x": lambda: fs.exists(path(val)),
+            "-r": lambda: fs.exists(path(val)),
+            "-n": lambda: val != "",
+            "-z": lambda: val == "",
+        }
+        if op not in tests:
+            return Result(err=f"bash: test: {op}: unary operator expected\n", status=2)
+        ok = tests[op]()
+    elif len(args) == 3:
+        a, op, b = args
+        if op in ("=", "=="):
+            ok = a == b
+        elif op == "!=":
+            ok = a != b
+        elif op in ("-eq", "-ne", "-lt", "-gt", "-le", "-ge"):
+            try:
+                x, y = int(a), int(b)
+            except ValueError:
+                return Result(err=f"bash: test: {a}: integer expression expected\n", status=2)
+            ok = {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-gt": x > y, "-le": x <= y, "-ge": x >= y}[op]
+        else:
+            return Result(err=f"bash: test: {op}: binary operator expected\n", status=2)
+    else:
+        return Result(err="bash: test: too many arguments\n", status=2)
+    return Result(status=0 if ok != negate else 1)
+
+
+def _ls(inv: Invocation) -> Result:
+    flags = "".join(a[1:] for a in inv.argv[1:] if a.startswith("-"))
+    names = [a for a in inv.argv[1:] if not a.startswith("-")] or ["."]
+    out, err, status = [], [], 0
+    fs = inv.shell.fs
+    for name in names:
+        target = inv.shell.path(name)
+        if not fs.exists(target):
+            err.append(f"ls: cannot access '{name}': No such file or directory\n")
+            status = 2
+            continue
+        if fs.isdir(target):
+            entries = fs.listdir(target)
+            if len(names) > 1:
+                out.append(f"{name}:\n")
+        else:
+            entries = [name]
+        for entry in entries:
+            if "l" in flags:
+                full = target if entry == name else posixpath.join(target, entry)
+                kind = "d" if fs.isdir(full) else "-"
+                size = 0 if kind == "d" else len(fs.read(full).encode())
+                out.append(f"{kind}rw-r--r-- 1 root root {size:>6} Jan  1 00:00 {entry}\n")
+            else:
+                out.append(entry + "\n")
+    return Result("".join(out), "".join(err), status)
+
+
+def _mkdir(inv: Invocation) -> Result:
+    err, status = [], 0
+    for name in [a for a in inv.argv[1:] if not a.startswith("-")]:
+        path = inv.shell.path(name)
+        try:
+            parts = path.strip("/").split("/")
+            for depth in range(1, len(parts) + 1):
+                inv.shell.fs.mkdir("/" + "/".join(parts[:depth]), root=inv.root)
+        except FsError as exc:
+            err.append(f"mkdir: cannot create directory '{name}': {exc}\n")
+            status = 1
+    return Result("", "".join(err), status)
+
+
+def _touch(inv: Invocation) -> Result:
+    err, status = [], 0
+    for name in [a for a in inv.argv[1:] if not a.startswith("-")]:
+        path = inv.shell.path(name)
+        try:
+            inv.shell.fs.write(path, "", append=True, root=inv.root)
+        except FsError as exc:
+            err.append(f"touch: cannot touch '{name}': {exc}\n")
+            status = 1
+    return Result("", "".join(err), status)
+
+
+def _noop(inv: Invocation) -> Result:
+    return Result()
+
+
+def _false(inv: Invocation) -> Result:
+    return Result(status=1)
+
+
+def _exit(inv: Invocation) -> Result:
+    try:
+        status = int(inv.argv[1]) if len(inv.argv) > 1 else inv.shell.last_status
+    except ValueError:
+        status = 2
+    raise ShellExit(status & 0xFF)
+
+
+def _set(inv: Invocation) -> Result:
+    for arg in inv.argv[1:]:
+        if arg.startswith("-") and "e" in arg:
+            inv.shell.errexit = True
+        elif arg.startswith("+") and "e" in arg:
+            inv.shell.errexit = False
+    return Result()
+
+
+def _export(inv: Invocation) -> Result:
+    for arg in inv.argv[1:]:
+        name, eq, value = arg.partition("=")
+        if eq:
+            inv.shell.vars[name] = value
+    return Result()
+
+
+def _cd(inv: Invocation) -> Result:
+    target = inv.shell.path(inv.argv[1]) if len(inv.argv) > 1 else inv.shell.home
+    if not inv.shell.fs.isdir(target):
+        return Result(err=f"bash: cd: {inv.argv[1]}: No such file or directory\n", status=1)
+    inv.shell.cwd = target
+    return Result()
+
+
+def _pwd(inv: Invocation) -> Result:
+    return Result(inv.shell.cwd + "\n")
+
+
+def _sleep(inv: Invocation) -> Result:
+    with contextlib.suppress(ValueError, IndexError):
+        time.sleep(min(float(inv.argv[1]), 5.0))
+    return Result()
+
+
+def _lines_of(inv: Invocation, names: list[str]) -> tuple[list[str], str, int]:
+    if not names:
+        return inv.stdin.splitlines(), "", 0
+    lines, err, status = [], "", 0
+    for name in names:
+        try:
+            lines.extend(inv.shell.fs.read(inv.shell.path(name)).splitlines())
+        except FsError as exc:
+            err += f"{inv.argv[0]}: {name}: {exc}\n"
+            status = 2
+    return lines, err, status
+
+
+def _grep(inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    flags = ""
+    while args and args[0].startswith("-") and len(args[0]) > 1:
+        flags += args.pop(0)[1:]
+    if not args:
+        return Result(err="Usage: grep [OPTION]... PATTERNS [FILE]...\n", status=2)
+    pattern = args.pop(0)
+    lines, err, status = _lines_of(inv, args)
+    if status:
+        return Result(err=err, status=2)
+    if "F" in flags:
+        pattern = re.escape(pattern)
+    elif "E" not in flags:
+        pattern = pattern.replace(r"\|", "|").replace(r"\(", "(").replace(r"\)", ")")
+    rx = re.compile(pattern, re.IGNORECASE if "i" in flags else 0)
+    hits = [ln for ln in lines if bool(rx.search(ln)) != ("v" in flags)]
+    if "q" in flags:
+        return Result(status=0 if hits else 1)
+    if "c" in flags:
+        return Result(f"{len(hits)}\n", status=0 if hits else 1)
+    return Result("".join(h + "\n" for h in hits), status=0 if hits else 1)
+
+
+def _head_tail(inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    count = 10
+    names = []
+    while args:
+        arg = args.pop(0)
+        if arg == "-n" and args:
+            count = int(args.pop(0))
+        elif re.fullmatch(r"-n?\d+", arg):
+            count = int(arg.lstrip("-n"))
+        else:
+            names.append(arg)
+    lines, err, status = _lines_of(inv, names)
+    picked = lines[:count] if inv.argv[0] == "head" else lines[-count:] if count else []
+    return Result("".join(x + "\n" for x in picked), err, 1 if status else 0)
+
+
+def _wc(inv: Invocation) -> Result:
+    lines, err, status = _lines_of(inv, [a for a in inv.argv[1:] if not a.startswith("-")])
+    return Result(f"{len(lines)}\n", err, 1 if status else 0)
+
+
+def _whoami(inv: Invocation) -> Result:
+    return Result(("root" if inv.root else inv.shell.user) + "\n")
+
+
+def _id(inv: Invocation) -> Result:
+    if "-u" in inv.argv:
+        return Result("0\n" if inv.root else "1000\n")
+    if inv.root:
+        return Result("uid=0(root) gid=0(root) groups=0(root)\n")
+    user = inv.shell.user
+    return Result(f"uid=1000({user}) gid=1000({user}) groups=1000({user}),27(sudo)\n")
+
+
+def _sudo(inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    while args and args[0].startswith("-"):
+        flag = args.pop(0)
+        if flag in ("-s", "-i") and not args:
+            return Result()  # an interactive root shell: sessions handle this themselves
+        if flag == "-u" and args:
+            args.pop(0)
+    if not args:
+        return Result(err="usage: sudo -h | -K | -k | -V\n", status=1)
+    if args[0] in ("su", "-s") and len(args) == 1:
+        return Result()
+    return inv.shell.execute(args, inv.stdin, root=True)
+
+
+def _bash(inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    while args and args[0] in ("-e", "-x", "-eu", "-ex", "-l", "--login", "--norc"):
+        args = args[1:]
+    if args and args[0] == "-c":
+        if len(args) < 2:
+            return Result(err=f"{inv.argv[0]}: -c: option requires an argument\n", status=2)
+        return inv.shell.nested(args[1], inv.stdin, inv.root)
+    if args:
+        return _run_script(inv, inv.shell.path(args[0]))
+    return inv.shell.nested(inv.stdin, "", inv.root)
+
+
+def _run_script(inv: Invocation, path: str) -> Result:
+    fs = inv.shell.fs
+    if not fs.exists(path):
+        return Result(err=f"bash: {inv.argv[0]}: No such file or directory\n", status=127)
+    if fs.isdir(path):
+        return Result(err=f"bash: {inv.argv[0]}: Is a directory\n", status=126)
+    return inv.shell.nested(fs.read(path), inv.stdin, inv.root)
+
+
+_BUILTINS: dict[str, CommandFn] = {
+    "echo": _echo,
+    "printf": _printf,
+    "cat": _cat,
+    "tee": _tee,
+    "rm": _rm,
+    "test": _test,
+    "[": _test,
+    "ls": _ls,
+    "mkdir": _mkdir,
+    "touch": _touch,
+    "chmod": _noop,
+    "chown": _noop,
+    "sync": _noop,
+    "true": _noop,
+    ":": _noop,
+    "false": _false,
+    "exit": _exit,
+    "set": _set,
+    "export": _export,
+    "cd": _cd,
+    "pwd": _pwd,
+    "sleep": _sleep,
+    "grep": _grep,
+    "head": _head_tail,
+    "tail": _head_tail,
+    "wc": _wc,
+    "whoami": _whoami,
+    "id": _id,
+    "sudo": _sudo,
+    "bash": _bash,
+    "sh": _bash,
+}
