@@ -23,16 +23,8 @@ from typing import Any
 from fabconf.lab import nxos_show as show
 from fabconf.lab.cliconf import Node
 from fabconf.lab.faults import Faults
-from fabconf.lab.nxos_config import (
-    INVALID,
-    ConfigSession,
-    NxosCliError,
-    hostname_of,
-    lab_view,
-    load,
-    render_config,
-    rollback_patch_text,
-)
+from fabconf.lab.nxos_config import INVALID, ConfigSession, NxosCliError, canonical_interface, load
+from fabconf.lab.nxos_render import hostname_of, lab_view, render_config, rollback_patch_text
 from fabconf.lab.world import DeviceView, World
 
 NO_SUCH_FILE = "No such file or directory"
@@ -234,8 +226,6 @@ class NxosDevice:
     def _show_interface(self, m: re.Match[str], s: ExecSession) -> Reply:
         states = self.interface_states()
         if m.group(1):
-            from fabconf.lab.nxos_config import canonical_interface
-
             want = canonical_interface(m.group(1))
             states = [st for st in states if st.name == want]
             if not states:
