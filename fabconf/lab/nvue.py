@@ -30,7 +30,11 @@ Faults: ``reject PATTERN`` fails an apply whose ``nv set``/``nv unset`` lines (a
 ``drop-on-commit`` closes the connection on the apply request (REST PATCH of the revision state, or the
 CLI ``nv config apply``) before anything is applied; delay, hang and auth-refuse come from httpd/sshd.
 
-Stretch not done: translating the applied tree into frr.conf / ifupdown2 for a real FRR in a netns.
+Real routing: ``fabconf.lab.nvue_frr`` translates an applied tree into frr.conf / interfaces, and
+``fabconf.lab.nvue_netns.FrrFabric`` runs real FRR per switch in network namespaces from those trees.
+
+Validation uses the PyPI package ``nvueschema`` (Pydantic models of NVIDIA's OpenAPI spec) when it
+is installed, else a hand-written schema of the keys fabconf renders (``fabconf.lab.nvue_schema``).
 """
 
 from __future__ import annotations
@@ -154,6 +158,9 @@ class NvueSim(HttpDevice):
     def start(self) -> None:
         context = self.ca.server_context(self.name, self.address) if self.ca is not None else None
         self._https = HttpsService(self, self.address, self.port, context)
+        # The handler class is made per device by httpd; without TCP_NODELAY the body written after the
+        # headers waits for a delayed ACK (~40 ms per request). Until httpd sets it, set it for ours.
+        self._https._server.RequestHandlerClass.disable_nagle_algorithm = True
         self.port = self._https.port
         self._https.start()
         if self.ssh_port is not None:
