@@ -39,11 +39,18 @@ class NicContext:
 
 
 def garble(text: str) -> str:
-    """The host's "garbled" fault: output cut short and corrupted (a flaky console or a half-written file)."""
+    """The host's "garbled" fault: output cut to two thirds, with characters dropped and replaced throughout
+    (a flaky console or a tool crashing mid-write). Parsers must notice rather than read wrong values."""
     if not text:
         return "\x00\ufffd"
-    cut = max(1, len(text) * 2 // 3)
-    return text[: cut // 2] + "\ufffd\x1b[0m#@!" + text[cut // 2 + 3 : cut] + "\x00"
+    kept = text[: max(1, len(text) * 2 // 3)]
+    out = []
+    for i, ch in enumerate(kept):
+        if i % 11 == 5:
+            out.append("\ufffd")
+        elif i % 7 != 3:
+            out.append(ch)
+    return "".join(out) + "\x00"
 
 
 def _int(data: str, low: int, high: int) -> int:
