@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 
+from fabconf import cli_lab
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.problems import InputError, Problems
 from fabconf.render import filename, render
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="devices to render: names, groups or globs, ',' separated; !x excludes, &x intersects",
     )
+    cli_lab.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,135 @@
+"""``fabconf lab up|status|down|fault``: the lab of device simulators, run in the background."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from fabconf.lab import daemon
+
+DEFAULT_STATE = ".fabconf-lab"
+
+
+def _print_status(reply: dict) -> None:
+    devices = reply.get("devices", [])
+    width = max((len(d["name"]) for d in devices), default=6)
+    print(f"{'device':<{width}}  {'platform':<8}  {'address':<15}  ports     faults")
+    for d in devices:
+        ports = ",".join(map(str, d["ports"]))
+        print(
+            f"{d['name']:<{width}}  {d['platform']:<8}  {d['address']:<15}  {ports:<8}  {', '.join(d['faults']) or '-'}"
+        )
+    print(f"inventory: {reply.get('inventory')}")
+
+
+def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
+    """Devices (name:port) that do not accept a TCP connection within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    pending = [(d["name"], d["address"], p) for d in devices for p in d["ports"]]
+    while pending and time.monotonic() < deadline:
+        still = []
+        for name, address, port in pending:
+            try:
+                socket.create_connection((address, port), timeout=1).close()
+            except OSError:
+                still.append((name, address, port))
+        pending = still
+        if pending:
+            time.sleep(0.2)
+    return [f"{n}:{p}" for n, _, p in pending]
+
+
+def start_lab(inventory: Path, state: Path, network: str) -> int:
+    """Start the lab daemon unless one already runs for ``state``; returns an exit status."""
+    state.mkdir(parents=True, exist_ok=True)
+    if daemon.is_running(state):
+        print(f"lab already running for {state}")
+        _print_status(daemon.request(state, {"cmd": "status"}))
+        return 0
+    log = state / "lab.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "fabconf.lab.daemon",
+                "--inventory",
+                str(inventory.resolve()),
+                "--state",
+                str(state.resolve()),
+                "--network",
+                network,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    if not daemon.wait_ready(state, proc):
+        if proc.poll() is None:
+            proc.terminate()
+        print(f"fabconf: the lab did not start; {log}:", file=sys.stderr)
+        print(log.read_text()[-4000:], file=sys.stderr)
+        return 1
+    reply = daemon.request(state, {"cmd": "status"})
+    silent = _all_answer(reply["devices"])
+    if silent:
+        print(f"fabconf: lab devices not answering: {', '.join(silent)}", file=sys.stderr)
+        return 1
+    _print_status(reply)
+    print(f"credentials: {state / 'lab.env'}  (e.g. set -a; . {state / 'lab.env'}; set +a)")
+    return 0
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    state = Path(args.state)
+    if args.lab_command == "up":
+        return start_lab(Path(args.inventory), state, args.network)
+    try:
+        if args.lab_command == "status":
+            _print_status(daemon.request(state, {"cmd": "status"}))
+            return 0
+        if args.lab_command == "down":
+            daemon.stop(state)
+            print(f"lab of {state} stopped")
+            return 0
+        kind = args.kind
+        reply = daemon.request(state, {"cmd": "fault", "device": args.device, "kind": kind, "arg": args.arg})
+    except ConnectionError as exc:
+        print(f"fabconf: {exc}", file=sys.stderr)
+        return 1
+    if not reply.get("ok"):
+        print(f"fabconf: {reply.get('error')}", file=sys.stderr)
+        return 1
+    print(f"{args.device}: faults: {', '.join(reply['faults']) or 'none'}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    lab = sub.add_parser(
+        "lab",
+        help="the lab of protocol-faithful device simulators",
+        description="Run the inventory's devices as simulators on loopback addresses.",
+    )
+    lab.set_defaults(func=cmd_lab)
+    labsub = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION")
+
+    def common(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument(
+            "--state", default=DEFAULT_STATE, metavar="DIR", help=f"lab state directory (default: ./{DEFAULT_STATE})"
+        )
+        return p
+
+    up = common(labsub.add_parser("up", help="start the lab in the background; returns once every device answers"))
+    up.add_argument("-i", "--inventory", default="inventory", metavar="DIR")
+    up.add_argument("--network", default="127.77.0.0/16", help="loopback range for device addresses")
+    common(labsub.add_parser("status", help="list the lab's devices, addresses and faults"))
+    common(labsub.add_parser("down", help="stop the lab"))
+    fault = common(labsub.add_parser("fault", help="inject or clear a fault on one device"))
+    fault.add_argument("device")
+    fault.add_argument("kind", help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | clear")
+    fault.add_argument("arg", nargs="?", default=None)

@@ -1,0 +1,214 @@
+"""Build, start and describe a lab for an inventory: one simulator per device, each at its own
+loopback address on its vendor's standard ports, all cabled together in one World.
+
+``Lab`` is used in-process by the test fixture and by the ``fabconf lab`` daemon alike. It writes
+``STATE/inventory/`` — a complete fabconf inventory of the lab (same names, platforms, groups, data,
+fabric intent and cabling; lab addresses, ports and connection options) that every fabconf command and
+any plain Nornir/NAPALM script can use — and ``STATE/lab.env`` with the lab's credentials.
+"""
+
+from __future__ import annotations
+
+import importlib
+import ipaddress
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from fabconf.lab.faults import Faults
+from fabconf.lab.tls import LabCA
+from fabconf.lab.world import DeviceView, World
+from fabconf.pipeline import Compiled
+
+DEFAULT_NETWORK = "127.77.0.0/16"
+LAB_USERNAME = "fabconf"
+
+# platform -> (module, class); imported lazily so the lab costs nothing to the render path
+SIMULATORS: dict[str, tuple[str, str]] = {
+    "eos": ("fabconf.lab.eos", "EosSim"),
+    "nxos": ("fabconf.lab.nxos", "NxosSim"),
+    "cumulus": ("fabconf.lab.nvue", "NvueSim"),
+    "linux": ("fabconf.lab.gpuhost", "GpuHostSim"),
+}
+# the service ports each platform answers on (what `lab up` waits for and the inventory names)
+SERVICE_PORTS: dict[str, tuple[int, ...]] = {"eos": (443,), "nxos": (443, 22), "cumulus": (8765, 22), "linux": (22,)}
+
+
+class Sim(Protocol):
+    name: str
+    faults: Faults
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def lab_view(self) -> DeviceView: ...
+
+
+@dataclass
+class LabDevice:
+    name: str
+    platform: str
+    address: str
+    sim: Any
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        return SERVICE_PORTS[self.platform]
+
+
+def _sim_class(platform: str) -> type:
+    module, cls = SIMULATORS[platform]
+    return getattr(importlib.import_module(module), cls)
+
+
+def _nic_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "netdev": n["netdev"],
+            "rdma": n["rdma"],
+            "speed_gbps": n.get("speed_gbps", 400),
+            **({"pci": n["pci"]} if n.get("pci") else {}),
+        }
+        for n in data.get("nics") or []
+    ]
+
+
+class Lab:
+    """Simulators for every device of a compiled inventory."""
+
+    def __init__(
+        self,
+        compiled: Compiled,
+        inventory_dir: Path,
+        state_dir: Path,
+        *,
+        network: str = DEFAULT_NETWORK,
+        username: str = LAB_USERNAME,
+        password: str | None = None,
+        names: list[str] | None = None,
+    ) -> None:
+        self.compiled = compiled
+        self.inventory_dir = Path(inventory_dir).resolve()
+        self.state_dir = Path(state_dir).resolve()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.username = username
+        self.password = password or secrets.token_urlsafe(12)
+        self.ca = LabCA(self.state_dir / "tls")
+        model = compiled.model
+        cables = [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in model.links]
+        self.world = World(cables)
+        net = ipaddress.IPv4Network(network)
+        selected = sorted(names if names is not None else model.devices)
+        if len(selected) > net.num_addresses - 2:
+            raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(selected)}")
+        self.devices: dict[str, LabDevice] = {}
+        for i, name in enumerate(selected, start=1):
+            dev = model.devices[name]
+            address = str(net.network_address + i)
+            kwargs: dict[str, Any] = {
+                "ports": sorted(dev.ports or self._cabled_ports(name)),
+                "username": self.username,
+                "password": self.password,
+                "ca": self.ca,
+                "world": self.world,
+                "state_dir": self.state_dir / "devices" / name,
+            }
+            if dev.platform == "linux":
+                kwargs["nics"] = _nic_specs(dev.data)
+                kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
+            sim = _sim_class(dev.platform)(name, address, **kwargs)
+            self.devices[name] = LabDevice(name, dev.platform, address, sim)
+
+    def _cabled_ports(self, name: str) -> set[str]:
+        out = set()
+        for lk in self.compiled.model.links:
+            for ep in (lk.a, lk.b):
+                if ep.device == name:
+                    out.add(ep.port)
+        return out
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        started: list[LabDevice] = []
+        try:
+            for dev in self.devices.values():
+                dev.sim.start()
+                started.append(dev)
+        except BaseException:
+            for dev in started:
+                dev.sim.stop()
+            raise
+        self.write_state()
+
+    def stop(self) -> None:
+        for dev in self.devices.values():
+            try:
+                dev.sim.stop()
+            except Exception:  # stopping the rest matters more
+                continue
+
+    def fault(self, name: str, kind: str, arg: str | None = None) -> list[str]:
+        dev = self.devices.get(name)
+        if dev is None:
+            raise KeyError(f"no lab device {name!r}")
+        dev.sim.faults.set(kind, arg)
+        return dev.sim.faults.active()
+
+    def status(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": d.name,
+                "platform": d.platform,
+                "address": d.address,
+                "ports": list(d.ports),
+                "faults": d.sim.faults.active(),
+            }
+            for d in self.devices.values()
+        ]
+
+    # -- the lab's own inventory -----------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        return {
+            "FABCONF_USERNAME": self.username,
+            "FABCONF_PASSWORD": self.password,
+            "FABCONF_CA_FILE": str(self.ca.ca_cert_path),
+        }
+
+    def write_state(self) -> Path:
+        """Write STATE/inventory/ and STATE/lab.env; returns the inventory directory."""
+        inv = self.state_dir / "inventory"
+        inv.mkdir(parents=True, exist_ok=True)
+        for name in ("groups.yaml", "defaults.yaml", "fabric.yaml", "cabling.yaml"):
+            if (self.inventory_dir / name).exists():
+                shutil.copyfile(self.inventory_dir / name, inv / name)
+        raw_hosts = yaml.safe_load((self.inventory_dir / "hosts.yaml").read_text()) or {}
+        hosts: dict[str, Any] = {}
+        ca = str(self.ca.ca_cert_path)
+        for name, dev in self.devices.items():
+            entry = dict(raw_hosts.get(name) or {})
+            entry["hostname"] = dev.address
+            entry["connection_options"] = _connection_options(dev.platform, ca)
+            hosts[name] = entry
+        header = (
+            "# The fabconf lab's inventory: the same devices, groups and data as the source inventory,\n"
+            "# at lab addresses. Credentials are in ../lab.env (source it, never copy it here).\n"
+        )
+        (inv / "hosts.yaml").write_text(header + yaml.safe_dump(hosts, sort_keys=False))
+        env_path = self.state_dir / "lab.env"
+        env_path.write_text("".join(f"{k}={v}\n" for k, v in self.env().items()))
+        os.chmod(env_path, 0o600)
+        return inv
+
+
+def _connection_options(platform: str, ca_file: str) -> dict[str, Any]:
+    if platform == "eos":
+        return {"napalm": {"port": 443, "extras": {"optional_args": {"transport": "https", "port": 443}}}}
+    if platform == "nxos":
+        return {"napalm": {"port": 443, "extras": {"optional_args": {"transport": "https", "port": 443}}}}
+    if platform == "cumulus":
+        return {"nvue": {"port": 8765, "extras": {"ssh_port": 22, "ca_file": ca_file}}}
+    return {"netmiko": {"port": 22, "extras": {"device_type": "linux"}}}

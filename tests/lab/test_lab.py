@@ -1,0 +1,244 @@
+"""The whole lab: `fabconf lab up|status|fault|down` in the background, its STATE/inventory and lab.env
+used by plain clients (unmodified NAPALM, an HTTPS client, paramiko), and fifty devices at once."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from base64 import b64encode
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import napalm
+import paramiko
+import pytest
+import yaml
+
+from fabconf.lab.orchestrator import Lab
+from fabconf.pipeline import compile_inventory
+
+ROOT = Path(__file__).resolve().parents[2]
+NETWORK = "127.79.0.0/16"
+
+
+def fabconf(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabconf", *args], capture_output=True, text=True, cwd=ROOT, timeout=240, check=False
+    )
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def lab_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    state = tmp_path_factory.mktemp("lab")
+    up = fabconf("lab", "up", "-i", str(ROOT / "inventory"), "--state", str(state), "--network", NETWORK)
+    assert "leaf3" in up.stdout
+    yield state
+    fabconf("lab", "down", "--state", str(state), check=False)
+
+
+def _env(state: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in (state / "lab.env").read_text().splitlines())
+
+
+def _hosts(state: Path) -> dict:
+    return yaml.safe_load((state / "inventory" / "hosts.yaml").read_text())
+
+
+def _napalm(state: Path, name: str) -> napalm.base.NetworkDriver:
+    """Exactly what a plain NAPALM script would do with STATE/inventory and STATE/lab.env."""
+    host = _hosts(state)[name]
+    platform = {"leaf3": "eos", "spine1": "eos", "leaf4": "nxos", "spine2": "nxos"}[name]
+    env = _env(state)
+    args = host["connection_options"]["napalm"]["extras"]["optional_args"]
+    driver = napalm.get_network_driver(platform)(
+        host["hostname"], env["FABCONF_USERNAME"], env["FABCONF_PASSWORD"], optional_args=args
+    )
+    driver.open()
+    return driver
+
+
+def test_state_inventory_is_a_valid_fabconf_inventory(lab_state: Path) -> None:
+    assert (lab_state / "lab.env").stat().st_mode & 0o777 == 0o600
+    env = _env(lab_state)
+    assert env["FABCONF_USERNAME"] and env["FABCONF_PASSWORD"]
+    assert env["FABCONF_PASSWORD"] not in (lab_state / "inventory" / "hosts.yaml").read_text()
+    out = fabconf("validate", "-i", str(lab_state / "inventory")).stdout
+    assert "valid: 6 switches, 8 GPU hosts, 24 links" in out
+    hosts = _hosts(lab_state)
+    assert hosts["leaf1"]["hostname"].startswith("127.79.")
+    assert hosts["leaf1"]["groups"] == ["leaves", "sn5600"]
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "section"),
+    [
+        ("leaf3", "vlan 999\n   name LABTEST\n", "vlan 999"),
+        ("leaf4", "vlan 999\n  name LABTEST\n", "vlan 999"),
+    ],
+)
+def test_plain_napalm_diff_commit_rollback(lab_state: Path, name: str, line: str, section: str) -> None:
+    driver = _napalm(lab_state, name)
+    try:
+        assert driver.get_facts()["hostname"] == name
+        before = driver.get_config(retrieve="running")["running"]
+        assert section not in before
+        driver.load_merge_candidate(config=line)
+        diff = driver.compare_config()
+        assert section in diff and "LABTEST" in diff
+        driver.commit_config()
+        assert section in driver.get_config(retrieve="running")["running"]
+        driver.rollback()
+        assert section not in driver.get_config(retrieve="running")["running"]
+    finally:
+        driver.close()
+
+
+def test_nvue_revision_over_https(lab_state: Path) -> None:
+    host = _hosts(lab_state)["leaf1"]
+    env = _env(lab_state)
+    ctx = ssl.create_default_context(cafile=env["FABCONF_CA_FILE"])
+    ctx.check_hostname = False  # the certificate names the device and its IP; we dial the IP
+    auth = {
+        "Authorization": "Basic " + b64encode(f"{env['FABCONF_USERNAME']}:{env['FABCONF_PASSWORD']}".encode()).decode(),
+        "Content-Type": "application/json",
+    }
+
+    def call(method: str, path: str, body: object = None) -> tuple[int, object]:
+        conn = http.client.HTTPSConnection(host["hostname"], 8765, context=ctx, timeout=10)
+        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=auth)
+        resp = conn.getresponse()
+        data = resp.read()
+        conn.close()
+        return resp.status, json.loads(data) if data else None
+
+    status, rev = call("POST", "/nvue_v1/revision")
+    assert status == 200
+    rev_id = next(iter(rev))
+    status, _ = call("PATCH", f"/nvue_v1/?rev={rev_id}", {"system": {"hostname": "leaf1-renamed"}})
+    assert status == 200
+    status, _ = call("PATCH", f"/nvue_v1/revision/{rev_id}", {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    assert status == 200
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        _, info = call("GET", f"/nvue_v1/revision/{rev_id}")
+        if info["state"].startswith("applied"):
+            break
+        time.sleep(0.1)
+    _, system = call("GET", "/nvue_v1/system?rev=applied")
+    assert system["hostname"] == "leaf1-renamed"
+
+
+def test_gpu_host_tools_over_ssh(lab_state: Path) -> None:
+    host = _hosts(lab_state)["gpu01"]
+    env = _env(lab_state)
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+    client.connect(
+        host["hostname"], 22, env["FABCONF_USERNAME"], env["FABCONF_PASSWORD"], look_for_keys=False, allow_agent=False
+    )
+    try:
+
+        def run(cmd: str) -> str:
+            _, out, _ = client.exec_command(cmd)
+            return out.read().decode()
+
+        assert "Priority trust state: pcp" in run("mlnx_qos -i ens1f0np0")  # brownfield
+        run("sudo mlnx_qos -i ens1f0np0 --trust dscp --pfc 0,0,0,1,0,0,0,0")
+        shown = run("mlnx_qos -i ens1f0np0")
+        assert "Priority trust state: dscp" in shown
+        assert "\tenabled     0   0   0   1   0   0   0   0" in shown
+    finally:
+        client.close()
+
+
+def test_faults_via_cli(lab_state: Path) -> None:
+    host = _hosts(lab_state)["spine1"]
+    out = fabconf("lab", "fault", "--state", str(lab_state), "spine1", "auth-refuse").stdout
+    assert "auth-refuse" in out
+    with pytest.raises(Exception, match="Unauthorized"):  # pyeapi's ConnectionError on HTTP 401
+        _napalm(lab_state, "spine1")
+    fabconf("lab", "fault", "--state", str(lab_state), "spine1", "clear")
+    fabconf("lab", "fault", "--state", str(lab_state), "spine1", "delay", "1.5")
+    started = time.monotonic()
+    driver = _napalm(lab_state, "spine1")  # open() is one request
+    assert time.monotonic() - started >= 1.5
+    driver.close()
+    assert "delay 1.5" in fabconf("lab", "status", "--state", str(lab_state)).stdout
+    fabconf("lab", "fault", "--state", str(lab_state), "spine1", "clear")
+    bad = fabconf("lab", "fault", "--state", str(lab_state), "spine9", "hang", check=False)
+    assert bad.returncode == 1 and "no lab device 'spine9'" in bad.stderr
+    assert host["hostname"].startswith("127.79.")
+
+
+def test_lab_down_stops_every_device(tmp_path: Path) -> None:
+    state = tmp_path / "lab"
+    fabconf("lab", "up", "--state", str(state), "--network", "127.80.0.0/16")
+    assert socket.create_connection(("127.80.0.11", 443), timeout=2)
+    fabconf("lab", "down", "--state", str(state))
+    time.sleep(0.5)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.80.0.11", 443), timeout=1)
+    assert fabconf("lab", "status", "--state", str(state), check=False).returncode == 1
+
+
+def test_fifty_devices_concurrently(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from genfabric import generate
+
+    size = generate(tmp_path / "inv", hosts=40, rails=1)  # 32 spines, 2 leaves, 40 hosts
+    lab = Lab(
+        compile_inventory(tmp_path / "inv"),
+        tmp_path / "inv",
+        tmp_path / "state",
+        network="127.81.0.0/16",
+        password="pw50",
+    )
+    lab.start()
+    try:
+        chosen = [d for d in lab.devices.values() if d.platform != "linux"][:25]
+        chosen += [d for d in lab.devices.values() if d.platform == "linux"][:25]
+        assert len(chosen) == 50 and size["spines"] == 32
+
+        def touch(dev) -> str:
+            if dev.platform == "linux":
+                c = paramiko.SSHClient()
+                c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+                c.connect(dev.address, 22, "fabconf", "pw50", look_for_keys=False, allow_agent=False)
+                _, out, _ = c.exec_command("hostname")
+                name = out.read().decode().strip()
+                c.close()
+                return name
+            if dev.platform == "cumulus":
+                ctx = ssl.create_default_context(cafile=str(lab.ca.ca_cert_path))
+                ctx.check_hostname = False
+                conn = http.client.HTTPSConnection(dev.address, 8765, context=ctx, timeout=20)
+                conn.request(
+                    "GET",
+                    "/nvue_v1/system?rev=applied",
+                    headers={"Authorization": "Basic " + b64encode(b"fabconf:pw50").decode()},
+                )
+                name = json.loads(conn.getresponse().read())["hostname"]
+                conn.close()
+                return name
+            drv = napalm.get_network_driver(dev.platform)(
+                dev.address, "fabconf", "pw50", optional_args={"transport": "https"}
+            )
+            drv.open()
+            name = drv.get_facts()["hostname"]
+            drv.close()
+            return name
+
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            names = list(pool.map(touch, chosen))
+        assert names == [d.name for d in chosen]
+    finally:
+        lab.stop()
