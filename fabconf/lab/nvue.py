@@ -206,7 +206,12 @@ class NvueSim(HttpDevice):
 
     def cli(self, command: str) -> tuple[str, int]:
         """One ``nv`` command line as the lab user (what SSH exec and shell lines run)."""
-        return NvCli(self.store, self.faults, self.username, self.state_dir).run(command)
+        return NvCli(self.store, self.faults, self.username, self.state_dir, self.operational).run(command)
+
+    def operational(self) -> Tree:
+        """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print)."""
+        applied = self.store.tree("applied")
+        return operational_tree(self.name, applied, self.ports, self.world, self._booted, time.time())
 
     # -- tokens -----------------------------------------------------------------------------------------
     def issue_token(self, user: str) -> str:
@@ -299,11 +304,7 @@ class NvueSim(HttpDevice):
             return HttpReply.json(change)
         if method != "GET":
             raise NvueError(405, f"{method} is not allowed here")
-        if rev:
-            tree = self.store.tree(rev)
-        else:
-            applied = self.store.tree("applied")
-            tree = operational_tree(self.name, applied, self.ports, self.world, self._booted, time.time())
+        tree = self.store.tree(rev) if rev else self.operational()
         other = request.query.get("diff")
         if other:
             return HttpReply.json(nvue_tree.diff(self._at(tree, parts), self._at(self.store.tree(other), parts)))

@@ -2,6 +2,8 @@
 
 Supported::
 
+    nv set WORDS… ; nv unset WORDS…      # into the user's newest pending revision (created on demand)
+    nv show [WORDS…] [-o json|yaml]       # applied config plus operational state
     nv config apply [REV|startup] [-y|--assume-yes] [--assume-no] [--confirm [TIME]] [-m MSG]
     nv config apply --confirm-yes        # [U] the confirming form; third-party automation uses it
     nv config apply --confirm-status
@@ -28,6 +30,7 @@ import datetime as dt
 import json
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -35,6 +38,8 @@ import yaml
 from fabconf.lab import nvue_tree
 from fabconf.lab.faults import Faults
 from fabconf.lab.nvue_revisions import ConfigStore, NvueError, parse_startup_yaml
+from fabconf.lab.nvue_setcmd import set_patch, unset_paths
+from fabconf.lab.nvue_tree import Tree
 
 DEFAULT_CONFIRM_SECONDS = 600.0
 
@@ -61,11 +66,19 @@ def _when(ts: float) -> str:
 class NvCli:
     """Interprets one command line for one logged-in user."""
 
-    def __init__(self, store: ConfigStore, faults: Faults, user: str, state_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        store: ConfigStore,
+        faults: Faults,
+        user: str,
+        state_dir: Path | None = None,
+        operational: Callable[[], Tree] | None = None,
+    ) -> None:
         self.store = store
         self.faults = faults
         self.user = user
         self.state_dir = state_dir
+        self.operational = operational
 
     def run(self, line: str) -> tuple[str, int]:
         try:
@@ -76,6 +89,13 @@ class NvCli:
             return "", 0
         if argv[0] != "nv":
             return f"-bash: {argv[0]}: command not found\n", 127
+        if argv[1:2] in (["set"], ["unset"], ["show"]):
+            try:
+                return {"set": self._set, "unset": self._unset, "show": self._nv_show}[argv[1]](argv[2:])
+            except NvueError as exc:
+                return f"Error: {exc.detail}\n", 1
+            except ValueError as exc:
+                return f"Error: {exc}\n", 1
         if argv[1:2] != ["config"] or len(argv) < 3:
             return f"Error: Invalid or unsupported command: {' '.join(argv)}\n", 1
         verb, args = argv[2], argv[3:]
@@ -209,6 +229,37 @@ class NvCli:
             return ("\n".join(lines) + "\n") if lines else "", 0
         ops = nvue_tree.diff(base, target)
         return (_dump(ops, fmt) if ops else ("[]\n" if fmt == "json" else "")), 0
+
+    # -- nv set / unset / show -----------------------------------------------------------------------
+    def _pending_id(self) -> str:
+        pending = self.store.latest_pending(self.user) or self.store.create(self.user)
+        return pending.rev_id
+
+    def _set(self, words: list[str]) -> tuple[str, int]:
+        if not words:
+            raise ValueError("nv set needs a path")
+        patch = set_patch(self.store.validator, words)
+        self.store.patch(self._pending_id(), [], patch)
+        return "", 0
+
+    def _unset(self, words: list[str]) -> tuple[str, int]:
+        if not words:
+            raise ValueError("nv unset needs a path")
+        rev_id = self._pending_id()
+        for parts in unset_paths(self.store.validator, words):
+            self.store.delete(rev_id, parts)
+        return "", 0
+
+    def _nv_show(self, words: list[str]) -> tuple[str, int]:
+        opts, path = self._opts(words)
+        tree = self.operational() if self.operational is not None else self.store.tree("applied")
+        try:
+            node = nvue_tree.get_path(tree, path)
+        except KeyError:
+            return f"Error: The requested item does not exist: {' '.join(path)}\n", 1
+        if not isinstance(node, dict | list):
+            return f"{node}\n", 0
+        return _dump(node, opts.get("o", "yaml")), 0
 
     # -- changes -------------------------------------------------------------------------------------
     def _save(self, args: list[str]) -> tuple[str, int]:

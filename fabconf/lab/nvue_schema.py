@@ -63,6 +63,26 @@ class _ModelSchema:
                 out.append(f"Invalid value {err.get('input')!r} for '{where}': {err['msg']}")
         return out
 
+    def child(self, node: Any, token: str) -> tuple[str, Any] | None:
+        """Navigate one CLI token: ('container'|'map'|'open'|'leaf', next node) or None if unknown."""
+        if node is None:
+            node = self.root
+        if not (isinstance(node, type) and issubclass(node, pydantic.BaseModel)):
+            return None
+        annotation = self._field_map(node).get(token)
+        if annotation is None:
+            return None
+        kind, sub = _shape(annotation)
+        if kind == "model":
+            return "container", sub
+        if kind == "map":
+            return "map", sub
+        origin = typing.get_origin(annotation)
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if origin is dict or any(typing.get_origin(a) is dict for a in args):
+            return "open", None
+        return "leaf", None
+
     # -- the unknown-key walk ------------------------------------------------------------------
     def _field_map(self, model: type) -> dict[str, Any]:
         cached = self._fields.get(model)
@@ -291,6 +311,19 @@ def _walk_spec(spec: Any, node: Any, parts: list[str], out: list[str]) -> None:
 class _HandSchema:
     release = DEFAULT_RELEASE
 
+    def child(self, node: Any, token: str) -> tuple[str, Any] | None:
+        """Navigate one CLI token: ('container'|'map'|'open'|'leaf', next node) or None if unknown."""
+        spec = _SPEC if node is None else node
+        if not isinstance(spec, dict) or token not in spec:
+            return None
+        sub = spec[token]
+        if isinstance(sub, tuple):
+            return ("open", None) if sub in (ANY, EMPTY) else ("leaf", None)
+        if set(sub) == {"*"}:
+            value = sub["*"]
+            return ("map", value) if isinstance(value, dict) else ("open", None)
+        return "container", sub
+
     def errors(self, tree: Tree) -> list[str]:
         out: list[str] = []
         _walk_spec(_SPEC, tree, [], out)
@@ -380,6 +413,10 @@ class Validator:
 
     def schema_errors(self, tree: Tree) -> list[str]:
         return self.schema.errors(tree)
+
+    def child(self, node: Any, token: str) -> tuple[str, Any] | None:
+        """One step of a ``nv set`` path; ``node`` None is the root. See ``nvue_setcmd``."""
+        return self.schema.child(node, token)
 
     def apply_errors(self, tree: Tree, ports: list[str]) -> list[str]:
         return self.schema.errors(tree) + semantic_errors(tree, ports)

@@ -376,6 +376,12 @@ def test_netmiko_cumulus_session_reads_config(make_sim) -> None:
         commands = conn.send_command("nv config show -o commands")
         assert "nv set bridge domain br_default vlan 100" in commands
         assert "command not found" in conn.send_command("vtysh -c 'show run'")
+        # the nv set / apply path of a person at the prompt
+        assert conn.send_command("nv set interface swp2-3 link mtu 9000") == ""
+        assert "is not a valid keyword" in conn.send_command("nv set interface swp2 lnk mtu 9000")
+        assert "applied [rev_id:" in conn.send_command("nv config apply -y")
+        assert conn.send_command("nv show interface swp3 link mtu") == "9000"
+        assert sim.lab_view().ports["swp2"].mtu == 9000
     finally:
         conn.disconnect()
 
