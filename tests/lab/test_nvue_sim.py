@@ -31,11 +31,12 @@ from fabconf.lab.world import World
 USER, PASSWORD = "cumulus", "Lab-Pass-1"
 PORTS = ["swp1", "swp2", "swp3", "swp4"]
 _hosts = itertools.count(1)
+_BLOCK = 1 + os.getpid() % 250  # a /24 of 127.13.0.0/16 per test process: concurrent runs do not collide
 
 
 def _address() -> str:
     n = next(_hosts)
-    return f"127.13.{n // 250}.{n % 250 + 1}"
+    return f"127.13.{_BLOCK}.{n % 250 + 1}"
 
 
 @pytest.fixture
