@@ -24,7 +24,9 @@ the connection (HTTP or SSH) when a config batch or a rollback arrives, before a
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -68,8 +70,13 @@ _MODE_PROMPTS = {
 
 
 class NxosSim(HttpDevice):
-    """One NX-OS switch. ``port`` is the NX-API port (443 by default; 0 picks a free one); SSH is on
-    ``ssh_port`` (22 by default, as the NAPALM driver forces 22 for its SCP session)."""
+    """One NX-OS switch.
+
+    ``port`` is the NX-API port: 443 with TLS (``ca`` given), 80 plain HTTP without; 0 picks a free one.
+    SSH listens on ``ssh_port`` (22 by default, as the NAPALM driver forces 22 for its SCP session;
+    None disables SSH). With ``state_dir``, the device keeps ``STATE/<name>/startup-config`` and
+    ``STATE/<name>/bootflash/`` across restarts; a saved startup-config wins over ``startup_config``.
+    """
 
     def __init__(
         self,
@@ -95,7 +102,7 @@ class NxosSim(HttpDevice):
         self.world = world
         self.faults = faults if faults is not None else Faults()
         self.state_dir = Path(state_dir) / name if state_dir is not None else None
-        self.http_port = 443 if port is None else port
+        self.http_port = (443 if ca is not None else 80) if port is None else port
         self.ssh_port = ssh_port
         self.ports = list(ports)
         startup = startup_config if startup_config is not None else default_startup_config(name, self.ports)
@@ -121,6 +128,7 @@ class NxosSim(HttpDevice):
     def start(self) -> None:
         ctx = self.ca.server_context(self.name, self.address) if self.ca is not None else None
         self._https = HttpsService(self, self.address, self.http_port, ctx)
+        _no_delay(self._https)
         self.http_port = self._https.port
         if self.ssh_port is not None:
             self._ssh = SshService(
@@ -227,6 +235,13 @@ class NxosSim(HttpDevice):
         except NxosCliError as err:
             return err.message
         return None
+
+
+def _no_delay(service: HttpsService) -> None:
+    """TCP_NODELAY on the listening socket (Linux copies it to accepted sockets): the shared HTTP server writes
+    headers and body in two sends, which Nagle plus the client's delayed ACK turn into ~40 ms per request."""
+    with contextlib.suppress(OSError, AttributeError):
+        service._server.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def _rpc_error(rid: Any, code: int, message: str, msg: str) -> dict[str, Any]:

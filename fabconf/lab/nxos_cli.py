@@ -213,12 +213,13 @@ class NxosDevice:
                 oper = admin
                 speed_mbps = 1000 if name == "mgmt0" else 8000
                 mac = show.mac_for(self.name)
-            memo = self.links.get(name)
-            if memo is None:
-                memo = self.links[name] = _LinkMemo(oper, self.boot_time)
-            elif memo.up != oper:
-                memo.up, memo.since = oper, now
-            flapped = None if memo.since == self.boot_time and not oper else now - memo.since
+            with self.lock:
+                memo = self.links.get(name)
+                if memo is None:
+                    memo = self.links[name] = _LinkMemo(oper, self.boot_time)
+                elif memo.up != oper:
+                    memo.up, memo.since = oper, now
+                flapped = None if memo.since == self.boot_time and not oper else now - memo.since
             routed = "no switchport" in texts or not name.startswith("Ethernet")
             states.append(show.IfState(name, admin, oper, mtu, desc, mac, routed, addr, speed_mbps, flapped))
         return states

@@ -204,6 +204,8 @@ class ConfigSession:
         text = " ".join(raw.split())
         if not text or text.startswith("!"):
             return
+        if text.startswith("version ") and self.mode == "root":
+            return  # [U] accepted and ignored: the version line of show running-config is generated
         for line in self._expand(text):
             self._apply_one(line, indent)
         ensure_ports(self.root, self.ports)
