@@ -51,6 +51,8 @@ class FrrFabric:
     """Namespaces + veths + FRR for a set of switches. ``add`` switches, ``cable`` them, ``start``."""
 
     def __init__(self, prefix: str, workdir: Path) -> None:
+        if len(prefix) > 11:
+            raise ValueError("prefix must be at most 11 characters (veth names are limited to 15)")
         self.prefix = prefix
         self.workdir = Path(workdir)
         self.switches: dict[str, tuple[Tree, list[str]]] = {}
@@ -73,7 +75,7 @@ class FrrFabric:
             self._started.append(switch)
             self._exec(switch, ["ip", "link", "set", "dev", "lo", "up"])
         for i, (a, pa, b, pb) in enumerate(self.cables):
-            tmp_a, tmp_b = f"{self.prefix[:6]}{i}a", f"{self.prefix[:6]}{i}b"
+            tmp_a, tmp_b = f"{self.prefix[:11]}{i}a", f"{self.prefix[:11]}{i}b"  # <= 15 chars (IFNAMSIZ)
             _run(["ip", "link", "add", tmp_a, "type", "veth", "peer", "name", tmp_b])
             _run(["ip", "link", "set", tmp_a, "netns", self.ns(a)])
             _run(["ip", "link", "set", tmp_b, "netns", self.ns(b)])
