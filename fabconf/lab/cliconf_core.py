@@ -280,26 +280,29 @@ def parse(text: str, dialect: Dialect) -> Node:
     return root
 
 
-def _is_section(node: Node, dialect: Dialect) -> bool:
-    return bool(node.children) or dialect.opens("root", node.text) is not None
+def _is_section(node: Node, dialect: Dialect, mode: str | None) -> bool:
+    return bool(node.children) or (mode is not None and dialect.opens(mode, node.text) is not None)
 
 
-def _render_children(node: Node, dialect: Dialect, depth: int, out: list[str]) -> None:
+def _render_children(node: Node, dialect: Dialect, depth: int, out: list[str], mode: str | None = "root") -> None:
+    """EOS style: '!' between top-level sections (and between lines of different kinds), and an indented '!'
+    before each nested section, empty ones included (``tx-queue 6`` with nothing under it)."""
     pad = " " * (dialect.indent * depth)
     prev: Node | None = None
     for child in node.children:
+        child_mode = dialect.opens(mode, child.text) if mode is not None else None
         if dialect.separators and prev is not None:
             if depth == 0:
                 if (
-                    _is_section(child, dialect)
-                    or _is_section(prev, dialect)
+                    _is_section(child, dialect, mode)
+                    or _is_section(prev, dialect, mode)
                     or child.text.split()[0] != prev.text.split()[0]
                 ):
                     out.append("!")
-            elif child.children:
+            elif _is_section(child, dialect, mode):
                 out.append(pad + "!")
         out.append(pad + child.text)
-        _render_children(child, dialect, depth + 1, out)
+        _render_children(child, dialect, depth + 1, out, child_mode)
         prev = child
 
 

@@ -5,9 +5,11 @@ Addresses: 127.10.0.0/16 (this helper's range), the vendor's standard port 443.
 
 from __future__ import annotations
 
+import errno
 import http.client
 import itertools
 import json
+import random
 import re
 import ssl
 import time
@@ -29,7 +31,9 @@ from fabconf.lab.world import World
 
 USER, PASSWORD = "admin", "lab-pw"
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "devices"
-_ADDRESSES = (f"127.10.{i // 250}.{i % 250 + 1}" for i in itertools.count(1))
+# a random third octet per test process, so two runs of this file at once rarely meet on one address
+_BASE = random.randrange(0, 250 * 200)
+_ADDRESSES = (f"127.10.{(_BASE + i) // 250 % 250}.{(_BASE + i) % 250 + 1}" for i in itertools.count(1))
 
 
 @pytest.fixture
@@ -43,19 +47,30 @@ def make_sim(ca: LabCA) -> Iterator[Callable[..., EosSim]]:
     started: list[EosSim] = []
 
     def make(name: str = "leaf1", ports: list[str] | None = None, **kwargs) -> EosSim:
-        sim = EosSim(
-            name,
-            next(_ADDRESSES),
-            ports=ports or ["Ethernet1", "Ethernet2", "Ethernet3"],
-            username=USER,
-            password=PASSWORD,
-            ca=ca,
-            port=kwargs.pop("port", 443),
-            **kwargs,
-        )
-        sim.start()
-        started.append(sim)
-        return sim
+        port = kwargs.pop("port", 443)
+        for attempt in range(5):
+            sim = EosSim(
+                name,
+                next(_ADDRESSES),
+                ports=ports or ["Ethernet1", "Ethernet2", "Ethernet3"],
+                username=USER,
+                password=PASSWORD,
+                ca=ca,
+                port=port,
+                **kwargs,
+            )
+            try:
+                sim.start()
+            except OSError as e:  # another run holds this address: take the next one
+                if e.errno != errno.EADDRINUSE or attempt == 4:
+                    raise
+                # LabCA caches a device certificate by name: drop the one issued for the busy address
+                for suffix in (".pem", ".key"):
+                    (ca.directory / f"{name}{suffix}").unlink(missing_ok=True)
+                continue
+            started.append(sim)
+            return sim
+        raise AssertionError("unreachable")
 
     yield make
     for sim in started:
