@@ -505,9 +505,12 @@ class EosSim(HttpDevice):
         m = re.fullmatch(r"show (ip|ipv6) bgp (summary|neighbors|peers)(?: vrf (\S+))?", cmd)
         if m:
             return self._show_bgp(m.group(1) == "ipv6", m.group(2), m.group(3) or "default", text)
-        m = re.fullmatch(r"show (running|startup)-config(?: (all|sanitized))*(?: section (.+))?", cmd)
+        m = re.fullmatch(r"show (running|startup)-config((?: all| sanitized)*)(?: section (.+))?", cmd)
         if m:
-            return self._show_config(m.group(1), m.group(3), text)
+            out = self._show_config(m.group(1), m.group(3), text)
+            if "sanitized" in m.group(2) and "output" in out:
+                out["output"] = show.sanitize(out["output"])
+            return out
         m = re.fullmatch(r"show configuration sessions( detail)?", cmd)
         if m:
             data = self._sessions_json(detail=bool(m.group(1)))

@@ -420,3 +420,17 @@ def cmds_json(node: Node) -> dict[str, Any]:
     for child in node.children:
         cmds[child.text] = cmds_json(child) | {"comments": []} if child.children else None
     return {"cmds": cmds}
+
+
+_SECRETS = (
+    re.compile(r"(\b(?:secret|password)(?: sha512| \d)?) \S+"),
+    re.compile(r"(\bsnmp-server community) \S+"),
+    re.compile(r"(\bkey(?: \d)?) \S+"),
+)
+
+
+def sanitize(text: str) -> str:
+    """``show running-config sanitized``: secrets replaced by ``<removed>``."""
+    for rx in _SECRETS:
+        text = rx.sub(r"\1 <removed>", text)
+    return text

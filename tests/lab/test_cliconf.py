@@ -379,3 +379,58 @@ def test_tree_diff_shows_section_context_in_device_indentation() -> None:
     nx_new = nx_old.copy()
     Editor(nx_new, NXOS).apply_all(["interface Ethernet1/1", "mtu 9000"])
     assert tree_diff(nx_old, nx_new, NXOS) == " interface Ethernet1/1\n-  mtu 9216\n+  mtu 9000\n"
+
+
+def test_remediation_lines_remove_what_they_name_and_globals_fall_back_to_the_top() -> None:
+    text = """\
+priority-flow-control pause watchdog default timeout 0.2
+qos profile P
+   priority-flow-control pause watchdog
+   !
+   tx-queue 3
+      bandwidth percent 50
+      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100
+   !
+   tx-queue 6
+      priority strict
+interface Ethernet1
+   description x
+   no switchport
+   ip address 10.0.0.1/31
+router bgp 65001
+   maximum-paths 64 ecmp 64
+   neighbor 10.0.0.0 remote-as 65100
+"""
+    root = load(text, EOS)
+    Editor(root, EOS).apply_all(
+        [
+            "interface Ethernet1",
+            "no ip address",
+            "no priority-flow-control pause watchdog default timeout 0.2",  # global: leaves interface mode
+            "qos profile P",
+            "tx-queue 3",
+            "no random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100",
+            "tx-queue 6",
+            "no priority strict",
+            "router bgp 65001",
+            "no maximum-paths",
+            "no neighbor 10.0.0.0 remote-as 65100",
+        ]
+    )
+    assert render(root, EOS) == (
+        "qos profile P\n"
+        "   priority-flow-control pause watchdog\n"
+        "   !\n"
+        "   tx-queue 3\n"
+        "      bandwidth percent 50\n"
+        "   !\n"
+        "   tx-queue 6\n"  # empty now, still separated like EOS does
+        "!\n"
+        "interface Ethernet1\n"
+        "   description x\n"
+        "   no switchport\n"
+        "!\n"
+        "router bgp 65001\n"
+        "!\n"
+        "end\n"
+    )

@@ -308,6 +308,8 @@ def test_get_config_and_running_config_sections(make_sim, ca: LabCA) -> None:
     assert config["running"].startswith("! Command: show running-config\n")
     assert "\nhostname leaf1\n" in config["running"] and config["running"].endswith("!\nend\n")
     assert config["candidate"] == ""
+    sanitized = driver.get_config(retrieve="running", sanitized=True)["running"]
+    assert "secret sha512 <removed>" in sanitized and "notarealhash" not in sanitized
     driver.load_merge_candidate(config="hostname leaf1-new\n")
     assert "hostname leaf1-new" in driver.get_config(retrieve="candidate")["candidate"]
     driver.discard_config()
