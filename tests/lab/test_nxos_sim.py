@@ -7,6 +7,7 @@ import base64
 import http.client
 import itertools
 import json
+import os
 import ssl
 import time
 from pathlib import Path
@@ -25,7 +26,8 @@ from fabconf.lab.world import World
 
 USER, PASSWORD = "admin", "lab-pass"
 PORTS = [f"Ethernet1/{i}" for i in range(1, 7)]
-_addresses = (f"127.11.{n // 250}.{n % 250 + 2}" for n in itertools.count(10))
+# 127.11.0.0/16 is this file's range; the block depends on the pid so two concurrent runs do not collide
+_addresses = (f"127.11.{n // 250 % 250}.{n % 250 + 2}" for n in itertools.count((os.getpid() % 1000) * 60))
 
 LEAF = """hostname leaf1
 feature bgp
