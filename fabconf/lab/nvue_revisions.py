@@ -228,7 +228,7 @@ class ConfigStore:
                 raise NvueError(400, "Revision 'applied' is already applied")
             else:
                 rev = self._rev(ref)
-            rollback = rev.state != "pending"
+            rollback = rev.state in ("applied", "applied_and_saved", "confirm_fail")
             if self._confirm is not None and not rollback and ref != "startup":
                 raise NvueError(
                     409, f"Revision {self._confirm.rev_id} is waiting for confirmation; confirm it or let it expire"
