@@ -30,6 +30,13 @@ Faults: ``reject PATTERN`` fails an apply whose ``nv set``/``nv unset`` lines (a
 ``drop-on-commit`` closes the connection on the apply request (REST PATCH of the revision state, or the
 CLI ``nv config apply``) before anything is applied; delay, hang and auth-refuse come from httpd/sshd.
 
+Public API: ``NvueSim(name, address, *, ports, username, password, ca, world=None, state_dir=None,
+faults=None, port=None (8765), startup_config=None (``default_startup_config``), ssh_port=22 (None: no
+SSH), release="5.12", apply_seconds=0.2, patch_validation=True, validator=None)``; ``start()``,
+``stop()``, ``lab_view()``, ``cli(line)`` (one ``nv`` command as the lab user), ``operational()``,
+``store`` (``ConfigStore``: applied/startup trees, revisions, history). ``state_dir`` keeps
+``nvue/<name>/startup.yaml`` (read back at construction, like a reboot) and the SSH host key.
+
 Real routing: ``fabconf.lab.nvue_frr`` translates an applied tree into frr.conf / interfaces, and
 ``fabconf.lab.nvue_netns.FrrFabric`` runs real FRR per switch in network namespaces from those trees.
 
