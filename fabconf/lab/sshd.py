@@ -390,6 +390,7 @@ class SshService:
 
     def _serve_connection(self, conn: socket.socket, peer: str) -> None:
         conn.settimeout(None)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle stalls on small SSH packets
         transport = _LabTransport(conn)
         transport.add_server_key(self.host_key)
         transport.local_version = "SSH-2.0-OpenSSH_9.2p1 fabconf-lab"
