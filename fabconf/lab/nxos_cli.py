@@ -28,6 +28,32 @@ from fabconf.lab.nxos_render import hostname_of, lab_view, render_config, rollba
 from fabconf.lab.world import DeviceView, World
 
 NO_SUCH_FILE = "No such file or directory"
+_EXEC_WORDS = frozenset(
+    [
+        "show",
+        "dir",
+        "copy",
+        "delete",
+        "checkpoint",
+        "rollback",
+        "terminal",
+        "ping",
+        "traceroute",
+        "reload",
+        "install",
+        "clear",
+        "debug",
+        "run",
+        "write",
+        "move",
+        "mkdir",
+        "rmdir",
+        "cd",
+        "pwd",
+        "test",
+        "where",
+    ]
+)
 
 
 @dataclass
@@ -109,8 +135,8 @@ class NxosDevice:
             m = pattern.fullmatch(line)
             if m:
                 return handler(m, session)
-        if session.config is None and not session.nxapi:
-            raise NxosCliError(line, INVALID)
+        if (session.config is None and not session.nxapi) or line.split()[0] in _EXEC_WORDS:
+            raise NxosCliError(line, INVALID)  # an exec command the lab does not know: not a config line
         return self._config_line(command, session)
 
     def _table(self) -> list[tuple[re.Pattern[str], Callable[[re.Match[str], ExecSession], Reply]]]:

@@ -480,6 +480,8 @@ def test_fault_drop_on_commit(make_sim) -> None:
     before = sim.running_config
     sim.faults.set("drop-on-commit")
     d = driver(sim)
+    status, body = nxapi(sim, rpc(["show ip route vrf foo"]))  # not a commit: answered, not dropped
+    assert status == 500 and "Invalid command" in body["error"]["data"]["msg"]
     d.load_merge_candidate(config=QOS_MERGE)
     with pytest.raises(Exception) as info:
         d.commit_config()
