@@ -150,6 +150,11 @@ class EosSim(HttpDevice):
     def start(self) -> None:
         ctx = self.ca.server_context(self.name, self.address) if self.ca is not None else None
         self._service = HttpsService(self, self.address, self.port, ctx)
+        # Wrap, not edit, the shared httpd: its per-device handler class writes headers and body separately,
+        # and Nagle + delayed ACK then cost ~40 ms per eAPI call (measured 47 ms -> 2.5 ms for get_facts).
+        server = getattr(self._service, "_server", None)
+        if server is not None:
+            server.RequestHandlerClass.disable_nagle_algorithm = True
         self.port = self._service.port
         self._service.start()
         if self.world is not None:
