@@ -70,6 +70,7 @@ class ExecSession:
     config: ConfigSession | None = None
     dont_ask: bool = False
     committed: bool = False  # a config line was applied in this session/request
+    generation: int = -1  # the device's config generation the config context belongs to
 
 
 @dataclass
@@ -101,6 +102,7 @@ class NxosDevice:
     startup_saved: float = field(default_factory=time.time)
     links: dict[str, _LinkMemo] = field(default_factory=dict)
     bgp_since: dict[str, float] = field(default_factory=dict)
+    generation: int = 0  # bumped when the running config is replaced as a whole (rollback)
 
     def __post_init__(self) -> None:
         if self.state_dir is not None:
@@ -168,8 +170,9 @@ class NxosDevice:
 
     # -- modes ----------------------------------------------------------------------------------------------
     def _configure(self, m: re.Match[str], s: ExecSession) -> Reply:
-        if s.config is None:
+        if s.config is None or s.generation != self.generation:
             s.config = ConfigSession(self.running, self.ports)
+            s.generation = self.generation
         else:
             s.config.reset()
         return Reply(text="Enter configuration commands, one per line. End with CNTL/Z.\n" if not s.nxapi else "")
@@ -194,8 +197,10 @@ class NxosDevice:
             self.faults.on_commit()  # drop-on-commit: the connection closes before anything is applied
             s.committed = True
         with self.lock:
-            if s.config is None or s.config.root is not self.running:
+            if s.config is None or s.generation != self.generation:
+                # first config line, or the running config was replaced (rollback) under this session
                 s.config = ConfigSession(self.running, self.ports)
+                s.generation = self.generation
             s.config.apply(command)
             self.last_change = time.time()
         return Reply(text="")
@@ -448,6 +453,7 @@ class NxosDevice:
         with self.lock:
             patch = rollback_patch_text(self.running, target)
             self.running.children = target.children
+            self.generation += 1
             self.last_change = time.time()
         return Reply(
             None,
