@@ -219,14 +219,14 @@ class HostState:
 
 
 def nic_from_dict(spec: dict[str, Any], index: int) -> NicPort:
-    """Build a port from a constructor dict: netdev, rdma, pci, speed, mac, address, fw_version, part,
+    """Build a port from a constructor dict: netdev, rdma, pci, speed (or speed_gbps), mac, address, fw_version, part,
     description, psid, device_type, ca_type, mlxconfig (overrides of the firmware defaults)."""
     netdev = str(spec.get("netdev") or f"ens{index + 1}f0np0")
     nic = NicPort(
         netdev=netdev,
         rdma=str(spec.get("rdma") or f"mlx5_{index}"),
         pci=str(spec.get("pci") or f"0000:{0x17 + 0x10 * index:02x}:00.0"),
-        speed=int(spec.get("speed", 400)),
+        speed=int(spec.get("speed", spec.get("speed_gbps", 400))),
         mac=str(spec.get("mac") or ""),
         address=spec.get("address"),
     )
