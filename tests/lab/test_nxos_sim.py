@@ -231,6 +231,35 @@ def test_lab_view_from_running_config(fabric) -> None:
     assert fabric["leaf1"].world.ecmp_paths("leaf1") == {"10.9.0.0/24": 1, "10.9.1.0/24": 1}
 
 
+def test_bgp_session_follows_config_on_both_ends(make_sim) -> None:
+    world = World([("leaf1", "Ethernet1/1", "spine1", "Ethernet1/1")])
+    leaf = make_sim("leaf1", world=world, startup=LEAF)
+    spine = make_sim("spine1", world=world, startup=SPINE.replace("    remote-as 65001\n", "    remote-as 65999\n"))
+    d = driver(leaf)
+    assert not d.get_bgp_neighbors()["global"]["peers"]["10.0.0.1"]["is_up"]  # spine expects the wrong AS
+    s = driver(spine)
+    s.load_merge_candidate(config="router bgp 65000\n  neighbor 10.0.0.0\n    remote-as 65001\n")
+    s.commit_config()
+    assert d.get_bgp_neighbors()["global"]["peers"]["10.0.0.1"]["is_up"]
+    s.load_merge_candidate(config="interface Ethernet1/1\n  shutdown\n")
+    s.commit_config()
+    assert not d.get_bgp_neighbors()["global"]["peers"]["10.0.0.1"]["is_up"]  # link down on the far end
+    assert not d.get_interfaces()["Ethernet1/1"]["is_up"]
+    assert d.get_lldp_neighbors() == {}
+
+
+def test_plain_http_transport_without_ca(tmp_path: Path) -> None:
+    sim = NxosSim("leaf9", next(_addresses), ports=PORTS, username=USER, password=PASSWORD, ca=None, ssh_port=None)
+    sim.start()
+    try:
+        assert sim.http_port == 80
+        d = get_network_driver("nxos")(sim.address, USER, PASSWORD, optional_args={"transport": "http"})
+        d.open()
+        assert d.get_facts()["hostname"] == "leaf9"
+    finally:
+        sim.stop()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # NX-API wire shapes
 
