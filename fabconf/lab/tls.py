@@ -56,6 +56,7 @@ class LabCA:
             .not_valid_before(now - dt.timedelta(minutes=5))
             .not_valid_after(now + _VALIDITY)
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(self._key.public_key()), critical=False)
             .add_extension(
                 x509.KeyUsage(
                     digital_signature=True,
@@ -97,6 +98,10 @@ class LabCA:
                     critical=False,
                 )
                 .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+                .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+                .add_extension(
+                    x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()), critical=False
+                )
                 .sign(self._key, hashes.SHA256())
             )
             _write_key(key_path, key)
