@@ -27,6 +27,23 @@ What the unmodified napalm ``eos`` driver (over pyeapi) does against it, and wha
 - Faults: ``reject`` refuses matching config lines as invalid input; ``drop-on-commit`` closes the
   connection when a commit or ``configure replace`` arrives, without doing it; delay/hang/auth-refuse
   are applied by ``fabconf.lab.httpd``.
+
+Public API::
+
+    EosSim(name, address, *, ports, username, password, ca, world=None, state_dir=None, faults=None,
+           port=None,            # 443 with a CA, 80 (plain HTTP, napalm transport "http") without
+           startup_config=None,  # EOS config text; None: default_startup_config(name, ports) (brownfield)
+           version="4.32.2F")    # < 4.32 switches 'show configuration sessions detail' to the commitBy form
+    .start() / .stop() / .name / .faults / .port / .lab_view()
+    .running_config() -> str, .startup_config() -> str   # rendered, for tests and the orchestrator
+    .flash: dict[str, str]          # flash files by name ("startup-config", "rollback-0", ...)
+    .sessions: dict[str, Session]   # config sessions by name (state, commit_by)
+    .run_cmds(cmds, fmt) -> dict    # one eAPI request in-process (same code path as HTTPS)
+    default_startup_config(hostname, ports) -> str
+
+Not modelled: ``show priority-flow-control``/``show qos`` (their JSON shapes are unverified here: read PFC
+from the running config), VRFs other than default, IPv6 BGP sessions, the management API shutting itself
+down when a replace drops ``management api http-commands``, heredoc commands (banners, ``comment``).
 """
 
 from __future__ import annotations
