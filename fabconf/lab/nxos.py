@@ -74,8 +74,9 @@ class NxosSim(HttpDevice):
 
     ``port`` is the NX-API port: 443 with TLS (``ca`` given), 80 plain HTTP without; 0 picks a free one.
     SSH listens on ``ssh_port`` (22 by default, as the NAPALM driver forces 22 for its SCP session;
-    None disables SSH). With ``state_dir``, the device keeps ``STATE/<name>/startup-config`` and
-    ``STATE/<name>/bootflash/`` across restarts; a saved startup-config wins over ``startup_config``.
+    None disables SSH). ``state_dir`` is this device's own directory: it keeps ``startup-config``,
+    ``bootflash/`` and ``ssh/`` (host key) there across restarts; a saved startup-config wins over
+    ``startup_config``.
     """
 
     def __init__(
@@ -101,7 +102,7 @@ class NxosSim(HttpDevice):
         self.ca = ca
         self.world = world
         self.faults = faults if faults is not None else Faults()
-        self.state_dir = Path(state_dir) / name if state_dir is not None else None
+        self.state_dir = Path(state_dir) if state_dir is not None else None  # this device's own directory
         self.http_port = (443 if ca is not None else 80) if port is None else port
         self.ssh_port = ssh_port
         self.ports = list(ports)
@@ -139,7 +140,7 @@ class NxosSim(HttpDevice):
                 password=self.password,
                 session_factory=self._ssh_session,
                 faults=self.faults,
-                state_dir=self.state_dir.parent if self.state_dir is not None else None,
+                state_dir=self.state_dir,
                 scp_sink=self._scp_sink,
                 banner=BANNER,
             )

@@ -92,7 +92,7 @@ def make_sim(tmp_path: Path):
             password=PASSWORD,
             ca=ca,
             world=world,
-            state_dir=tmp_path / "state",
+            state_dir=tmp_path / "state" / name,
             faults=Faults(),
             startup_config=startup,
         )
@@ -125,7 +125,7 @@ def fabric(ca: LabCA, tmp_path_factory: pytest.TempPathFactory):
             password=PASSWORD,
             ca=ca,
             world=world,
-            state_dir=state,
+            state_dir=state / name,
             startup_config=cfg,
         )
         sims[name].start()
