@@ -3,7 +3,8 @@
 Supported (enough for what configuration tools send over SSH; anything else is an error, not a guess):
 
 - words with ``'single'``, ``"double"`` quotes and ``\\`` escapes; ``$?``, ``$VAR``, ``${VAR}`` expansion
-  (not inside single quotes); ``#`` comments; ``\\``-newline continuation.
+  (not inside single quotes); pathname globs ``* ? [..]`` in unquoted words (no match: the word stays);
+  ``#`` comments; ``\\``-newline continuation.
 - lists: ``;``, newline, ``&&``, ``||``; pipelines ``a | b``; a trailing ``&`` runs in the foreground.
 - redirections: ``> FILE``, ``>> FILE``, ``< FILE``, ``2> FILE``, ``2>> FILE``, ``2>&1``, ``>&2``, ``&> FILE``,
   ``/dev/null``; here-documents ``<<EOF``, ``<<'EOF'`` (no expansion), ``<<-EOF`` (leading tabs stripped).
@@ -13,9 +14,12 @@ Supported (enough for what configuration tools send over SSH; anything else is a
 - builtins and core utilities: ``echo [-n] [-e]``, ``printf FORMAT ARGS`` (``%s %d %%`` and ``\\n``),
   ``cat``, ``tee [-a]``, ``rm [-f] [-r]``, ``test``/``[ ]`` (``-f -e -d -s -n -z = != -eq -ne -lt -gt``, ``!``),
   ``ls [-1] [-l] [-a]``, ``mkdir [-p]``, ``touch``, ``chmod``, ``chown``, ``sync``, ``true``, ``false``, ``:``,
-  ``cd``, ``pwd``, ``sleep`` (at most 5 s), ``grep [-q] [-v] [-c] [-E] [-F] [-i]``, ``head -n N``,
-  ``tail -n N``, ``wc -l``, ``whoami``, ``id -u``, ``sudo [-n] [-E] [-s|-i] [CMD]``, ``bash|sh -c STRING``,
-  ``bash|sh FILE``, and running a script by its path.
+  ``cd``, ``pwd``, ``sleep`` (at most 5 s), ``grep [-q] [-v] [-c] [-l] [-s] [-E] [-F] [-i] [-H|-h]`` (file name
+  prefixes with several files, so ``grep -H . /sys/.../enable/*`` reads a whole table), ``head -n N``,
+  ``tail -n N``, ``wc -l``, ``whoami``, ``id -u``, ``which``/``command -v``, ``sudo [-n] [-E] [-s|-i] [CMD]``,
+  ``bash|sh -c STRING``, ``bash|sh FILE``, and running a script by its path.
+- NOT supported: ``for``/``while``/``if``/``case``, functions, ``$(...)`` and backquotes, arithmetic, ``[[ ]]``,
+  background jobs. Generate one command per line instead (``if`` → ``test ... && ...``).
 - a host adds its own commands (``commands``: name -> ``fn(Invocation) -> Result``).
 
 An unknown command prints ``bash: X: command not found`` with status 127.
@@ -24,6 +28,7 @@ An unknown command prints ``bash: X: command not found`` with status 127.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import posixpath
 import re
 import time
@@ -198,8 +203,36 @@ class Shell:
                 parts.append(self.vars.get(text, ""))
         return "".join(parts)
 
+    def _glob(self, pattern: str) -> list[str]:
+        """Pathname expansion of an unquoted word; no match leaves the word as it is (bash's default)."""
+        absolute = pattern.startswith("/")
+        parts = [p for p in pattern.split("/") if p]
+        found = ["/" if absolute else ""]
+        for part in parts:
+            nxt = []
+            for base in found:
+                if not any(c in part for c in "*?["):
+                    nxt.append(posixpath.join(base, part) if base else part)
+                    continue
+                directory = self.path(base) if base else self.cwd
+                with contextlib.suppress(FsError):
+                    names = self.fs.listdir(directory) if self.fs.isdir(directory) else []
+                    nxt.extend(posixpath.join(base, n) if base else n for n in names if fnmatch.fnmatchcase(n, part))
+            found = nxt
+        return sorted(found) or [pattern]
+
+    def _words(self, words: list[Word]) -> list[str]:
+        argv = []
+        for word in words:
+            text = self._expand(word)
+            if not word.quoted and any(c in text for c in "*?[") and word.segments:
+                argv.extend(self._glob(text))
+            else:
+                argv.append(text)
+        return argv
+
     def _simple(self, simple: Simple, out: Output, stdin: str) -> int:
-        argv = [self._expand(w) for w in simple.words]
+        argv = self._words(simple.words)
         # leading VAR=value assignments
         assigns = []
         while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):
@@ -343,13 +376,40 @@ def _printf(inv: Invocation) -> Result:
         return Result(err="printf: usage: printf format [arguments]\n", status=2)
     fmt = inv.argv[1].replace("\\n", "\n").replace("\\t", "\t")
     args = list(inv.argv[2:])
+    slots = len(re.findall(r"%[sd]", fmt))
 
     def sub(m: re.Match[str]) -> str:
         if m.group(0) == "%%":
             return "%"
         return args.pop(0) if args else ""
 
-    return Result(re.sub(r"%%|%[sd]", sub, fmt))
+    out = re.sub(r"%%|%[sd]", sub, fmt)
+    while slots and args:
+        out += re.sub(r"%%|%[sd]", sub, fmt)
+    return Result(out)
+
+
+def _which(inv: Invocation) -> Result:
+    """``which NAME`` / ``command -v NAME``: where a builtin or host command "lives"."""
+    args = [a for a in inv.argv[1:] if not a.startswith("-")]
+    out, status = [], 0
+    for name in args:
+        if name in inv.shell.commands:
+            sbin = name in ("mlnx_qos", "mlxconfig", "mlxfwreset", "cma_roce_tos", "ip", "reboot", "lldpad")
+            out.append(f"/usr/{'sbin' if sbin else 'bin'}/{name}\n")
+        elif name in _BUILTINS and name not in ("exit", "set", "export", "cd", ":", "["):
+            out.append(f"/usr/bin/{name}\n")
+        elif inv.argv[0] == "command" and name in _BUILTINS:
+            out.append(f"{name}\n")
+        else:
+            status = 1
+    return Result("".join(out), status=status)
+
+
+def _command(inv: Invocation) -> Result:
+    if len(inv.argv) > 1 and inv.argv[1] == "-v":
+        return _which(inv)
+    return inv.shell.execute(inv.argv[1:], inv.stdin) if len(inv.argv) > 1 else Result()
 
 
 def _cat(inv: Invocation) -> Result:
@@ -568,20 +628,35 @@ def _grep(inv: Invocation) -> Result:
     if not args:
         return Result(err="Usage: grep [OPTION]... PATTERNS [FILE]...\n", status=2)
     pattern = args.pop(0)
-    lines, err, status = _lines_of(inv, args)
-    if status:
-        return Result(err=err, status=2)
     if "F" in flags:
         pattern = re.escape(pattern)
     elif "E" not in flags:
         pattern = pattern.replace(r"\|", "|").replace(r"\(", "(").replace(r"\)", ")")
     rx = re.compile(pattern, re.IGNORECASE if "i" in flags else 0)
-    hits = [ln for ln in lines if bool(rx.search(ln)) != ("v" in flags)]
+    prefix = ("H" in flags or len(args) > 1) and "h" not in flags
+    sources: list[tuple[str, str]] = []
+    err = ""
+    if not args:
+        sources.append(("(standard input)", inv.stdin))
+    for name in args:
+        try:
+            sources.append((name, inv.shell.fs.read(inv.shell.path(name))))
+        except FsError as exc:
+            err += f"grep: {name}: {exc}\n"
+    out, total = [], 0
+    for name, text in sources:
+        hits = [ln for ln in text.splitlines() if bool(rx.search(ln)) != ("v" in flags)]
+        total += len(hits)
+        if "c" in flags:
+            out.append(f"{name}:{len(hits)}\n" if prefix else f"{len(hits)}\n")
+        elif "l" in flags:
+            out.extend([f"{name}\n"] if hits else [])
+        else:
+            out.extend(f"{name}:{h}\n" if prefix else f"{h}\n" for h in hits)
+    status = 2 if err and "s" not in flags else 0 if total else 1
     if "q" in flags:
-        return Result(status=0 if hits else 1)
-    if "c" in flags:
-        return Result(f"{len(hits)}\n", status=0 if hits else 1)
-    return Result("".join(h + "\n" for h in hits), status=0 if hits else 1)
+        return Result(status=0 if total else status)
+    return Result("".join(out), "" if "s" in flags else err, status)
 
 
 def _head_tail(inv: Invocation) -> Result:
@@ -686,6 +761,8 @@ _BUILTINS: dict[str, CommandFn] = {
     "whoami": _whoami,
     "id": _id,
     "sudo": _sudo,
+    "which": _which,
+    "command": _command,
     "bash": _bash,
     "sh": _bash,
 }

@@ -96,6 +96,8 @@ class NicSysfs:
             "/sys/kernel/config/rdma_cm": [n.rdma for n in self.ctx.state.nics],
         }
         prios = [str(p) for p in range(8)]
+        for other in ("lo", self.ctx.state.mgmt_if):
+            out[f"/sys/class/net/{other}"] = ["address", "mtu", "operstate"]
         for nic in self.ctx.state.nics:
             base = f"/sys/class/net/{nic.netdev}"
             out[base] = ["address", "carrier", "ecn", "mtu", "operstate", "speed"]
@@ -124,10 +126,24 @@ class NicSysfs:
             value = garble(value)
         return value
 
+    def _other_netdev(self, path: str) -> str | None:
+        """lo and the management port: just mtu, operstate and address."""
+        parts = path.strip("/").split("/")
+        state = self.ctx.state
+        if len(parts) != 5 or parts[:3] != ["sys", "class", "net"] or parts[3] not in ("lo", state.mgmt_if):
+            return None
+        lo = parts[3] == "lo"
+        values = {
+            "mtu": "65536\n" if lo else "1500\n",
+            "operstate": "unknown\n" if lo else "up\n",
+            "address": "00:00:00:00:00:00\n" if lo else f"{state.mgmt_mac}\n",
+        }
+        return values.get(parts[4])
+
     def _read(self, path: str) -> str | None:
         nic, tree, rest = self._split(path)
         if nic is None:
-            return None
+            return self._other_netdev(path)
         value: str | None = None
         if tree == "net":
             value = self._read_net(nic, rest)
@@ -161,7 +177,7 @@ class NicSysfs:
     def write(self, path: str, data: str) -> None:
         nic, tree, rest = self._split(path)
         if nic is None or self._read(path) is None:
-            raise FsError("No such file or directory")
+            raise FsError("Permission denied" if self._other_netdev(path) else "No such file or directory")
         if tree == "ib":
             nic.traffic_class = _int(data, 0, 255)
         elif tree == "cm":

@@ -333,3 +333,18 @@ def test_default_startup_config_is_brownfield() -> None:
     assert "NCCL_IB_GID_INDEX=0" in state.files["/etc/nccl.conf"]
     host = GpuHostSim("gpu9", "127.12.2.9", ports=[], username="root", password="x", startup_config=state, port=0)
     assert host.state is not state and host.run("hostname").stdout == "gpu9\n"
+
+
+def test_shell_globs_grep_tables_and_unsupported_syntax() -> None:
+    host = GpuHostSim("gpu3", "127.12.2.3", ports=[IF0], username=USER, password=PASSWORD, port=0)
+    host.run(f"echo 1 > {ECN_NP3}")
+    out = host.run(f"grep -H . /sys/class/net/{IF0}/ecn/roce_*/enable/*").stdout.splitlines()
+    assert len(out) == 16 and f"{ECN_NP3}:1" in out and f"{ECN_RP3}:0" in out
+    assert host.run("echo '/sys/*'; echo /nonexistent/*").stdout == "/sys/*\n/nonexistent/*\n"
+    assert host.run("printf '%s=%s\\n' a 1 b 2").stdout == "a=1\nb=2\n"
+    assert host.run("which mlnx_qos nosuch; echo $?").stdout == "/usr/sbin/mlnx_qos\n1\n"
+    looped = host.run("for p in 3; do echo $p; done")
+    assert looped.status == 127 and "bash: for: command not found" in looped.stderr
+    user = host.run("sudo tee /etc/x.conf >/dev/null <<'EOF'\nA=$HOME\nEOF\ncat /etc/x.conf", root=False)
+    assert user.stdout == "A=$HOME\n" and user.status == 0
+    assert host.run("echo 'unterminated").status == 2
