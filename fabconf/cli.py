@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from fabconf import cli_lab
+from fabconf import cli_lab, cli_run
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.problems import InputError, Problems
 from fabconf.render import filename, render
@@ -62,12 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def add(name: str, func: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_)
-        p.set_defaults(func=func)
+    def inventory_arg(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "-i", "--inventory", default="inventory", metavar="DIR", help="inventory directory (default: ./inventory)"
         )
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(func=func)
+        inventory_arg(p)
         return p
 
     add("validate", cmd_validate, "validate the inventory: schemas and cross-checks, every problem at once")
@@ -85,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="devices to render: names, groups or globs, ',' separated; !x excludes, &x intersects",
     )
+    cli_run.add_parsers(sub, inventory_arg)
     cli_lab.add_parser(sub)
     return parser
 
@@ -97,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_problems(exc.problems)
         print(f"fabconf: {len(exc.problems.errors)} error(s); nothing was rendered or changed", file=sys.stderr)
         return EXIT_ERROR
-    except SelectionError as exc:
+    except (SelectionError, cli_run.UsageError, cli_run.LockedError, ValueError) as exc:
         print(f"fabconf: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except jinja2.TemplateError as exc:

@@ -43,13 +43,16 @@ def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
     return [f"{n}:{p}" for n, _, p in pending]
 
 
-def start_lab(inventory: Path, state: Path, network: str) -> int:
+def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False) -> int:
     """Start the lab daemon unless one already runs for ``state``; returns an exit status."""
     state.mkdir(parents=True, exist_ok=True)
     if daemon.is_running(state):
-        print(f"lab already running for {state}")
-        _print_status(daemon.request(state, {"cmd": "status"}))
+        if not quiet:
+            print(f"lab already running for {state}")
+            _print_status(daemon.request(state, {"cmd": "status"}))
         return 0
+    if quiet:
+        print(f"starting the lab for {inventory} in {state} ...", file=sys.stderr)
     log = state / "lab.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -80,6 +83,8 @@ def start_lab(inventory: Path, state: Path, network: str) -> int:
     if silent:
         print(f"fabconf: lab devices not answering: {', '.join(silent)}", file=sys.stderr)
         return 1
+    if quiet:
+        return 0
     _print_status(reply)
     print(f"credentials: {state / 'lab.env'}  (e.g. set -a; . {state / 'lab.env'}; set +a)")
     return 0

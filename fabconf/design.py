@@ -8,7 +8,8 @@ switch (cumulus | eos | nxos)::
     interfaces: [{name, description, mtu, kind: uplink|host, address|None, vlan|None,
                   pfc: bool, pfc_watchdog: bool}]
     vlans:      [{id, name, gateway: "A.B.C.D/M", mtu}]
-    bgp:        {asn, router_id, max_paths, neighbors: [{address, remote_as, description}], networks: [...]}
+    bgp:        {asn, router_id, max_paths, neighbors: [{address, remote_as, description, peer_device}],
+                 networks: [...]}
     qos:        the RoCE profile in that platform's own terms (see _qos_cumulus/_qos_eos/_qos_nxos)
 
 gpu host (linux)::
@@ -172,12 +173,13 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     for up in facts.uplinks:
         if dev.role == "leaf":
             port, address, peer = up.leaf_port, f"{up.leaf_ip}/31", f"{up.spine}:{up.spine_port}"
-            neighbors.append(
-                {"address": str(up.spine_ip), "remote_as": topo.switches[up.spine].asn, "description": peer}
-            )
+            far, far_ip = up.spine, up.spine_ip
         else:
             port, address, peer = up.spine_port, f"{up.spine_ip}/31", f"{up.leaf}:{up.leaf_port}"
-            neighbors.append({"address": str(up.leaf_ip), "remote_as": topo.switches[up.leaf].asn, "description": peer})
+            far, far_ip = up.leaf, up.leaf_ip
+        neighbors.append(
+            {"address": str(far_ip), "remote_as": topo.switches[far].asn, "description": peer, "peer_device": far}
+        )
         interfaces.append(
             {
                 "name": port,

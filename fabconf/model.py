@@ -63,6 +63,8 @@ class Device:
     ports: frozenset[str] | None = None  # None: not declared, any name accepted
     nics: tuple[Nic, ...] = ()
     origin: str = ""  # the file that defines the device
+    port: int | None = None
+    connection_options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_switch(self) -> bool:
@@ -195,6 +197,8 @@ def build(raw: RawInventory, problems: Problems) -> Model:
             ports=ports,
             nics=nics,
             origin=hosts_file,
+            port=pick("port"),
+            connection_options=dict(pick("connection_options") or {}),
         )
     links: list[Link] = []
     for i, pair in enumerate(raw.cabling.get("links") or []):

@@ -1,0 +1,142 @@
+"""``fabconf diff`` and ``fabconf push``: the commands that talk to devices."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from fabconf import report, rollout
+from fabconf.cli_lab import DEFAULT_STATE, start_lab
+from fabconf.lock import DeviceLocks, LockedError
+from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.render import render
+from fabconf.select import select
+from fabconf.steps import Job, Outcome
+
+
+class UsageError(Exception):
+    pass
+
+
+def use_lab(args: argparse.Namespace) -> None:
+    """``--lab``: start the lab for the inventory if needed, then target its inventory and credentials."""
+    state = Path(args.state)
+    rc = start_lab(Path(args.inventory), state, args.network, quiet=True)
+    if rc != 0:
+        raise UsageError("the lab could not be started")
+    for line in (state / "lab.env").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key:
+            os.environ[key] = value
+    args.inventory = str(state / "inventory")
+
+
+def jobs_for(compiled: Compiled, pattern: str | None) -> list[Job]:
+    names = select(compiled.model, pattern)
+    return [Job(compiled.model.devices[n], compiled.data[n], render(compiled.data[n])) for n in names]
+
+
+def _progress(fmt: str):
+    if fmt != "text" or not sys.stderr.isatty():
+        return None
+
+    def show(o: Outcome) -> None:
+        print(f"  {o.device}: {o.state}", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _emit(outcomes: list[Outcome], command: str, fmt: str, code: int, title: str) -> int:
+    if fmt == "json":
+        print(report.as_json(outcomes, command, code))
+    else:
+        report.print_text(outcomes, title)
+    return code
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    if args.lab:
+        use_lab(args)
+    compiled = compile_inventory(Path(args.inventory))
+    jobs = jobs_for(compiled, args.limit)
+    outcomes = rollout.diff(jobs, workers=args.workers, timeout=args.timeout, progress=_progress(args.format))
+    code = report.diff_exit_code(outcomes)
+    return _emit(outcomes, "diff", args.format, code, "fabconf diff (dry run: nothing was changed)")
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    if args.lab:
+        use_lab(args)
+    compiled = compile_inventory(Path(args.inventory))
+    jobs = jobs_for(compiled, args.limit)
+    the_plan = rollout.plan(jobs, canary=args.canary, batch=args.batch)
+    with DeviceLocks([j.name for j in jobs]):
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError("push needs --yes when not run interactively")
+            preview = rollout.diff(jobs, workers=args.workers, timeout=args.timeout)
+            report.print_text(preview, "fabconf push: planned changes")
+            for i, wave in enumerate(the_plan.waves):
+                label = "canary" if i == 0 and args.canary else f"batch {i if args.canary else i + 1}"
+                print(f"{label}: {', '.join(j.name for j in wave)}")
+            if report.diff_exit_code(preview) == 1:
+                raise UsageError("some devices failed the dry run; fix them or --limit them out")
+            if input("apply these changes? [y/N] ").strip().lower() not in ("y", "yes"):
+                print("nothing was changed")
+                return 1
+        outcomes = rollout.push(
+            the_plan,
+            set(compiled.model.devices),
+            canary=args.canary,
+            max_fail=args.max_fail,
+            revert_in=args.confirm_timeout,
+            workers=args.workers,
+            timeout=args.timeout,
+            bgp_wait=args.bgp_wait,
+            progress=_progress(args.format),
+        )
+    code = report.push_exit_code(outcomes)
+    return _emit(outcomes, "push", args.format, code, "fabconf push")
+
+
+def add_parsers(sub: argparse._SubParsersAction, inventory_arg) -> None:
+    def common(p: argparse.ArgumentParser) -> None:
+        inventory_arg(p)
+        p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
+        p.add_argument("--format", choices=("text", "json"), default="text")
+        p.add_argument("--workers", type=int, default=20, help="devices worked on at once (default 20)")
+        p.add_argument("--timeout", type=int, default=60, help="per-device connection timeout, seconds")
+        p.add_argument("--lab", action="store_true", help="run against the built-in lab (started if needed)")
+        p.add_argument("--state", default=DEFAULT_STATE, metavar="DIR", help="lab state directory (with --lab)")
+        p.add_argument("--network", default="127.77.0.0/16", help=argparse.SUPPRESS)
+
+    d = sub.add_parser(
+        "diff",
+        help="dry-run diff of every selected device; exit 0 in sync, 2 changes, 1 failure",
+        description="Dry run: what push would change. Nothing is left on any device.",
+    )
+    common(d)
+    d.set_defaults(func=cmd_diff)
+    p = sub.add_parser(
+        "push",
+        help="apply intent: canary, batches, commit-confirm, verify, rollback",
+        description="Apply intent with commit-confirm, verification and rollback.",
+    )
+    common(p)
+    p.add_argument("--canary", type=int, default=1, help="devices pushed first, alone (default 1)")
+    p.add_argument("--batch", default="25%", help="devices per batch after the canary: N or N%% (default 25%%)")
+    p.add_argument("--max-fail", type=int, default=0, help="failures tolerated before the rollout stops")
+    p.add_argument(
+        "--confirm-timeout",
+        type=int,
+        default=300,
+        help="seconds before an unconfirmed commit reverts by itself (EOS, Cumulus)",
+    )
+    p.add_argument("--bgp-wait", type=float, default=30.0, help="seconds to wait for BGP sessions in verify")
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(func=cmd_push)
+
+
+__all__ = ["LockedError", "UsageError", "add_parsers"]
