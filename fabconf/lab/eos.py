@@ -48,7 +48,6 @@ down when a replace drops ``management api http-commands``, heredoc commands (ba
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import threading
 import time
@@ -536,7 +535,7 @@ class EosSim(HttpDevice):
         m = re.fullmatch(r"show configuration sessions( detail)?", cmd)
         if m:
             data = self._sessions_json(detail=bool(m.group(1)))
-            return {"output": _sessions_text(data)} if text else data
+            return {"output": show.sessions_text(data)} if text else data
         m = re.fullmatch(r"show session-config named (\S+)( diffs)?", cmd)
         if m:
             return self._show_session(m.group(1), bool(m.group(2)), text)
@@ -608,22 +607,6 @@ class EosSim(HttpDevice):
 
 def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
-
-
-def _sessions_text(data: dict[str, Any]) -> str:
-    lines = [
-        f"Maximum number of completed sessions: {data['maxSavedSessions']}",
-        f"Maximum number of pending sessions: {data['maxOpenSessions']}",
-        "",
-        "  Name              State                 User    Terminal",
-        "  ----------------- --------------------- ------- --------",
-    ]
-    for name, s in data["sessions"].items():
-        lines.append(f"  {name:<17} {s['state']:<21} {s['commitUser']:<7}")
-    if "commitTimerSessionName" in data:
-        expire = dt.timedelta(seconds=int(data["commitTimerExpireTime"]))
-        lines.append(f"\nCommit timer for session {data['commitTimerSessionName']} expires at uptime {expire}")
-    return "\n".join(lines) + "\n"
 
 
 def _rpc_error(req_id: Any, code: int, message: str, data: list[Any] | None = None) -> dict[str, Any]:

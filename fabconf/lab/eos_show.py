@@ -6,6 +6,7 @@ extra fields are included where real EOS has them so other clients see a familia
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 import zlib
@@ -434,3 +435,19 @@ def sanitize(text: str) -> str:
     for rx in _SECRETS:
         text = rx.sub(r"\1 <removed>", text)
     return text
+
+
+def sessions_text(data: dict[str, Any]) -> str:
+    lines = [
+        f"Maximum number of completed sessions: {data['maxSavedSessions']}",
+        f"Maximum number of pending sessions: {data['maxOpenSessions']}",
+        "",
+        "  Name              State                 User    Terminal",
+        "  ----------------- --------------------- ------- --------",
+    ]
+    for name, s in data["sessions"].items():
+        lines.append(f"  {name:<17} {s['state']:<21} {s['commitUser']:<7}")
+    if "commitTimerSessionName" in data:
+        expire = dt.timedelta(seconds=int(data["commitTimerExpireTime"]))
+        lines.append(f"\nCommit timer for session {data['commitTimerSessionName']} expires at uptime {expire}")
+    return "\n".join(lines) + "\n"
