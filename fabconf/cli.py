@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from fabconf import cli_lab, cli_run
+from fabconf import cli_lab, cli_run, runbook
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.problems import InputError, Problems
 from fabconf.render import filename, render
@@ -89,6 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="devices to render: names, groups or globs, ',' separated; !x excludes, &x intersects",
     )
     cli_run.add_parsers(sub, inventory_arg)
+    r = sub.add_parser(
+        "run",
+        help="run an Ansible-style runbook (tasks/*.yaml)",
+        description="Run a runbook: a device selection and a sequence of validate/diff/push steps.",
+    )
+    r.add_argument("file", type=Path)
+    r.add_argument("--check", action="store_true", help="dry run: every push step becomes a diff")
+    r.add_argument("-i", "--inventory", default=None, metavar="DIR", help="override the runbook's inventory")
+    r.add_argument("-l", "--limit", default=None, metavar="PATTERN", help="override the runbook's selection")
+    r.add_argument("--lab", action="store_true", help="run against the built-in lab (started if needed)")
+    r.add_argument("--state", default=cli_lab.DEFAULT_STATE, metavar="DIR")
+    r.add_argument("--network", default="127.77.0.0/16", help=argparse.SUPPRESS)
+    r.add_argument("--timeout", type=int, default=60)
+    r.set_defaults(func=lambda a: runbook.run(a.file, a))
     cli_lab.add_parser(sub)
     return parser
 

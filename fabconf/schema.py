@@ -34,7 +34,7 @@ def _type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def _describe(err: ValidationError) -> list[tuple[list[Any], str]]:
+def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
     """(path, message) pairs for one schema error, phrased for the inventory's author."""
     path = list(err.absolute_path)
     kind, schema, value = err.validator, err.schema, err.instance
@@ -72,7 +72,7 @@ def check_files(raw: RawInventory, problems: Problems) -> bool:
         errors = sorted(validator(kind).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
         for err in errors:
             ok = False
-            for path, message in _describe(err):
+            for path, message in describe_errors(err):
                 problems.add(shown, path, message)
     return ok
 
@@ -104,4 +104,4 @@ def check_credentials(raw: RawInventory, problems: Problems) -> None:
             walk(raw.data[kind], [], raw.files[kind])
 
 
-__all__ = ["check_credentials", "check_files", "format_path", "validator"]
+__all__ = ["check_credentials", "check_files", "describe_errors", "format_path", "validator"]
