@@ -20,10 +20,10 @@ here-documents, ``sudo``, ``bash -c``, scripts by path, core utilities). Host co
 ``systemctl``, ``pgrep``, ``lldpad``, ``hostname``, ``hostnamectl``, ``uname`` (``fabconf.lab.hostsvc``), sysfs
 and configfs files (``fabconf.lab.nicsysfs``) and the lab-only ``reboot``.
 
-``reboot`` (command or method) loses the runtime state (mlnx_qos settings, sysfs ECN, ToS, MTU back to 1500,
-lldpad stopped), makes pending ``mlxconfig`` values current, clears ``/tmp`` and ``/run``, then starts every
-ENABLED unit through the same shell (so a boot unit that re-applies NIC settings really does). Over SSH the
-connection drops after the reboot, as with a real host; new connections are accepted at once.
+``reboot`` (command or method) ends every SSH session and loses the runtime state (mlnx_qos settings,
+sysfs ECN, ToS, MTU back to 1500, lldpad stopped), makes pending ``mlxconfig`` values current, clears ``/tmp``
+and ``/run``, then starts every ENABLED unit through the same shell (so a boot unit that re-applies NIC
+settings really does). New connections are accepted at once (no boot delay).
 
 A NIC port's link is up when it is administratively up and, if a ``World`` is given, cabled in it.
 """
@@ -155,6 +155,7 @@ class GpuHostSim:
                 state.boot_log = self.units.boot()
             finally:
                 self._booting = False
+        self.ssh.disconnect_all()  # a reboot ends every SSH session
 
     # -- world ------------------------------------------------------------------------------------------
     def _carrier(self, nic: NicPort) -> bool:

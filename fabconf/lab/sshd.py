@@ -18,7 +18,8 @@ Public API (stable; other simulators build on it)::
     )
     svc.start()          # returns once listening; svc.port holds the bound port (port=0 picks one)
     svc.stop()
-    svc.commands         # every (kind, command) received: kind is "exec", "shell" or "scp"
+    svc.disconnect_all() # drop every open connection (a device reboot), keep listening
+    svc.commands         # the last 10 000 (kind, command) received: kind is "exec", "shell" or "scp"
     svc.host_key         # paramiko.PKey; persisted as STATE_DIR/ssh/<name>_host_ecdsa_key when state_dir is set
 
 ``ShellSession`` is the per-channel object a device returns from ``session_factory``:
@@ -61,6 +62,7 @@ import shlex
 import socket
 import struct
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -329,7 +331,7 @@ class SshService:
         self._factory = session_factory
         key_path = Path(state_dir) / "ssh" / f"{name}_host_ecdsa_key" if state_dir is not None else None
         self.host_key = host_key if host_key is not None else load_or_create_host_key(key_path)
-        self.commands: list[tuple[str, str]] = []
+        self.commands: deque[tuple[str, str]] = deque(maxlen=10_000)
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._transports: set[paramiko.Transport] = set()
@@ -365,6 +367,16 @@ class SshService:
         for t in transports:
             with contextlib.suppress(Exception):
                 t.close()
+
+    def disconnect_all(self) -> None:
+        """Close every open SSH connection at once (as a rebooting device does); keep listening."""
+        with self._lock:
+            transports = list(self._transports)
+        for t in transports:
+            with contextlib.suppress(Exception):
+                if isinstance(t.sock, socket.socket):
+                    t.sock.shutdown(socket.SHUT_RDWR)
+            self._forget(t)
 
     def __enter__(self) -> SshService:
         self.start()

@@ -348,3 +348,16 @@ def test_shell_globs_grep_tables_and_unsupported_syntax() -> None:
     user = host.run("sudo tee /etc/x.conf >/dev/null <<'EOF'\nA=$HOME\nEOF\ncat /etc/x.conf", root=False)
     assert user.stdout == "A=$HOME\n" and user.status == 0
     assert host.run("echo 'unterminated").status == 2
+
+
+def test_reboot_method_ends_open_sessions(sim: GpuHostSim) -> None:
+    client = connect(sim)
+    assert run(client, "hostname")[0] == "gpu1\n"
+    sim.reboot()
+    deadline = time.monotonic() + 5
+    while client.get_transport().is_active() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not client.get_transport().is_active()
+    client.close()
+    with connect(sim) as again:
+        assert run(again, "hostname")[0] == "gpu1\n"

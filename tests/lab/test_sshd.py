@@ -301,3 +301,18 @@ def test_scp_sink_with_openssh_client(device: tuple[SshService, EchoDevice], tmp
     done = subprocess.run(cmd, env=env, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
     assert done.returncode == 0, done.stderr.decode()
     assert dev.files["bootflash:/cfg.txt"] == b"feature nxapi\n"
+
+
+def test_disconnect_all_keeps_listening(device: tuple[SshService, EchoDevice]) -> None:
+    svc, _ = device
+    client = _client(svc)
+    shell = client.invoke_shell()
+    svc.disconnect_all()
+    deadline = time.monotonic() + 5
+    while client.get_transport().is_active() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not client.get_transport().is_active()
+    assert shell.closed or shell.exit_status_ready() or shell.eof_received
+    client.close()
+    with _client(svc) as again:
+        assert _exec(again, "say up") == ("up\n", 0)
