@@ -151,6 +151,7 @@ class NxosDevice:
             (r(r"show hostname"), self._show_hostname),
             (r(r"show version"), self._show_version),
             (r(r"show inventory"), self._show_inventory),
+            (r(r"show interfaces?(?: (\S+))? priority-flow-control"), self._show_pfc),
             (r(r"show interfaces?(?: (\S+))?"), self._show_interface),
             (r(r"show lldp neighbors( detail)?"), self._show_lldp),
             (r(r"show run(?:ning-config|ning)?( all)?"), self._show_running),
@@ -263,6 +264,48 @@ class NxosDevice:
             if not states:
                 raise NxosCliError(m.group(0), "% Invalid interface format at '^' marker.")
         return Reply(show.show_interface(states), show.show_interface_text(states))
+
+    def pfc_states(self) -> list[show.PfcState]:
+        """PFC per Ethernet port: the interface's ``priority-flow-control mode`` and the ``pause pfc-cos`` classes
+        of the network-qos policy attached under ``system qos``. Operational only with mode ``on`` on a link that
+        is up ([U] ``auto`` needs DCBX, which the lab does not negotiate: it stays off)."""
+        with self.lock:
+            root = self.running.copy()
+        bitmap = 0
+        sysqos = root.find("system qos")
+        for c in sysqos.children if sysqos is not None else []:
+            if c.text.startswith("service-policy type network-qos "):
+                pmap = root.find(f"policy-map type network-qos {c.text.split()[-1]}")
+                for cls in pmap.children if pmap is not None else []:
+                    for g in cls.children:
+                        if g.text.startswith("pause ") and "pfc-cos " in g.text:
+                            for cos in g.text.split("pfc-cos ", 1)[1].split(","):
+                                if cos.strip().isdigit():
+                                    bitmap |= 1 << int(cos)
+        oper_up = {st.name: st.oper_up for st in self.interface_states()}
+        rows = []
+        for port in self.ports:
+            node = root.find(f"interface {port}")
+            mode = next(
+                (
+                    c.text.split()[2]
+                    for c in (node.children if node else [])
+                    if c.text.startswith("priority-flow-control mode ")
+                ),
+                "auto",
+            )
+            oper = mode == "on" and bitmap != 0 and oper_up.get(port, False)
+            rows.append(show.PfcState(port, mode, oper, bitmap if oper else 0))
+        return rows
+
+    def _show_pfc(self, m: re.Match[str], s: ExecSession) -> Reply:
+        rows = self.pfc_states()
+        if m.group(1):
+            want = canonical_interface(m.group(1))
+            rows = [r for r in rows if r.name == want]
+            if not rows:
+                raise NxosCliError(m.group(0), "% Invalid interface format at '^' marker.")
+        return Reply(show.show_pfc(rows), show.show_pfc_text(rows))
 
     def _require_feature(self, feature: str, line: str) -> None:
         with self.lock:

@@ -456,3 +456,44 @@ def config_header(command: str, now: float, last_change: float | None = None, sa
 
 def interface_node_texts(node: Node | None) -> list[str]:
     return [c.text for c in node.children] if node is not None else []
+
+
+# -----------------------------------------------------------------------------------------------------------
+# priority flow control
+
+
+@dataclass
+class PfcState:
+    name: str
+    mode: str  # on | off | auto (config; NX-OS default auto)
+    oper: bool
+    cos_bitmap: int  # bit N set: pause pfc-cos N in the active network-qos policy
+
+
+def show_pfc(rows: list[PfcState]) -> dict[str, Any]:
+    """``show interface priority-flow-control`` body: TABLE_module > ROW_module > TABLE_pfc_interface >
+    ROW_pfc_interface with ``if_name_str``, ``admin``, ``oper``, ``rx-stats``, ``tx-stats``.
+
+    [3P] key names as read by third-party NX-API exporters; [U] the value spelling (``On``/``Off``/``Auto``
+    as the CLI table prints them) and the absence of a VL bitmap key are assumed.
+    """
+    out = [
+        {
+            "if_name_str": r.name,
+            "admin": r.mode.capitalize(),
+            "oper": "On" if r.oper else "Off",
+            "rx-stats": 0,
+            "tx-stats": 0,
+        }
+        for r in sorted(rows, key=lambda r: interface_sort_key(r.name))
+    ]
+    return {"TABLE_module": {"ROW_module": {"TABLE_pfc_interface": {"ROW_pfc_interface": table(out)}}}}
+
+
+def show_pfc_text(rows: list[PfcState]) -> str:
+    bar = "=" * 60
+    out = ["slot  1", "=======", "", bar, "Port               Mode Oper(VL bmap)  RxPPP      TxPPP", bar, ""]
+    for r in sorted(rows, key=lambda r: interface_sort_key(r.name)):
+        oper = f"On  ({r.cos_bitmap:x})" if r.oper else "Off"
+        out.append(f"{r.name:<18} {r.mode.capitalize():<4} {oper:<14} {0:<10} {0:<10}")
+    return "\n".join(out) + "\n"

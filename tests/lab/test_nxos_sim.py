@@ -467,6 +467,12 @@ def test_roce_qos_merge_is_accepted_and_idempotent(make_sim) -> None:
     d.load_merge_candidate(config=ROCE_QOS)
     assert d.compare_config() == ""  # the device's rendering round-trips: no permanent drift
     d.discard_config()
+    # PFC state follows the config: mode on + 'pause pfc-cos 3' in the system network-qos policy
+    text = d.cli(["show interface priority-flow-control"])["show interface priority-flow-control"]
+    assert "Ethernet1/1        On   On  (8)" in text and "Ethernet1/2        Auto Off" in text
+    status, body = nxapi(sim, rpc(["show interface Ethernet1/1 priority-flow-control"]))
+    row = body["result"]["body"]["TABLE_module"]["ROW_module"]["TABLE_pfc_interface"]["ROW_pfc_interface"]
+    assert row == {"if_name_str": "Ethernet1/1", "admin": "On", "oper": "On", "rx-stats": 0, "tx-stats": 0}
     # references must resolve, and a policy in use cannot be removed
     for cmds, error in (
         (["interface Ethernet1/2", "service-policy type qos input QOS_TYPO"], "policy-map QOS_TYPO does not exist"),
