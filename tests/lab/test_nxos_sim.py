@@ -260,6 +260,22 @@ def test_plain_http_transport_without_ca(tmp_path: Path) -> None:
         sim.stop()
 
 
+def test_concurrent_world_questions_do_not_deadlock(fabric) -> None:
+    """Every BGP/LLDP answer asks the world, which asks every simulator: both at once must not deadlock."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(i: int) -> int:
+        sim = fabric["leaf1" if i % 2 else "spine1"]
+        status, _ = nxapi(sim, rpc(["show bgp all summary vrf all", "show lldp neighbors detail", "show interface"]))
+        return status
+
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(ask, range(40)))
+    assert statuses == [200] * 40
+    assert time.monotonic() - t0 < 20
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # NX-API wire shapes
 
