@@ -15,8 +15,8 @@ Supported (enough for what configuration tools send over SSH; anything else is a
   ``cat``, ``tee [-a]``, ``rm [-f] [-r]``, ``test``/``[ ]`` (``-f -e -d -s -n -z = != -eq -ne -lt -gt``, ``!``),
   ``ls [-1] [-l] [-a]``, ``mkdir [-p]``, ``touch``, ``chmod``, ``chown``, ``sync``, ``true``, ``false``, ``:``,
   ``cd``, ``pwd``, ``sleep`` (at most 5 s), ``grep [-q] [-v] [-c] [-l] [-s] [-E] [-F] [-i] [-H|-h]`` (file name
-  prefixes with several files, so ``grep -H . /sys/.../enable/*`` reads a whole table), ``head -n N``,
-  ``tail -n N``, ``wc -l``, ``whoami``, ``id -u``, ``which``/``command -v``, ``sudo [-n] [-E] [-s|-i] [CMD]``,
+  prefixes with several files, so ``grep -H . /sys/.../enable/*`` reads a whole table), ``head|tail -n N|-c N``,
+  ``wc -l``, ``whoami``, ``id -u``, ``which``/``command -v``, ``sudo [-n] [-E] [-s|-i] [CMD]``,
   ``bash|sh -c STRING``, ``bash|sh FILE``, and running a script by its path.
 - NOT supported: ``for``/``while``/``if``/``case``, functions, ``$(...)`` and backquotes, arithmetic, ``[[ ]]``,
   background jobs. Generate one command per line instead (``if`` → ``test ... && ...``).
@@ -661,19 +661,36 @@ def _grep(inv: Invocation) -> Result:
 
 def _head_tail(inv: Invocation) -> Result:
     args = inv.argv[1:]
-    count = 10
+    count, chars = 10, None
     names = []
     while args:
         arg = args.pop(0)
-        if arg == "-n" and args:
-            count = int(args.pop(0))
+        if arg in ("-n", "-c") and args and args[0].isdigit():
+            value = int(args.pop(0))
+            count, chars = (value, chars) if arg == "-n" else (count, value)
         elif re.fullmatch(r"-n?\d+", arg):
             count = int(arg.lstrip("-n"))
+        elif re.fullmatch(r"-c\d+", arg):
+            chars = int(arg[2:])
+        elif arg.startswith("-"):
+            return Result(err=f"{inv.argv[0]}: invalid option -- '{arg.lstrip('-')}'\n", status=1)
         else:
             names.append(arg)
+    if chars is not None:
+        text, err, status = _text_of(inv, names)
+        return Result(text[:chars] if inv.argv[0] == "head" else text[-chars:] if chars else "", err, status)
     lines, err, status = _lines_of(inv, names)
     picked = lines[:count] if inv.argv[0] == "head" else lines[-count:] if count else []
     return Result("".join(x + "\n" for x in picked), err, 1 if status else 0)
+
+
+def _text_of(inv: Invocation, names: list[str]) -> tuple[str, str, int]:
+    if not names:
+        return inv.stdin, "", 0
+    try:
+        return "".join(inv.shell.fs.read(inv.shell.path(n)) for n in names), "", 0
+    except FsError as exc:
+        return "", f"{inv.argv[0]}: {names[0]}: {exc}\n", 1
 
 
 def _wc(inv: Invocation) -> Result:
