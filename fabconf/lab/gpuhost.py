@@ -23,7 +23,8 @@ and configfs files (``fabconf.lab.nicsysfs``) and the lab-only ``reboot``.
 ``reboot`` (command or method) ends every SSH session and loses the runtime state (mlnx_qos settings,
 sysfs ECN, ToS, MTU back to 1500, lldpad stopped), makes pending ``mlxconfig`` values current, clears ``/tmp``
 and ``/run``, then starts every ENABLED unit through the same shell (so a boot unit that re-applies NIC
-settings really does). New connections are accepted at once (no boot delay).
+settings really does). New connections are accepted at once, or after ``boot_seconds`` (constructor argument
+or attribute) during which connections are refused.
 
 A NIC port's link is up when it is administratively up and, if a ``World`` is given, cabled in it.
 """
@@ -95,6 +96,7 @@ class GpuHostSim:
         port: int | None = None,
         startup_config: HostState | None = None,
         nics: list[dict[str, Any]] | None = None,
+        boot_seconds: float = 0.0,
     ) -> None:
         self.name = name
         self.address = address
@@ -107,7 +109,9 @@ class GpuHostSim:
         else:
             self.state = default_host_state(name, ports, nics)
         self.lock = threading.RLock()
+        self.boot_seconds = boot_seconds  # SSH is down this long after a reboot (0: back at once)
         self._booting = False
+        self._running = False
         self.ctx = NicContext(self.state, self._carrier, lambda: bool(getattr(self.faults, "garbled", False)))
         home = "/root" if username == "root" else f"/home/{username}"
         self.fs = MemoryFs(self.state.files, {"/sys": NicSysfs(self.ctx)}, home=home)
@@ -134,9 +138,15 @@ class GpuHostSim:
 
     def start(self) -> None:
         self.ssh.start()
+        self._running = True
 
     def stop(self) -> None:
+        self._running = False
         self.ssh.stop()
+
+    def _come_back(self) -> None:
+        if self._running:
+            self.ssh.start()
 
     def reboot(self) -> None:
         """Lose runtime state, apply pending firmware config, then run every enabled boot unit."""
@@ -155,7 +165,13 @@ class GpuHostSim:
                 state.boot_log = self.units.boot()
             finally:
                 self._booting = False
-        self.ssh.disconnect_all()  # a reboot ends every SSH session
+        if self.boot_seconds > 0 and self._running:
+            self.ssh.stop()  # refuses connections while "booting"
+            timer = threading.Timer(self.boot_seconds, self._come_back)
+            timer.daemon = True
+            timer.start()
+        else:
+            self.ssh.disconnect_all()  # a reboot ends every SSH session
 
     # -- world ------------------------------------------------------------------------------------------
     def _carrier(self, nic: NicPort) -> bool:

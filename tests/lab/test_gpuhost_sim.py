@@ -361,3 +361,21 @@ def test_reboot_method_ends_open_sessions(sim: GpuHostSim) -> None:
     client.close()
     with connect(sim) as again:
         assert run(again, "hostname")[0] == "gpu1\n"
+
+
+def test_boot_seconds_refuse_connections_while_booting(sim: GpuHostSim) -> None:
+    sim.boot_seconds = 0.6
+    with connect(sim) as client:
+        client.exec_command("sudo reboot", timeout=5)[1].read()
+    start = time.monotonic()
+    with pytest.raises(OSError):
+        connect(sim)
+    while time.monotonic() - start < 5:
+        try:
+            client = connect(sim)
+            break
+        except OSError:
+            time.sleep(0.1)
+    with client:
+        assert run(client, "hostname")[0] == "gpu1\n"
+    assert 0.4 < time.monotonic() - start < 3
