@@ -1,0 +1,526 @@
+"""fabconf's NAPALM-shaped driver for GPU hosts with ConnectX NICs, over one SSH connection (paramiko).
+
+``LinuxDriver(hostname, username, password, timeout=60, optional_args={"port": 22, "allow_fw_reset": False})``.
+The login user runs privileged commands through ``sudo -n`` (passwordless sudo is required; a ``root`` login
+runs them directly). Other optional_args: ``check_hostname`` (default True: a candidate whose ``hostname`` is
+not the host's is refused), ``ssh_strict`` (default False: unknown host keys are accepted, as netmiko does).
+
+OWNED: the settings named in the desired-state document (``templates/linux``): per NIC the mlnx_qos trust, PFC
+bits and DSCP map, the MTU, the DCQCN/ECN sysfs files, the RDMA-CM ToS and the OFED traffic class; per RDMA
+device the listed ``mlxconfig`` keys; ``/etc/nccl.conf``; and the boot unit ``fabconf-roce.service`` with its
+script, which re-applies the runtime settings at boot. Merge and replace candidates are the same thing here.
+
+Lifecycle: ``load_merge_candidate`` -> ``compare_config`` (one line per wrong setting) -> ``commit_config``
+(capture, apply only what differs, read everything back; on any difference restore the capture and raise
+``CommitError``) -> ``rollback`` (restore the capture of the last commit). Hosts have no commit timer:
+``commit_config(revert_in=N)`` raises NotImplementedError and ``supports_revert_timer`` is False.
+``mlxconfig`` changes stay pending until a reboot; ``mlxfwreset`` runs only with ``allow_fw_reset``.
+Extra: ``preflight()`` and ``pending_firmware()``.
+
+Tool failures and unreadable (garbled) output raise ``HostCommandError`` / ``HostOutputError`` (napalm
+``CommandErrorException`` subclasses) naming the host, the command and an excerpt of what came back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import paramiko
+from napalm.base.exceptions import (
+    CommandErrorException,
+    CommandTimeoutException,
+    CommitError,
+    ConnectAuthError,
+    ConnectionClosedException,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+)
+
+from fabconf.drivers.base import DriverBase
+from fabconf.drivers.linux_parse import (
+    ParseError,
+    check_clean,
+    excerpt,
+    parse_cma_roce_tos,
+    parse_ibdev2netdev,
+    parse_ibstat,
+    parse_int,
+    parse_int_lines,
+    parse_ip_link,
+    parse_ip_links,
+    parse_mlnx_qos,
+    parse_mlxconfig_query,
+    parse_os_release,
+    parse_rdma_link,
+    parse_traffic_class,
+)
+from fabconf.drivers.linux_plan import (
+    NCCL_CONF,
+    PRIOS,
+    SCRIPT_PATH,
+    UNIT_NAME,
+    UNIT_PATH,
+    Change,
+    DocumentError,
+    HostObserved,
+    HostTarget,
+    NicObserved,
+    diff_text,
+    plan,
+    restore_limits,
+    running_document,
+    target_from_document,
+    target_from_snapshot,
+)
+
+__all__ = ["HostCommandError", "HostOutputError", "LinuxDriver", "LinuxHostError"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class LinuxHostError(CommandErrorException):
+    """A command on the host failed or printed something the driver cannot read."""
+
+    def __init__(self, host: str, command: str, problem: str, output: str = "") -> None:
+        self.host, self.command, self.problem = host, command.split("\n", 1)[0], problem
+        self.excerpt = excerpt(output) if output else ""
+        tail = f"; output: {self.excerpt}" if self.excerpt else ""
+        super().__init__(f"{host}: `{self.command}` {problem}{tail}")
+
+
+class HostCommandError(LinuxHostError):
+    """The command exited non-zero (a tool missing, no sudo, a refused setting)."""
+
+
+class HostOutputError(LinuxHostError):
+    """The command's output is garbled or not in the tool's format."""
+
+
+@dataclass
+class Output:
+    stdout: str
+    stderr: str
+    status: int
+
+
+@dataclass
+class Snapshot:
+    """The host before a commit, the target that commit applied, and whether it reset firmware."""
+
+    observed: HostObserved
+    managed: HostTarget
+    fw_reset: bool = False
+
+
+class LinuxDriver(DriverBase):
+    platform = "linux"
+    supports_revert_timer = False
+
+    def __init__(
+        self,
+        hostname: str,
+        username: str,
+        password: str,
+        timeout: int = 60,
+        optional_args: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(hostname, username, password, timeout, optional_args)
+        self.port = int(self.optional_args.get("port", 22))
+        self.allow_fw_reset = bool(self.optional_args.get("allow_fw_reset", False))
+        self.check_hostname = bool(self.optional_args.get("check_hostname", True))
+        self.ssh_strict = bool(self.optional_args.get("ssh_strict", False))
+        self.sudo = "" if username == "root" else "sudo -n "
+        self._client: paramiko.SSHClient | None = None
+        self._candidate: HostTarget | None = None
+        self._candidate_text = ""
+        self._snapshot: Snapshot | None = None
+        self._fw_reset_done = False
+        self.commands_sent: list[str] = []  # every changing command of the last commit/rollback, in order
+        self.restore_notes: list[str] = []  # what the last restore could not put back exactly
+
+    # -- connection ----------------------------------------------------------------------------------
+    def open(self) -> None:
+        client = paramiko.SSHClient()
+        client.load_system_host_keys()
+        client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.ssh_strict else paramiko.AutoAddPolicy())
+        try:
+            client.connect(
+                self.hostname,
+                self.port,
+                self.username,
+                self.password,
+                timeout=self.timeout,
+                auth_timeout=self.timeout,
+                banner_timeout=self.timeout,
+                look_for_keys=False,
+                allow_agent=False,
+            )
+        except paramiko.AuthenticationException as exc:
+            client.close()
+            raise ConnectAuthError(f"{self.hostname}: SSH authentication failed for {self.username}: {exc}") from None
+        except (OSError, paramiko.SSHException, EOFError) as exc:
+            client.close()
+            raise ConnectionException(f"{self.hostname}:{self.port}: SSH connection failed: {exc}") from None
+        self._client = client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def is_alive(self) -> dict[str, bool]:
+        transport = self._client.get_transport() if self._client else None
+        return {"is_alive": bool(transport and transport.is_active())}
+
+    # -- running commands -----------------------------------------------------------------------------
+    def _exec(self, command: str) -> Output:
+        transport = self._client.get_transport() if self._client else None
+        if self._client is None or transport is None or not transport.is_active():
+            raise ConnectionClosedException(f"{self.hostname}: not connected (open() first, or the host rebooted)")
+        try:
+            _stdin, stdout, stderr = self._client.exec_command(command, timeout=self.timeout)
+            out = stdout.read().decode("utf-8", "replace")
+            err = stderr.read().decode("utf-8", "replace")
+            status = stdout.channel.recv_exit_status()
+        except TimeoutError:
+            raise CommandTimeoutException(f"{self.hostname}: `{command}` timed out after {self.timeout}s") from None
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise ConnectionClosedException(f"{self.hostname}: connection lost running `{command}`: {exc}") from None
+        return Output(out, err, status)
+
+    def _run(self, command: str, *, check: bool = True) -> Output:
+        result = self._exec(command)
+        if check and result.status != 0:
+            raise self._failure(command, result)
+        return result
+
+    def _failure(self, command: str, result: Output) -> HostCommandError:
+        text = result.stderr or result.stdout
+        if result.status == 127 or "command not found" in text:
+            problem = "failed: tool not found on the host (MLNX_OFED/DOCA, MFT and mlnx-tools are required)"
+        elif "password is required" in text or "a terminal is required" in text:
+            problem = f"failed: {self.username} needs passwordless sudo for this command"
+        else:
+            problem = f"failed with exit status {result.status}"
+        return HostCommandError(self.hostname, command, problem, text)
+
+    def _parse(self, command: str, parser: Callable[[str], T], *, check: bool = True) -> T:
+        text = self._run(command, check=check).stdout
+        try:
+            return parser(text)
+        except ParseError as exc:
+            raise HostOutputError(self.hostname, command, f"printed unreadable output ({exc})", text) from None
+
+    def _read_file(self, path: str) -> str | None:
+        """A regular file's content, or None when it does not exist."""
+        command = f"cat {path}"
+        result = self._run(command, check=False)
+        if result.status != 0:
+            if "No such file" in result.stderr:
+                return None
+            raise self._failure(command, result)
+        try:
+            check_clean(result.stdout)
+        except ParseError as exc:
+            raise HostOutputError(self.hostname, command, f"printed unreadable output ({exc})", result.stdout) from None
+        return result.stdout
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str]:
+        """NAPALM's ``cli``: each command's output as the host printed it (no sudo added)."""
+        return {command: self._run(command, check=False).stdout for command in commands}
+
+    # -- reading the current state ----------------------------------------------------------------------
+    def _hostname(self) -> str:
+        def one_word(text: str) -> str:
+            check_clean(text)
+            if len(text.split()) != 1:
+                raise ParseError("expected one word")
+            return text.strip()
+
+        return self._parse("hostname", one_word)
+
+    def _observe_nic(self, netdev: str, rdma: str) -> NicObserved:
+        command = f"ip -j link show dev {netdev}"
+        result = self._run(command, check=False)
+        if result.status != 0 and "does not exist" in result.stderr:
+            return NicObserved(netdev, rdma, present=False)
+        link = self._parse(command, lambda text: parse_ip_link(text, netdev))
+        qos = self._parse(f"{self.sudo}mlnx_qos -i {netdev}", parse_mlnx_qos)
+        base = f"/sys/class/net/{netdev}/ecn"
+        paths = [f"{base}/{kind}/enable/{p}" for kind in ("roce_np", "roce_rp") for p in range(PRIOS)]
+        paths += [f"{base}/roce_np/cnp_dscp", f"{base}/roce_np/cnp_802p_prio"]
+        ecn = self._parse("cat " + " ".join(paths), lambda text: parse_int_lines(text, len(paths), "ECN sysfs", 0, 63))
+        nic = NicObserved(netdev, rdma, mtu=link.mtu, oper_up=link.oper_up, trust=qos.trust, pfc=qos.pfc)
+        nic.dscp2prio, nic.lldpad_warning = qos.dscp2prio, qos.lldpad_warning
+        nic.ecn_np, nic.ecn_rp = ecn[:PRIOS], ecn[PRIOS : 2 * PRIOS]
+        nic.cnp_dscp, nic.cnp_802p_prio = ecn[-2], ecn[-1]
+        nic.cma_tos = self._parse(f"{self.sudo}cma_roce_tos -d {rdma}", parse_cma_roce_tos)
+        command = f"cat /sys/class/infiniband/{rdma}/tc/1/traffic_class"
+        result = self._run(command, check=False)
+        if result.status != 0 and "No such file" in result.stderr:
+            nic.traffic_class_file = False  # inbox driver: the OFED-only file is absent (§4.2)
+        else:
+            nic.traffic_class = self._parse(command, parse_traffic_class)
+        nic.mlx = self._parse(f"{self.sudo}mlxconfig -d {rdma} -e q", parse_mlxconfig_query)
+        return nic
+
+    def _unit_enabled(self) -> bool:
+        command = f"systemctl is-enabled {UNIT_NAME}"
+        result = self._run(command, check=False)
+        word = result.stdout.strip()
+        if word == "enabled":
+            return True
+        if word in ("disabled", "static", "masked", "indirect", "linked") or "No such file" in result.stderr:
+            return False
+        raise self._failure(command, result)
+
+    def _observe(self, pairs: list[tuple[str, str]]) -> HostObserved:
+        observed = HostObserved(self._hostname(), {netdev: self._observe_nic(netdev, rdma) for netdev, rdma in pairs})
+        observed.nccl = self._read_file(NCCL_CONF)
+        observed.unit = self._read_file(UNIT_PATH)
+        observed.script = self._read_file(SCRIPT_PATH)
+        observed.enabled = self._unit_enabled()
+        return observed
+
+    def _pairs(self, target: HostTarget | None) -> list[tuple[str, str]]:
+        if target is not None:
+            return [(nic.netdev, nic.rdma) for nic in target.nics]
+        found = self._parse("ibdev2netdev", parse_ibdev2netdev)
+        return [(netdev, rdma) for rdma, (netdev, _state) in sorted(found.items())]
+
+    # -- candidate --------------------------------------------------------------------------------------
+    def _load(self, filename: str | None, config: str | None, error: type[Exception]) -> None:
+        if config is None:
+            if filename is None:
+                raise error(f"{self.hostname}: give a filename or a config")
+            config = Path(filename).read_text()
+        try:
+            target = target_from_document(config)
+        except DocumentError as exc:
+            raise error(f"{self.hostname}: candidate rejected: {exc}") from None
+        target.activate_firmware = self.allow_fw_reset
+        if self.check_hostname and self._client is not None:
+            actual = self._hostname()
+            if actual.split(".")[0] != target.hostname.split(".")[0]:
+                raise error(f"{self.hostname}: candidate is for {target.hostname!r} but the host is {actual!r}")
+        self._candidate, self._candidate_text = target, config
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        self._load(filename, config, MergeConfigException)
+
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        self._load(filename, config, ReplaceConfigException)
+
+    def discard_config(self) -> None:
+        self._candidate, self._candidate_text = None, ""
+
+    def _changes(self, target: HostTarget) -> tuple[HostObserved, list[Change]]:
+        observed = self._observe(self._pairs(target))
+        return observed, plan(target, observed, sudo=self.sudo)
+
+    def compare_config(self) -> str:
+        if self._candidate is None:
+            return ""
+        return diff_text(self._changes(self._candidate)[1])
+
+    # -- commit, verify, restore ------------------------------------------------------------------------------
+    def _execute(self, changes: list[Change]) -> None:
+        for change in changes:
+            for command in change.commands:
+                self.commands_sent.append(command)
+                if "mlxfwreset" in command:
+                    self._fw_reset_done = True
+                self._run(command)
+
+    def _apply(self, target: HostTarget, changes: list[Change]) -> None:
+        """Firmware first (a firmware reset drops runtime state, so plan again after one), then runtime, then
+        files. A trust change made the DSCP map visible only now: plan the runtime part again."""
+        before = self._fw_reset_done
+        self._execute([c for c in changes if c.phase == 0])
+        if self._fw_reset_done and not before:
+            changes = self._changes(target)[1]
+        runtime = [c for c in changes if c.phase == 1]
+        self._execute(runtime)
+        if any(c.replan for c in runtime):
+            self._execute([c for c in self._changes(target)[1] if c.phase == 1])
+        self._execute([c for c in changes if c.phase == 2])
+
+    def _after_apply(self) -> None:
+        """Called between apply and verify; a seam for subclasses (e.g. to wait for DCBX to settle)."""
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        if revert_in is not None:
+            raise NotImplementedError("GPU hosts have no commit timer: commit_config(revert_in=...) is not supported")
+        if self._candidate is None:
+            raise CommitError(f"{self.hostname}: no candidate loaded")
+        target = self._candidate
+        observed, changes = self._changes(target)
+        blocked = [c.line for c in changes if not c.commands]
+        if blocked:
+            raise CommitError(f"{self.hostname}: cannot apply, nothing changed: " + "; ".join(blocked))
+        self._snapshot = Snapshot(observed, target)
+        self.commands_sent, self.restore_notes, self._fw_reset_done = [], [], False
+        if not changes:
+            return
+        log.info("%s: commit %r: %d change(s)", self.hostname, message, len(changes))
+        try:
+            self._apply(target, changes)
+            self._after_apply()
+            problems = diff_text(self._changes(target)[1]).splitlines()
+        except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
+            problems = [f"apply failed: {exc}"]
+        self._snapshot.fw_reset = self._fw_reset_done
+        if not problems:
+            return
+        left, self.restore_notes = self._restore(self._snapshot)
+        restored = "previous state restored" if not left else "RESTORE INCOMPLETE: " + "; ".join(left)
+        notes = f" ({'; '.join(self.restore_notes)})" if self.restore_notes else ""
+        raise CommitError(f"{self.hostname}: commit did not stick: {'; '.join(problems)}; {restored}{notes}")
+
+    def _restore(self, snapshot: Snapshot) -> tuple[list[str], list[str]]:
+        """Put back what ``snapshot.managed`` touches. Returns (what still differs, what cannot be restored)."""
+        activate = self.allow_fw_reset and snapshot.fw_reset
+        target = target_from_snapshot(snapshot.observed, snapshot.managed, activate_firmware=activate)
+        notes = restore_limits(snapshot.observed, snapshot.managed)
+        try:
+            changes = [c for c in self._changes(target)[1] if c.commands]
+            self._apply(target, changes)
+            left = diff_text(self._changes(target)[1]).splitlines()
+        except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
+            left = [f"restore failed: {exc}"]
+        if left:
+            log.error("%s: restore incomplete: %s", self.hostname, left)
+        return left, notes
+
+    def rollback(self) -> None:
+        """Restore the state captured before the last commit (nothing to do when there was no commit)."""
+        if self._snapshot is None:
+            return
+        self.commands_sent = []
+        left, self.restore_notes = self._restore(self._snapshot)
+        if left:
+            raise CommitError(f"{self.hostname}: rollback incomplete: " + "; ".join(left))
+
+    def confirm_commit(self) -> None:
+        raise NotImplementedError("GPU hosts have no commit timer: every commit is final (see rollback())")
+
+    def has_pending_commit(self) -> bool:
+        return False
+
+    # -- firmware and preflight ----------------------------------------------------------------------------------
+    def pending_firmware(self) -> dict[str, dict[str, dict[str, str]]]:
+        """mlxconfig values set but not active yet, per RDMA device: {dev: {KEY: {"current", "next_boot"}}}."""
+        out: dict[str, dict[str, dict[str, str]]] = {}
+        for _netdev, rdma in self._pairs(self._candidate):
+            values = self._parse(f"{self.sudo}mlxconfig -d {rdma} -e q", parse_mlxconfig_query)
+            pending = {k: {"current": str(v.current), "next_boot": v.next_boot} for k, v in values.items() if v.pending}
+            if pending:
+                out[rdma] = pending
+        return out
+
+    def preflight(self, config: str | None = None) -> list[str]:
+        """Problems that make pushing to this host pointless or harmful; [] when fine. Uses the staged candidate
+        (or ``config``) for the NIC inventory: netdev/RDMA pairs, speeds."""
+        target = target_from_document(config) if config is not None else self._candidate
+        problems: list[str] = []
+        links = self._parse("rdma link show", parse_rdma_link)
+        rates = self._parse("ibstat", parse_ibstat)
+        pairs = self._parse("ibdev2netdev", parse_ibdev2netdev)
+        lldpad = self._run("pgrep -x lldpad", check=False)
+        if lldpad.status == 0:
+            pid = lldpad.stdout.split()[0] if lldpad.stdout.split() else "?"
+            problems.append(f"lldpad is running (pid {pid}): it overwrites mlnx_qos settings; stop and disable it")
+        elif lldpad.status != 1:
+            raise self._failure("pgrep -x lldpad", lldpad)
+        wanted = [(n.netdev, n.rdma, n.speed_gbps) for n in target.nics] if target else []
+        if target is None:
+            wanted = [(netdev, rdma, None) for rdma, (netdev, _up) in sorted(pairs.items())]
+        for netdev, rdma, speed in wanted:
+            if rdma not in pairs:
+                owner = next((dev for dev, (nd, _up) in pairs.items() if nd == netdev), None)
+                where = f"; {netdev} belongs to {owner}" if owner else ""
+                problems.append(f"{rdma}: RDMA device not found on the host (ibdev2netdev){where}")
+                continue
+            if pairs[rdma][0] != netdev:
+                problems.append(f"{rdma}: paired with {pairs[rdma][0]}, the inventory says {netdev}")
+            ports = [link for link in links if link.dev == rdma]
+            if not ports:
+                problems.append(f"{rdma}: no RDMA link (rdma link show)")
+            for port in ports:
+                if port.state != "ACTIVE" or port.physical_state != "LINK_UP":
+                    problems.append(
+                        f"{rdma}/{port.port} ({netdev}): state {port.state} physical_state {port.physical_state}, "
+                        "expected ACTIVE / LINK_UP"
+                    )
+                elif speed is not None:
+                    rate = rates.get(rdma, {}).get(port.port)
+                    if rate is None:
+                        problems.append(f"{rdma}/{port.port}: not listed by ibstat")
+                    elif rate.rate != speed:
+                        problems.append(f"{rdma}/{port.port} ({netdev}): rate {rate.rate} Gb/s, inventory {speed} Gb/s")
+        return problems
+
+    # -- getters -----------------------------------------------------------------------------------------------
+    def _optional(self, command: str) -> str | None:
+        result = self._run(command, check=False)
+        return result.stdout.strip() if result.status == 0 and result.stdout.strip() else None
+
+    def get_facts(self) -> dict[str, Any]:
+        hostname = self._hostname()
+        release = parse_os_release(self._optional("cat /etc/os-release") or "")
+        kernel = self._optional("uname -r") or ""
+        uptime_text = self._optional("cat /proc/uptime")
+        try:
+            uptime = float(uptime_text.split()[0]) if uptime_text else -1.0
+        except ValueError:
+            uptime = -1.0
+        links = self._parse("ip -j link show", parse_ip_links)
+        os_name = release.get("PRETTY_NAME", "Linux")
+        return {
+            "uptime": uptime,
+            "vendor": self._optional("cat /sys/class/dmi/id/sys_vendor") or "",
+            "model": self._optional("cat /sys/class/dmi/id/product_name") or "",
+            "hostname": hostname,
+            "fqdn": self._optional("hostname -f") or hostname,
+            "os_version": f"{os_name} (kernel {kernel})" if kernel else os_name,
+            "serial_number": self._optional(f"{self.sudo}cat /sys/class/dmi/id/product_serial") or "",
+            "interface_list": [link.ifname for link in links],
+        }
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for link in self._parse("ip -j link show", parse_ip_links):
+            speed_text = self._optional(f"cat /sys/class/net/{link.ifname}/speed")
+            try:
+                speed = float(parse_int(speed_text, "speed", -1)) if speed_text else -1.0
+            except ParseError:
+                speed = -1.0
+            out[link.ifname] = {
+                "is_up": link.oper_up,
+                "is_enabled": link.admin_up,
+                "description": "",
+                "last_flapped": -1.0,
+                "speed": speed,
+                "mtu": link.mtu,
+                "mac_address": link.mac.upper(),
+            }
+        return out
+
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> dict[str, str]:
+        """running: the current state as a desired-state-shaped YAML document; candidate: the staged document;
+        startup: the installed boot script (what the host re-applies at boot), "" when none."""
+        out = {"running": "", "candidate": "", "startup": ""}
+        if retrieve in ("all", "running"):
+            observed = self._observe(self._pairs(self._candidate))
+            out["running"] = running_document(observed, self._candidate)
+        if retrieve in ("all", "candidate"):
+            out["candidate"] = self._candidate_text
+        if retrieve in ("all", "startup"):
+            out["startup"] = self._read_file(SCRIPT_PATH) or ""
+        return out
