@@ -151,6 +151,7 @@ class NxosSim(HttpDevice):
             self.world.register(self)
 
     def stop(self) -> None:
+        self.device.config_replace.cancel()
         if self.world is not None:
             self.world.unregister(self.name)
         if self._https is not None:

@@ -25,6 +25,7 @@ from fabconf.lab.cliconf import Node
 from fabconf.lab.faults import Faults
 from fabconf.lab.nxos_config import INVALID, ConfigSession, NxosCliError, canonical_interface, load
 from fabconf.lab.nxos_render import hostname_of, lab_view, render_config, rollback_patch_text
+from fabconf.lab.nxos_replace import ConfigReplace
 from fabconf.lab.world import DeviceView, World
 
 NO_SUCH_FILE = "No such file or directory"
@@ -105,6 +106,7 @@ class NxosDevice:
     generation: int = 0  # bumped when the running config is replaced as a whole (rollback)
 
     def __post_init__(self) -> None:
+        self.config_replace = ConfigReplace(self)
         if self.state_dir is not None:
             flash = self.state_dir / "bootflash"
             flash.mkdir(parents=True, exist_ok=True)
@@ -144,6 +146,7 @@ class NxosDevice:
     def _table(self) -> list[tuple[re.Pattern[str], Callable[[re.Match[str], ExecSession], Reply]]]:
         r = re.compile
         return [
+            *self.config_replace.commands(),
             (r(r"conf(?:ig(?:ure)?)?(?: t(?:erminal)?)?"), self._configure),
             (r(r"end"), self._end),
             (r(r"(no )?terminal dont-ask"), self._dont_ask),
@@ -493,11 +496,7 @@ class NxosDevice:
                 f"Collecting Running-Config\n#Generating Rollback Patch\nSyntax error while parsing '{err.line}': "
                 f"{err.message}\nRollback Patch is Invalid\nRollback failed.\n",
             ) from err
-        with self.lock:
-            patch = rollback_patch_text(self.running, target)
-            self.running.children = target.children
-            self.generation += 1
-            self.last_change = time.time()
+        patch = self.replace_running(target)
         return Reply(
             None,
             "Note: Applying config parallelly may fail Rollback verification\n"
@@ -505,6 +504,15 @@ class NxosDevice:
             + "Executing Rollback Patch\nGenerating Running-config for verification\n"
             "Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.\n",
         )
+
+    def replace_running(self, target: Node) -> str:
+        """Install ``target`` as the whole running config at once; returns the rollback-patch text."""
+        with self.lock:
+            patch = rollback_patch_text(self.running, target)
+            self.running.children = target.children
+            self.generation += 1
+            self.last_change = time.time()
+        return patch
 
     def _copy(self, m: re.Match[str], s: ExecSession) -> Reply:
         src, dst = m.group(1), m.group(2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import http.client
+import io
 import itertools
 import json
 import os
@@ -498,6 +499,61 @@ def test_roce_qos_merge_is_accepted_and_idempotent(make_sim) -> None:
         status, body = nxapi(sim, rpc(cmds))
         last = body if isinstance(body, dict) else body[-1]
         assert status == 500 and error in last["error"]["data"]["msg"]
+
+
+def _scp_put(sim: NxosSim, name: str, data: bytes) -> None:
+    """Upload to bootflash with the python scp package over paramiko (what netmiko uses)."""
+    from scp import SCPClient
+
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+    client.connect(sim.address, 22, USER, PASSWORD, look_for_keys=False, allow_agent=False)
+    try:
+        transport = client.get_transport()
+        assert transport is not None
+        with SCPClient(transport) as scp:
+            scp.putfo(io.BytesIO(data), f"bootflash:/{name}")
+    finally:
+        client.close()
+
+
+def test_configure_replace_commit_timeout(make_sim) -> None:
+    sim = make_sim()
+    before = sim.running_config
+    target = before.replace("hostname leaf1", "hostname leaf1-new")
+    _scp_put(sim, "target.cfg", target.encode())
+    # the device's own range is 30-3600 s; the lab knob lets a test see the timer expire
+    status, body = nxapi(sim, rpc(["configure replace bootflash:target.cfg commit-timeout 10"], "cli_ascii"))
+    assert status == 500 and "Invalid range" in body["error"]["data"]["msg"]
+    sim.device.config_replace.min_timeout = 1
+
+    status, body = nxapi(sim, rpc(["configure replace bootflash:target.cfg commit-timeout 30"], "cli_ascii"))
+    assert status == 200 and "configure replace commit" in body["result"]["msg"]
+    assert "hostname leaf1-new" in sim.running_config
+    status, body = nxapi(sim, rpc(["show config-replace status"], "cli_ascii"))
+    assert "Pending" in body["result"]["msg"]
+    status, body = nxapi(sim, rpc(["configure replace commit"], "cli_ascii"))
+    assert status == 200 and "hostname leaf1-new" in sim.running_config
+
+    # not confirmed in time: the previous configuration comes back by itself
+    status, _ = nxapi(sim, rpc(["hostname leaf1", "copy running-config bootflash:orig.cfg"]))
+    orig = sim.running_config
+    status, _ = nxapi(sim, rpc(["configure replace bootflash:target.cfg commit-timeout 1"], "cli_ascii"))
+    assert status == 200 and "hostname leaf1-new" in sim.running_config
+    time.sleep(1.6)
+    assert sim.running_config == orig
+
+    # drop-on-commit on the confirmation: the connection closes, the timer keeps running and expires
+    status, _ = nxapi(sim, rpc(["configure replace bootflash:target.cfg commit-timeout 1"], "cli_ascii"))
+    assert status == 200
+    sim.faults.set("drop-on-commit")
+    with pytest.raises((ConnectionError, http.client.HTTPException)):
+        nxapi(sim, rpc(["configure replace commit"], "cli_ascii"))
+    time.sleep(1.6)
+    sim.faults.clear()
+    assert sim.running_config == orig
+    status, body = nxapi(sim, rpc(["show config-replace status"], "cli_ascii"))
+    assert "previous configuration restored" in body["result"]["msg"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
