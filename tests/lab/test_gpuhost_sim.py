@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
@@ -16,7 +17,8 @@ from netmiko import ConnectHandler
 from fabconf.lab.gpuhost import GpuHostSim, HostFaults, default_startup_config
 from fabconf.lab.world import World
 
-ADDR = "127.12.2.1"
+# one /24 of 127.12/16 per test process (port 22 is used), so concurrent runs do not collide
+ADDR = f"127.12.{10 + os.getpid() % 240}.1"
 USER, PASSWORD = "admin", "gpu-pass"
 IF0, IF1 = "ens1f0np0", "ens1f1np1"
 ECN_NP3 = f"/sys/class/net/{IF0}/ecn/roce_np/enable/3"
