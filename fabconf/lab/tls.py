@@ -78,8 +78,9 @@ class LabCA:
 
     def issue(self, name: str, address: str) -> tuple[Path, Path]:
         """Return (cert.pem, key.pem) for a device, creating them if missing."""
-        cert_path = self.directory / f"{name}.pem"
-        key_path = self.directory / f"{name}.key"
+        # keyed by name AND address: a device moved to another lab address needs a new IP SAN
+        cert_path = self.directory / f"{name}@{address}.pem"
+        key_path = self.directory / f"{name}@{address}.key"
         with self._lock:
             if cert_path.exists() and key_path.exists():
                 return cert_path, key_path
