@@ -18,14 +18,21 @@ SSH: ``hostname#`` prompt with echo, exec/config modes with NX-OS mode prompts (
 netmiko session-preparation commands, and an SCP sink into bootflash (``scp -t bootflash:/NAME``).
 
 Faults: ``reject`` refuses matching config lines with the invalid-command error; ``drop-on-commit`` closes
-the connection (HTTP or SSH) when a config batch or a rollback arrives, before anything is applied;
-``delay``/``hang``/``auth-refuse`` apply to both front ends (the shared HTTPS and SSH services do that).
+the connection (HTTP or SSH) when a config batch, a rollback, a ``configure replace`` or its ``commit``
+arrives, before anything is applied (a pending commit-timeout keeps running); ``delay``/``hang``/
+``auth-refuse`` apply to both front ends (the shared HTTPS and SSH services do that).
+
+Modules: ``nxos_config`` (NX-OS dialect on cliconf, line semantics, validation), ``nxos_render`` (show
+running-config, rollback patch, lab view, brownfield default), ``nxos_show`` (show output shapes),
+``nxos_cli`` (the device: state and commands), ``nxos_replace`` (``configure replace`` + commit-timeout).
+
+Public API beyond the lab contract: ``running_config`` / ``startup_config`` (text), ``bootflash()``,
+``http_port`` / ``ssh_port`` (bound ports), ``device`` (the ``NxosDevice``), ``default_startup_config``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import threading
 from pathlib import Path
@@ -297,7 +304,3 @@ def _caret(line: str, message: str) -> str:
         return message if message.endswith("\n") else message + "\n"
     pad = len(line) - len(line.lstrip())
     return " " * (pad + 10) + "^\n" + message + "\n"
-
-
-def _dumps(obj: Any) -> str:  # pragma: no cover - debugging helper
-    return json.dumps(obj, indent=2)

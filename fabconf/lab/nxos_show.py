@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import ipaddress
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -236,8 +237,6 @@ def interface_row(s: IfState) -> dict[str, Any]:
 
 
 def _network(address: str) -> str:
-    import ipaddress
-
     return str(ipaddress.IPv4Interface(address).network.network_address)
 
 
@@ -412,8 +411,6 @@ def peer_rows(sessions: list[BgpSession], configured: dict[str, tuple[str, bool]
 
 
 def _is_ip(text: str) -> bool:
-    import ipaddress
-
     try:
         ipaddress.ip_address(text)
     except ValueError:
