@@ -60,22 +60,25 @@ from fabconf.drivers.linux_parse import (
     parse_traffic_class,
 )
 from fabconf.drivers.linux_plan import (
+    Change,
+    desired_target,
+    diff_text,
+    link_problems,
+    plan,
+    restore_limits,
+    target_from_snapshot,
+)
+from fabconf.drivers.linux_state import (
     NCCL_CONF,
     PRIOS,
     SCRIPT_PATH,
     UNIT_NAME,
     UNIT_PATH,
-    Change,
     DocumentError,
     HostObserved,
     HostTarget,
     NicObserved,
-    diff_text,
-    plan,
-    restore_limits,
     running_document,
-    target_from_document,
-    target_from_snapshot,
 )
 
 __all__ = ["HostCommandError", "HostOutputError", "LinuxDriver", "LinuxHostError"]
@@ -174,6 +177,12 @@ class LinuxDriver(DriverBase):
             self._client.close()
             self._client = None
 
+    @property
+    def _label(self) -> str:
+        """How errors name the host: the candidate's hostname and the address used."""
+        name = self._candidate.hostname if self._candidate is not None else ""
+        return f"{name} ({self.hostname})" if name and name != self.hostname else self.hostname
+
     def is_alive(self) -> dict[str, bool]:
         transport = self._client.get_transport() if self._client else None
         return {"is_alive": bool(transport and transport.is_active())}
@@ -182,16 +191,16 @@ class LinuxDriver(DriverBase):
     def _exec(self, command: str) -> Output:
         transport = self._client.get_transport() if self._client else None
         if self._client is None or transport is None or not transport.is_active():
-            raise ConnectionClosedException(f"{self.hostname}: not connected (open() first, or the host rebooted)")
+            raise ConnectionClosedException(f"{self._label}: not connected (open() first, or the host rebooted)")
         try:
             _stdin, stdout, stderr = self._client.exec_command(command, timeout=self.timeout)
             out = stdout.read().decode("utf-8", "replace")
             err = stderr.read().decode("utf-8", "replace")
             status = stdout.channel.recv_exit_status()
         except TimeoutError:
-            raise CommandTimeoutException(f"{self.hostname}: `{command}` timed out after {self.timeout}s") from None
+            raise CommandTimeoutException(f"{self._label}: `{command}` timed out after {self.timeout}s") from None
         except (OSError, EOFError, paramiko.SSHException) as exc:
-            raise ConnectionClosedException(f"{self.hostname}: connection lost running `{command}`: {exc}") from None
+            raise ConnectionClosedException(f"{self._label}: connection lost running `{command}`: {exc}") from None
         return Output(out, err, status)
 
     def _run(self, command: str, *, check: bool = True) -> Output:
@@ -208,14 +217,14 @@ class LinuxDriver(DriverBase):
             problem = f"failed: {self.username} needs passwordless sudo for this command"
         else:
             problem = f"failed with exit status {result.status}"
-        return HostCommandError(self.hostname, command, problem, text)
+        return HostCommandError(self._label, command, problem, text)
 
     def _parse(self, command: str, parser: Callable[[str], T], *, check: bool = True) -> T:
         text = self._run(command, check=check).stdout
         try:
             return parser(text)
         except ParseError as exc:
-            raise HostOutputError(self.hostname, command, f"printed unreadable output ({exc})", text) from None
+            raise HostOutputError(self._label, command, f"printed unreadable output ({exc})", text) from None
 
     def _read_file(self, path: str) -> str | None:
         """A regular file's content, or None when it does not exist."""
@@ -228,7 +237,7 @@ class LinuxDriver(DriverBase):
         try:
             check_clean(result.stdout)
         except ParseError as exc:
-            raise HostOutputError(self.hostname, command, f"printed unreadable output ({exc})", result.stdout) from None
+            raise HostOutputError(self._label, command, f"printed unreadable output ({exc})", result.stdout) from None
         return result.stdout
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str]:
@@ -298,17 +307,17 @@ class LinuxDriver(DriverBase):
     def _load(self, filename: str | None, config: str | None, error: type[Exception]) -> None:
         if config is None:
             if filename is None:
-                raise error(f"{self.hostname}: give a filename or a config")
+                raise error(f"{self._label}: give a filename or a config")
             config = Path(filename).read_text()
         try:
-            target = target_from_document(config)
+            target = desired_target(config)
         except DocumentError as exc:
-            raise error(f"{self.hostname}: candidate rejected: {exc}") from None
+            raise error(f"{self._label}: candidate rejected: {exc}") from None
         target.activate_firmware = self.allow_fw_reset
         if self.check_hostname and self._client is not None:
             actual = self._hostname()
             if actual.split(".")[0] != target.hostname.split(".")[0]:
-                raise error(f"{self.hostname}: candidate is for {target.hostname!r} but the host is {actual!r}")
+                raise error(f"{self._label}: candidate is for {target.hostname!r} but the host is {actual!r}")
         self._candidate, self._candidate_text = target, config
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
@@ -358,12 +367,12 @@ class LinuxDriver(DriverBase):
         if revert_in is not None:
             raise NotImplementedError("GPU hosts have no commit timer: commit_config(revert_in=...) is not supported")
         if self._candidate is None:
-            raise CommitError(f"{self.hostname}: no candidate loaded")
+            raise CommitError(f"{self._label}: no candidate loaded")
         target = self._candidate
         observed, changes = self._changes(target)
         blocked = [c.line for c in changes if not c.commands]
         if blocked:
-            raise CommitError(f"{self.hostname}: cannot apply, nothing changed: " + "; ".join(blocked))
+            raise CommitError(f"{self._label}: cannot apply, nothing changed: " + "; ".join(blocked))
         self._snapshot = Snapshot(observed, target)
         self.commands_sent, self.restore_notes, self._fw_reset_done = [], [], False
         if not changes:
@@ -381,21 +390,24 @@ class LinuxDriver(DriverBase):
         left, self.restore_notes = self._restore(self._snapshot)
         restored = "previous state restored" if not left else "RESTORE INCOMPLETE: " + "; ".join(left)
         notes = f" ({'; '.join(self.restore_notes)})" if self.restore_notes else ""
-        raise CommitError(f"{self.hostname}: commit did not stick: {'; '.join(problems)}; {restored}{notes}")
+        raise CommitError(f"{self._label}: commit did not stick: {'; '.join(problems)}; {restored}{notes}")
 
     def _restore(self, snapshot: Snapshot) -> tuple[list[str], list[str]]:
         """Put back what ``snapshot.managed`` touches. Returns (what still differs, what cannot be restored)."""
         activate = self.allow_fw_reset and snapshot.fw_reset
         target = target_from_snapshot(snapshot.observed, snapshot.managed, activate_firmware=activate)
-        notes = restore_limits(snapshot.observed, snapshot.managed)
+        sent = list(self.commands_sent)
+        notes: list[str] = []
         try:
             changes = [c for c in self._changes(target)[1] if c.commands]
             self._apply(target, changes)
-            left = diff_text(self._changes(target)[1]).splitlines()
+            after, left_changes = self._changes(target)
+            left = diff_text(left_changes).splitlines()
+            notes = restore_limits(snapshot.observed, after, snapshot.managed, sent)
         except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
             left = [f"restore failed: {exc}"]
         if left:
-            log.error("%s: restore incomplete: %s", self.hostname, left)
+            log.error("%s: restore incomplete: %s", self._label, left)
         return left, notes
 
     def rollback(self) -> None:
@@ -405,7 +417,7 @@ class LinuxDriver(DriverBase):
         self.commands_sent = []
         left, self.restore_notes = self._restore(self._snapshot)
         if left:
-            raise CommitError(f"{self.hostname}: rollback incomplete: " + "; ".join(left))
+            raise CommitError(f"{self._label}: rollback incomplete: " + "; ".join(left))
 
     def confirm_commit(self) -> None:
         raise NotImplementedError("GPU hosts have no commit timer: every commit is final (see rollback())")
@@ -427,7 +439,7 @@ class LinuxDriver(DriverBase):
     def preflight(self, config: str | None = None) -> list[str]:
         """Problems that make pushing to this host pointless or harmful; [] when fine. Uses the staged candidate
         (or ``config``) for the NIC inventory: netdev/RDMA pairs, speeds."""
-        target = target_from_document(config) if config is not None else self._candidate
+        target = desired_target(config) if config is not None else self._candidate
         problems: list[str] = []
         links = self._parse("rdma link show", parse_rdma_link)
         rates = self._parse("ibstat", parse_ibstat)
@@ -441,30 +453,7 @@ class LinuxDriver(DriverBase):
         wanted = [(n.netdev, n.rdma, n.speed_gbps) for n in target.nics] if target else []
         if target is None:
             wanted = [(netdev, rdma, None) for rdma, (netdev, _up) in sorted(pairs.items())]
-        for netdev, rdma, speed in wanted:
-            if rdma not in pairs:
-                owner = next((dev for dev, (nd, _up) in pairs.items() if nd == netdev), None)
-                where = f"; {netdev} belongs to {owner}" if owner else ""
-                problems.append(f"{rdma}: RDMA device not found on the host (ibdev2netdev){where}")
-                continue
-            if pairs[rdma][0] != netdev:
-                problems.append(f"{rdma}: paired with {pairs[rdma][0]}, the inventory says {netdev}")
-            ports = [link for link in links if link.dev == rdma]
-            if not ports:
-                problems.append(f"{rdma}: no RDMA link (rdma link show)")
-            for port in ports:
-                if port.state != "ACTIVE" or port.physical_state != "LINK_UP":
-                    problems.append(
-                        f"{rdma}/{port.port} ({netdev}): state {port.state} physical_state {port.physical_state}, "
-                        "expected ACTIVE / LINK_UP"
-                    )
-                elif speed is not None:
-                    rate = rates.get(rdma, {}).get(port.port)
-                    if rate is None:
-                        problems.append(f"{rdma}/{port.port}: not listed by ibstat")
-                    elif rate.rate != speed:
-                        problems.append(f"{rdma}/{port.port} ({netdev}): rate {rate.rate} Gb/s, inventory {speed} Gb/s")
-        return problems
+        return problems + link_problems(wanted, links, rates, pairs)
 
     # -- getters -----------------------------------------------------------------------------------------------
     def _optional(self, command: str) -> str | None:

@@ -1,0 +1,312 @@
+"""The data model of fabconf's linux driver: a GPU host's desired and observed NIC state.
+
+- ``HostTarget``: what should be true. Built from the desired-state YAML fabconf renders
+  (``templates/linux/*.j2``) by ``target_from_document``, or from a captured snapshot (see ``linux_plan``) to
+  restore it. A field that is None is not managed (the driver only touches settings in the document).
+- ``HostObserved``: what the host reports (filled by the driver from the real tools).
+- ``running_document``: an observed state as YAML in the desired document's shape, so a drift check can
+  compare documents.
+
+Document semantics (assumptions stated where the template leaves room):
+
+- ``qos``, ``ecn``, ``roce_tos`` and ``mlxconfig`` are host-wide: they apply to every NIC / RDMA device.
+- ``qos.dscp2prio`` lists the entries that differ from the mlx5 default map (DSCP d -> priority d >> 3);
+  every other DSCP must be on its default priority (``[]`` = the default map, which already puts DSCP 26
+  on priority 3).
+- ``ecn.roce_np_enable`` / ``roce_rp_enable`` list exactly the priorities where ECN is enabled.
+- ``roce_tos`` is both the RDMA-CM default ToS (``cma_roce_tos``) and the OFED ``tc/1/traffic_class``.
+- ``mlxconfig`` values are compared with the Next Boot column; a Next Boot value that is right but not yet
+  Current is pending (not a diff; see the driver's ``pending_firmware``).
+- ``nccl_conf`` is the whole ``/etc/nccl.conf``; it is compared by its KEY=VALUE settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+from fabconf.drivers.linux_parse import DSCPS, PRIOS, MlxValue, mlx_same
+
+NCCL_CONF = "/etc/nccl.conf"
+UNIT_NAME = "fabconf-roce.service"
+UNIT_PATH = f"/etc/systemd/system/{UNIT_NAME}"
+SCRIPT_PATH = "/usr/local/sbin/fabconf-roce.sh"
+
+
+class DocumentError(ValueError):
+    """The candidate document is not a valid desired-state document."""
+
+
+# -- targets -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class NicTarget:
+    netdev: str
+    rdma: str
+    speed_gbps: int | None = None
+    mtu: int | None = None
+    trust: str | None = None
+    pfc: list[int] | None = None
+    dscp2prio: list[int] | None = None  # the full 64-entry table
+    ecn_np: list[int] | None = None  # 8 flags
+    ecn_rp: list[int] | None = None
+    cnp_dscp: int | None = None
+    cnp_802p_prio: int | None = None
+    cma_tos: int | None = None
+    traffic_class: int | None = None
+    mlxconfig: dict[str, str] = field(default_factory=dict)  # compared with Next Boot
+
+
+@dataclass
+class FileTarget:
+    content: str | None  # None: the file must not exist
+
+
+@dataclass
+class BootTarget:
+    unit: str | None  # None: no unit file
+    script: str | None
+    enabled: bool
+
+
+@dataclass
+class HostTarget:
+    hostname: str
+    nics: list[NicTarget]
+    nccl: FileTarget | None = None
+    boot: BootTarget | None = None
+    activate_firmware: bool = False  # run mlxfwreset so that Next Boot becomes Current now
+
+
+# -- observed state ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class NicObserved:
+    netdev: str
+    rdma: str
+    present: bool = True
+    mtu: int = 0
+    oper_up: bool = False
+    trust: str = ""
+    pfc: list[int] = field(default_factory=list)
+    dscp2prio: list[int] | None = None  # None: not shown by mlnx_qos (trust pcp)
+    lldpad_warning: bool = False
+    ecn_np: list[int] = field(default_factory=list)
+    ecn_rp: list[int] = field(default_factory=list)
+    cnp_dscp: int = 0
+    cnp_802p_prio: int = 0
+    cma_tos: int = 0
+    traffic_class: int | None = None
+    traffic_class_file: bool = True  # False: no OFED tc/1/traffic_class file on this host
+    mlx: dict[str, MlxValue] = field(default_factory=dict)
+
+
+@dataclass
+class HostObserved:
+    hostname: str
+    nics: dict[str, NicObserved]
+    nccl: str | None = None
+    unit: str | None = None
+    script: str | None = None
+    enabled: bool = False
+
+
+# -- the document ----------------------------------------------------------------------------------------------
+
+
+def default_dscp2prio() -> list[int]:
+    return [d >> 3 for d in range(DSCPS)]
+
+
+def _int(value: Any, where: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise DocumentError(f"{where}: expected an integer {low}..{high}, got {value!r}")
+    return value
+
+
+def _flags(prios: Any, where: str) -> list[int]:
+    if not isinstance(prios, list):
+        raise DocumentError(f"{where}: expected a list of priorities 0-7")
+    flags = [0] * PRIOS
+    for prio in prios:
+        flags[_int(prio, where, 0, PRIOS - 1)] = 1
+    return flags
+
+
+def _pfc(value: Any) -> list[int]:
+    items = [x.strip() for x in str(value).split(",")]
+    if len(items) != PRIOS or any(x not in ("0", "1") for x in items):
+        raise DocumentError(f"qos.pfc: expected {PRIOS} comma-separated 0/1 values, got {value!r}")
+    return [int(x) for x in items]
+
+
+def _dscp2prio(value: Any) -> list[int]:
+    table = default_dscp2prio()
+    for entry in value or []:
+        if not isinstance(entry, list | tuple) or len(entry) != 2:
+            raise DocumentError(f"qos.dscp2prio: expected [dscp, prio] pairs, got {entry!r}")
+        table[_int(entry[0], "qos.dscp2prio dscp", 0, DSCPS - 1)] = _int(entry[1], "qos.dscp2prio prio", 0, 7)
+    return table
+
+
+def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    value = doc.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DocumentError(f"{name}: expected a mapping")
+    return value
+
+
+def _nic(item: Any, index: int, host: NicTarget) -> NicTarget:
+    if not isinstance(item, dict) or not isinstance(item.get("netdev"), str) or not isinstance(item.get("rdma"), str):
+        raise DocumentError(f"nics[{index}]: expected a mapping with 'netdev' and 'rdma' strings")
+    nic = replace(host, netdev=item["netdev"], rdma=item["rdma"], mlxconfig=dict(host.mlxconfig))
+    if item.get("mtu") is not None:
+        nic.mtu = _int(item["mtu"], f"nics[{index}].mtu", 68, 65535)
+    if item.get("speed_gbps") is not None:
+        nic.speed_gbps = _int(item["speed_gbps"], f"nics[{index}].speed_gbps", 1, 10_000)
+    return nic
+
+
+def target_from_document(text: str) -> HostTarget:
+    """Parse the rendered desired-state YAML; raises DocumentError with the offending path."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise DocumentError(f"not valid YAML: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("hostname"), str):
+        raise DocumentError("expected a mapping with a 'hostname'")
+    if not isinstance(doc.get("nics"), list) or not doc["nics"]:
+        raise DocumentError("nics: expected a non-empty list")
+    qos, ecn = _section(doc, "qos"), _section(doc, "ecn")
+    host = NicTarget(netdev="", rdma="")
+    if qos.get("trust") is not None:
+        if qos["trust"] not in ("pcp", "dscp"):
+            raise DocumentError(f"qos.trust: expected pcp or dscp, got {qos['trust']!r}")
+        host.trust = qos["trust"]
+    host.pfc = _pfc(qos["pfc"]) if qos.get("pfc") is not None else None
+    host.dscp2prio = _dscp2prio(qos["dscp2prio"]) if "dscp2prio" in qos else None
+    host.ecn_np = _flags(ecn["roce_np_enable"], "ecn.roce_np_enable") if "roce_np_enable" in ecn else None
+    host.ecn_rp = _flags(ecn["roce_rp_enable"], "ecn.roce_rp_enable") if "roce_rp_enable" in ecn else None
+    if ecn.get("cnp_dscp") is not None:
+        host.cnp_dscp = _int(ecn["cnp_dscp"], "ecn.cnp_dscp", 0, 63)
+    if ecn.get("cnp_802p_prio") is not None:
+        host.cnp_802p_prio = _int(ecn["cnp_802p_prio"], "ecn.cnp_802p_prio", 0, 7)
+    if doc.get("roce_tos") is not None:
+        host.cma_tos = host.traffic_class = _int(doc["roce_tos"], "roce_tos", 0, 255)
+    for key, value in _section(doc, "mlxconfig").items():
+        if not isinstance(key, str) or not key.replace("_", "").isalnum() or value is None or " " in str(value):
+            raise DocumentError(f"mlxconfig: bad entry {key!r}: {value!r}")
+        host.mlxconfig[key] = str(value)
+    nics = [_nic(item, i, host) for i, item in enumerate(doc["nics"])]
+    target = HostTarget(hostname=doc["hostname"], nics=nics)
+    if doc.get("nccl_conf") is not None:
+        if not isinstance(doc["nccl_conf"], str):
+            raise DocumentError("nccl_conf: expected text")
+        target.nccl = FileTarget(_text(doc["nccl_conf"]))
+    return target
+
+
+def _text(content: str) -> str:
+    return content.rstrip("\n") + "\n"
+
+
+def bits(values: list[int]) -> str:
+    return ",".join(map(str, values))
+
+
+# -- the running document --------------------------------------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line text (nccl_conf) as a literal block, like the template writes it."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _uniform(values: dict[str, Any]) -> Any:
+    """One value when every NIC agrees, else {NIC: value} (a drift check then sees the disagreement)."""
+    distinct = {repr(v) for v in values.values()}
+    if len(distinct) == 1:
+        return next(iter(values.values()))
+    return values
+
+
+def _tos(nic: NicObserved) -> Any:
+    if nic.traffic_class is None or nic.traffic_class == nic.cma_tos:
+        return nic.cma_tos
+    return {"cma_roce_tos": nic.cma_tos, "traffic_class": nic.traffic_class}
+
+
+def running_document(observed: HostObserved, managed: HostTarget | None) -> str:
+    """The host's current state as YAML in the desired document's shape (host-wide sections collapse to one
+    value when all NICs agree; mlxconfig shows Next Boot values, pending ones noted in a comment)."""
+    present = [n for n in observed.nics.values() if n.present]
+    speeds = {n.netdev: n.speed_gbps for n in managed.nics} if managed else {}
+    doc: dict[str, Any] = {"hostname": observed.hostname, "nics": []}
+    for nic in observed.nics.values():
+        entry: dict[str, Any] = {"netdev": nic.netdev, "rdma": nic.rdma}
+        if nic.present:
+            entry["mtu"] = nic.mtu
+        else:
+            entry["missing"] = True
+        if speeds.get(nic.netdev) is not None:
+            entry["speed_gbps"] = speeds[nic.netdev]
+        doc["nics"].append(entry)
+    if present:
+
+        def each(fn: Any) -> Any:
+            return _uniform({n.netdev: fn(n) for n in present})
+
+        doc["qos"] = {
+            "trust": each(lambda n: n.trust),
+            "pfc": each(lambda n: bits(n.pfc)),
+            "dscp2prio": each(
+                lambda n: None if n.dscp2prio is None else [[d, p] for d, p in enumerate(n.dscp2prio) if p != d >> 3]
+            ),
+        }
+        doc["ecn"] = {
+            "roce_np_enable": each(lambda n: [p for p, v in enumerate(n.ecn_np) if v]),
+            "roce_rp_enable": each(lambda n: [p for p, v in enumerate(n.ecn_rp) if v]),
+            "cnp_dscp": each(lambda n: n.cnp_dscp),
+            "cnp_802p_prio": each(lambda n: n.cnp_802p_prio),
+        }
+        doc["roce_tos"] = _uniform({n.rdma: _tos(n) for n in present})
+        keys = sorted(managed.nics[0].mlxconfig) if managed and managed.nics else sorted(present[0].mlx)
+        wanted = managed.nics[0].mlxconfig if managed and managed.nics else {}
+        doc["mlxconfig"] = {
+            key: _uniform({n.rdma: _mlx_shown(n, key, wanted.get(key)) for n in present}) for key in keys
+        }
+    doc["nccl_conf"] = observed.nccl
+    head = [f"# {observed.hostname} -- current RoCE NIC state, read by fabconf's linux driver"]
+    for nic in present:
+        for key, value in sorted(nic.mlx.items()):
+            if value.pending:
+                head.append(
+                    f"# pending until firmware reset or reboot: {nic.rdma} {key} {value.current} -> {value.next_boot}"
+                )
+    head.append(
+        f"# boot unit {UNIT_NAME}: "
+        + ("enabled" if observed.enabled else "present, disabled" if observed.unit else "absent")
+    )
+    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120)
+    return "\n".join(head) + "\n" + body
+
+
+def _mlx_shown(nic: NicObserved, key: str, wanted: str | None) -> str | None:
+    value = nic.mlx.get(key)
+    if value is None:
+        return None
+    if wanted is not None and mlx_same(wanted, value.next_boot):
+        return wanted  # the desired spelling of the same value ("2" for "ETH(2)"), so documents compare equal
+    return value.next_boot
