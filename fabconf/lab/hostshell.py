@@ -18,8 +18,10 @@ Supported (enough for what configuration tools send over SSH; anything else is a
   prefixes with several files, so ``grep -H . /sys/.../enable/*`` reads a whole table), ``head|tail -n N|-c N``,
   ``wc -l``, ``whoami``, ``id -u``, ``which``/``command -v``, ``sudo [-n] [-E] [-s|-i] [CMD]``,
   ``bash|sh -c STRING``, ``bash|sh FILE``, and running a script by its path.
-- NOT supported: ``for``/``while``/``if``/``case``, functions, ``$(...)`` and backquotes, arithmetic, ``[[ ]]``,
-  background jobs. Generate one command per line instead (``if`` → ``test ... && ...``).
+- compound commands: ``for NAME in WORDS; do ...; done`` and ``if LIST; then ...; [elif ...; then ...;] [else ...;]
+  fi`` (also over several lines); ``! CMD`` negates a simple command.
+- NOT supported: ``while``/``until``/``case``, functions, ``$(...)`` and backquotes, arithmetic, ``[[ ]]``,
+  background jobs (a syntax error says so).
 - a host adds its own commands (``commands``: name -> ``fn(Invocation) -> Result``).
 
 An unknown command prints ``bash: X: command not found`` with status 127.
@@ -36,7 +38,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fabconf.lab.memfs import FileSystem, FsError, MemoryFs, VirtualFiles
-from fabconf.lab.shparse import AndOr, Incomplete, Pipeline, Simple, Word, is_incomplete, lex, parse
+from fabconf.lab.shparse import (
+    AndOr,
+    ForNode,
+    IfNode,
+    Incomplete,
+    Node,
+    Pipeline,
+    Simple,
+    Word,
+    is_incomplete,
+    lex,
+    parse,
+)
 
 __all__ = [
     "CommandFn",
@@ -130,6 +144,7 @@ class Shell:
         self.vars: dict[str, str] = {"HOME": self.home, "USER": user, "SHELL": "/bin/bash", **(env or {})}
         self.last_status = 0
         self.errexit = False
+        self._in_condition = False
         self.depth = 0
 
     # -- public -------------------------------------------------------------------------------------
@@ -151,11 +166,7 @@ class Shell:
                 self.last_status = out.status = 2
                 return out
             try:
-                for statement in statements:
-                    status = self._and_or(statement, out, stdin)
-                    self.last_status = status
-                    if self.errexit and status != 0:
-                        break
+                self._nodes(statements, out, stdin)
             except ShellExit as exc:
                 self.last_status = exc.status
                 out.exited = True
@@ -168,16 +179,47 @@ class Shell:
         return posixpath.normpath(posixpath.join(self.cwd, name))
 
     # -- internals -----------------------------------------------------------------------------------
-    def _and_or(self, statement: AndOr, out: Output, stdin: str) -> int:
+    def _nodes(self, nodes: list[Node], out: Output, stdin: str) -> int:
+        """Run statements in order; ``set -e`` ends the script at a failing one (not in conditions)."""
+        status = 0
+        for node in nodes:
+            status, final = self._node(node, out, stdin)
+            self.last_status = status
+            if final and status != 0 and self.errexit and not self._in_condition:
+                raise ShellExit(status)
+        return status
+
+    def _node(self, node: Node, out: Output, stdin: str) -> tuple[int, bool]:
+        if isinstance(node, ForNode):
+            status = 0
+            for value in self._words(node.words):
+                self.vars[node.name] = value
+                status = self._nodes(node.body, out, stdin)
+            return status, True
+        if isinstance(node, IfNode):
+            for cond, body in node.branches:
+                saved, self._in_condition = self._in_condition, True
+                try:
+                    ok = self._nodes(cond, out, stdin) == 0
+                finally:
+                    self._in_condition = saved
+                if ok:
+                    return self._nodes(body, out, stdin), True
+            return (self._nodes(node.otherwise, out, stdin) if node.otherwise is not None else 0), True
+        return self._and_or(node, out, stdin)
+
+    def _and_or(self, statement: AndOr, out: Output, stdin: str) -> tuple[int, bool]:
+        """Status of the list, and whether its last pipeline ran (only then does ``set -e`` apply)."""
         status = self.last_status
-        for connector, pipeline in statement:
-            if connector == "&&" and status != 0:
-                continue
-            if connector == "||" and status == 0:
+        ran_last = False
+        for index, (connector, pipeline) in enumerate(statement):
+            if (connector == "&&" and status != 0) or (connector == "||" and status == 0):
+                ran_last = False
                 continue
             status = self._pipeline(pipeline, out, stdin)
             self.last_status = status
-        return status
+            ran_last = index == len(statement) - 1
+        return status, ran_last
 
     def _pipeline(self, pipeline: Pipeline, out: Output, stdin: str) -> int:
         data = stdin
@@ -387,6 +429,13 @@ def _printf(inv: Invocation) -> Result:
     while slots and args:
         out += re.sub(r"%%|%[sd]", sub, fmt)
     return Result(out)
+
+
+def _bang(inv: Invocation) -> Result:
+    if len(inv.argv) < 2:
+        return Result(status=1)
+    result = inv.shell.execute(inv.argv[1:], inv.stdin)
+    return Result(result.out, result.err, 0 if result.status else 1)
 
 
 def _which(inv: Invocation) -> Result:
@@ -779,6 +828,7 @@ _BUILTINS: dict[str, CommandFn] = {
     "id": _id,
     "sudo": _sudo,
     "which": _which,
+    "!": _bang,
     "command": _command,
     "bash": _bash,
     "sh": _bash,

@@ -222,10 +222,13 @@ def lex(text: str, *, at_eof_ok: bool) -> list[Word | Op]:
 
 
 def is_incomplete(text: str) -> bool:
+    """True while an interactive shell should ask for more lines (open quote, here-document, loop, ``&&``...)."""
     try:
-        lex(text, at_eof_ok=False)
+        parse(lex(text, at_eof_ok=False))
     except Incomplete:
         return True
+    except SyntaxError:
+        return False
     return False
 
 
@@ -249,52 +252,166 @@ Pipeline = list[Simple]
 AndOr = list[tuple[str, Pipeline]]  # first connector is ""
 
 
-def parse(tokens: list[Word | Op]) -> list[AndOr]:
-    statements: list[AndOr] = []
-    current: AndOr = []
-    pipeline: Pipeline = []
-    simple = Simple()
-    connector = ""
-    it = iter(tokens)
+@dataclass
+class ForNode:
+    """``for NAME in WORDS; do BODY; done``"""
 
-    def flush_simple() -> None:
-        nonlocal simple
-        if simple.words or simple.redirects:
-            pipeline.append(simple)
+    name: str
+    words: list[Word]
+    body: list[Node]
+
+
+@dataclass
+class IfNode:
+    """``if C; then B; [elif C; then B;]... [else B;] fi``"""
+
+    branches: list[tuple[list[Node], list[Node]]]
+    otherwise: list[Node] | None = None
+
+
+Node = AndOr | ForNode | IfNode
+
+_SEPARATORS = ("\n", ";", "&")
+_ENDS = ("\n", ";", "&", "&&", "||", "|")
+
+
+class _Parser:
+    def __init__(self, tokens: list[Word | Op]) -> None:
+        self.toks = tokens
+        self.i = 0
+
+    def peek(self) -> Word | Op | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def at_word(self, *words: str) -> bool:
+        tok = self.peek()
+        return isinstance(tok, Word) and not tok.quoted and tok.literal() in words
+
+    def expect_word(self, word: str) -> None:
+        self.skip_separators()
+        if not self.at_word(word):
+            if self.peek() is None:
+                raise Incomplete(word)
+            raise SyntaxError(f"syntax error: expected `{word}'")
+        self.i += 1
+
+    def skip_separators(self) -> None:
+        while isinstance(self.peek(), Op) and self.peek().op in _SEPARATORS:  # type: ignore[union-attr]
+            self.i += 1
+
+    def skip_newlines(self) -> None:
+        while isinstance(self.peek(), Op) and self.peek().op == "\n":  # type: ignore[union-attr]
+            self.i += 1
+
+    def parse_list(self, stops: tuple[str, ...] = ()) -> list[Node]:
+        nodes: list[Node] = []
+        while True:
+            self.skip_separators()
+            if self.peek() is None:
+                if stops:
+                    raise Incomplete(stops[0])
+                return nodes
+            if stops and self.at_word(*stops):
+                return nodes
+            nodes.append(self.parse_statement())
+
+    def parse_statement(self) -> Node:
+        if self.at_word("for"):
+            return self.parse_for()
+        if self.at_word("if"):
+            return self.parse_if()
+        if self.at_word("while", "until", "case", "function", "select"):
+            word = self.peek()
+            assert isinstance(word, Word)
+            raise SyntaxError(f"{word.literal()}: not supported by the lab shell")
+        return self.parse_and_or()
+
+    def parse_for(self) -> ForNode:
+        self.i += 1
+        name = self.peek()
+        if not isinstance(name, Word):
+            raise Incomplete("for") if name is None else SyntaxError("syntax error near `for'")
+        self.i += 1
+        words: list[Word] = []
+        if self.at_word("in"):
+            self.i += 1
+            while isinstance(self.peek(), Word):
+                words.append(self.peek())  # type: ignore[arg-type]
+                self.i += 1
+        self.expect_word("do")
+        body = self.parse_list(("done",))
+        self.i += 1
+        return ForNode(name.literal(), words, body)
+
+    def parse_if(self) -> IfNode:
+        self.i += 1
+        node = IfNode([])
+        while True:
+            cond = self.parse_list(("then",))
+            self.i += 1
+            body = self.parse_list(("elif", "else", "fi"))
+            node.branches.append((cond, body))
+            word = self.peek()
+            assert isinstance(word, Word)
+            self.i += 1
+            if word.literal() == "elif":
+                continue
+            if word.literal() == "else":
+                node.otherwise = self.parse_list(("fi",))
+                self.i += 1
+            return node
+
+    def parse_and_or(self) -> AndOr:
+        items: AndOr = []
+        connector = ""
+        while True:
+            items.append((connector, self.parse_pipeline()))
+            tok = self.peek()
+            if isinstance(tok, Op) and tok.op in ("&&", "||"):
+                connector = tok.op
+                self.i += 1
+                self.skip_newlines()
+                if self.peek() is None:
+                    raise Incomplete(connector)
+                continue
+            return items
+
+    def parse_pipeline(self) -> Pipeline:
+        pipeline = [self.parse_simple()]
+        while isinstance(self.peek(), Op) and self.peek().op == "|":  # type: ignore[union-attr]
+            self.i += 1
+            self.skip_newlines()
+            if self.peek() is None:
+                raise Incomplete("|")
+            pipeline.append(self.parse_simple())
+        return pipeline
+
+    def parse_simple(self) -> Simple:
         simple = Simple()
+        while True:
+            tok = self.peek()
+            if tok is None or (isinstance(tok, Op) and tok.op in _ENDS):
+                break
+            self.i += 1
+            if isinstance(tok, Word):
+                simple.words.append(tok)
+            elif tok.op in ("<<", "<<-"):
+                simple.redirects.append(Redirect("<<", heredoc=tok.heredoc))
+            elif tok.op in ("2>&1", "1>&2"):
+                simple.redirects.append(Redirect(tok.op))
+            else:
+                target = self.peek()
+                if not isinstance(target, Word):
+                    raise SyntaxError(f"syntax error near unexpected token `{tok.op}'")
+                self.i += 1
+                simple.redirects.append(Redirect(tok.op, target=target))
+        if not simple.words and not simple.redirects:
+            tok = self.peek()
+            shown = "newline" if tok is None or (isinstance(tok, Op) and tok.op == "\n") else getattr(tok, "op", "")
+            raise SyntaxError(f"syntax error near unexpected token `{shown}'")
+        return simple
 
-    def flush_pipeline(next_connector: str) -> None:
-        nonlocal pipeline, connector
-        flush_simple()
-        if pipeline:
-            current.append((connector, pipeline))
-        pipeline = []
-        connector = next_connector
 
-    for tok in it:
-        if isinstance(tok, Word):
-            simple.words.append(tok)
-            continue
-        op = tok.op
-        if op in ("\n", ";", "&"):
-            flush_pipeline("")
-            if current:
-                statements.append(current)
-            current = []
-        elif op in ("&&", "||"):
-            flush_pipeline(op)
-        elif op == "|":
-            flush_simple()
-        elif op in ("<<", "<<-"):
-            simple.redirects.append(Redirect("<<", heredoc=tok.heredoc))
-        elif op in ("2>&1", "1>&2"):
-            simple.redirects.append(Redirect(op))
-        else:
-            target = next(it, None)
-            if not isinstance(target, Word):
-                raise SyntaxError(f"syntax error near unexpected token `{op}'")
-            simple.redirects.append(Redirect(op, target=target))
-    flush_pipeline("")
-    if current:
-        statements.append(current)
-    return statements
+def parse(tokens: list[Word | Op]) -> list[Node]:
+    """Statements of a script: and-or lists of pipelines, ``for`` loops and ``if`` blocks."""
+    return _Parser(tokens).parse_list()

@@ -246,6 +246,9 @@ def test_shell_heredoc_chains_and_exit_status_over_paramiko_shell(sim: GpuHostSi
         chan.sendall(b"test -f /tmp/nccl.conf && echo present; rm /tmp/nccl.conf; test -f /tmp/nccl.conf; echo $?\n")
         out = until(b"admin@gpu1:~$ ").decode()
         assert "present\r\n1\r\n" in out
+        chan.sendall(b"for x in a b\ndo\n  echo item-$x\ndone\n")
+        out = until(b"admin@gpu1:~$ ").decode()
+        assert "\r\n> " in out and "item-a\r\nitem-b\r\n" in out
         chan.sendall(b"exit\n")
         while not chan.exit_status_ready():
             chan.recv(1024)
@@ -345,8 +348,13 @@ def test_shell_globs_grep_tables_and_unsupported_syntax() -> None:
     assert host.run("echo '/sys/*'; echo /nonexistent/*").stdout == "/sys/*\n/nonexistent/*\n"
     assert host.run("printf '%s=%s\\n' a 1 b 2").stdout == "a=1\nb=2\n"
     assert host.run("which mlnx_qos nosuch; echo $?").stdout == "/usr/sbin/mlnx_qos\n1\n"
-    looped = host.run("for p in 3; do echo $p; done")
-    assert looped.status == 127 and "bash: for: command not found" in looped.stderr
+    looped = host.run(f"for p in 0 1 2 3 4 5 6 7; do echo 1 > /sys/class/net/{IF0}/ecn/roce_rp/enable/$p; done")
+    assert looped.status == 0 and host.state.nics[0].ecn_rp == [1] * 8
+    branch = "if grep -q NCCL_IB_TC /etc/nccl.conf; then echo set; elif true; then echo unset; else echo no; fi"
+    assert host.run(branch).stdout == "unset\n"
+    unsupported = host.run("while true; do echo x; done")
+    assert unsupported.status == 2 and "while: not supported" in unsupported.stderr
+    assert host.run("set -e; false || true; echo a; false; echo b").stdout == "a\n"
     user = host.run("sudo tee /etc/x.conf >/dev/null <<'EOF'\nA=$HOME\nEOF\ncat /etc/x.conf", root=False)
     assert user.stdout == "A=$HOME\n" and user.status == 0
     assert host.run("echo 'unterminated").status == 2
