@@ -205,6 +205,9 @@ class CumulusDriver(DriverBase):
         except NvueApiError as exc:
             if exc.status == 404:
                 return True
+            if exc.status == 400:  # no longer pending (e.g. apply_fail): nothing pending is left behind
+                log.debug("%s: revision %s not deleted: %s", self.hostname, rev_id, exc.detail)
+                return False
             log.warning("%s: revision %s was not deleted: %s", self.hostname, rev_id, exc.detail)
             return False
         except ConnectionException as exc:
@@ -288,12 +291,17 @@ class CumulusDriver(DriverBase):
 
     # -- commit ------------------------------------------------------------------------------------------
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        """Apply the candidate revision: over REST, or with ``revert_in`` over SSH (``--confirm``).
+
+        ``message`` goes to ``nv config apply -m`` on the CLI path only: no REST field for it is
+        documented [U]. A candidate that changes nothing is deleted, not applied.
+        """
         if self._candidate is None:
             raise CommitError(f"{self.hostname}: no candidate is loaded")
         if revert_in is not None and int(revert_in) <= 0:
             raise CommitError(f"{self.hostname}: revert_in must be a positive number of seconds")
         rev = self._candidate.rev_id
-        before = self._tree("applied")
+        before = self._tree("applied")  # also what rollback() returns to
         staged = self._tree(rev)
         previous_id = self._applied[0] if self._applied and same(self._applied[1], before) else None
         self._candidate = None
@@ -369,11 +377,14 @@ class CumulusDriver(DriverBase):
         self._wait_applied(rev)
 
     def confirm_commit(self) -> None:
+        """Confirm the commit made with ``revert_in`` (ours, or, as NAPALM's EOS driver does, whatever
+        commit the switch reports as waiting when this driver made none)."""
         if self._confirm_rev is None:
             if self._last is not None and self._last.rev_id is None:
                 return  # the last commit changed nothing: there is nothing to confirm
-            raise CommitConfirmException(f"{self.hostname}: no commit of this driver is waiting for confirmation")
-        rev, self._confirm_rev = self._confirm_rev, None
+            if not self.has_pending_commit():
+                raise CommitConfirmException(f"{self.hostname}: no commit is waiting for confirmation")
+        rev, self._confirm_rev = self._confirm_rev or "pending", None
         output, status = self._cli().run("nv config apply --confirm-yes")
         if status != 0:
             raise CommitConfirmException(f"{self.hostname}: revision {rev} could not be confirmed: {output.strip()}")

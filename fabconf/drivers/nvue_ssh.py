@@ -57,9 +57,13 @@ class NvSsh:
         return text.replace(self._password, "****") if self._password else text
 
     def connect(self) -> None:
+        self.close()
         client = paramiko.SSHClient()
         if self.known_hosts:
-            client.load_host_keys(str(Path(self.known_hosts).expanduser()))
+            try:
+                client.load_host_keys(str(Path(self.known_hosts).expanduser()))
+            except OSError as exc:
+                raise ConnectionException(f"{self.where}: cannot read ssh_known_hosts: {exc}") from None
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
         else:
             try:

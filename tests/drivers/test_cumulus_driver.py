@@ -349,6 +349,22 @@ def test_commit_with_revert_in_and_confirm_stays(lab: Lab, leaf1_doc: str, leaf1
         drv.confirm_commit()  # nothing left to confirm
 
 
+def test_a_later_session_confirms_what_the_switch_holds(lab: Lab, leaf1_doc: str, tmp_path: Path) -> None:
+    sim = lab.sim()
+    path = tmp_path / "leaf1.yaml"
+    path.write_text(leaf1_doc)
+    with lab.driver(sim) as first:
+        first.load_merge_candidate(filename=str(path))
+        first.commit_config(revert_in=30)
+    with lab.driver(sim) as second:  # as NAPALM's EOS driver: confirm what the device has pending
+        assert second.has_pending_commit()
+        second.confirm_commit()
+        assert not second.has_pending_commit()
+        with pytest.raises(CommitConfirmException, match="no commit is waiting"):
+            second.confirm_commit()
+    assert sim.store.applied["qos"]["mapping"]["default-global"]["trust"] == "l3"
+
+
 def test_unknown_ssh_host_key_refuses_revert_in_commit_and_leaves_nothing(lab: Lab, leaf1_doc: str) -> None:
     sim = lab.sim()
     before = sim.store.tree("applied")
