@@ -507,7 +507,7 @@ class LinuxDriver(DriverBase):
         out = {"running": "", "candidate": "", "startup": ""}
         if retrieve in ("all", "running"):
             observed = self._observe(self._pairs(self._candidate))
-            out["running"] = running_document(observed, self._candidate)
+            out["running"] = running_document(observed)
         if retrieve in ("all", "candidate"):
             out["candidate"] = self._candidate_text
         if retrieve in ("all", "startup"):

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from fabconf.drivers.linux_parse import DSCPS, PRIOS, MlxValue, mlx_same
+from fabconf.drivers.linux_parse import DSCPS, PRIOS, MlxValue
 
 NCCL_CONF = "/etc/nccl.conf"
 UNIT_NAME = "fabconf-roce.service"
@@ -248,20 +248,16 @@ def _tos(nic: NicObserved) -> Any:
     return {"cma_roce_tos": nic.cma_tos, "traffic_class": nic.traffic_class}
 
 
-def running_document(observed: HostObserved, managed: HostTarget | None) -> str:
-    """The host's current state as YAML in the desired document's shape (host-wide sections collapse to one
-    value when all NICs agree; mlxconfig shows Next Boot values, pending ones noted in a comment)."""
+def running_document(observed: HostObserved) -> str:
+    """The host's current state as YAML in the desired document's shape, independent of any candidate (so two
+    reads of an unchanged host compare equal). Host-wide sections collapse to one value when all NICs agree;
+    ``mlxconfig`` lists every key with its Next Boot value as the tool prints it, pending ones noted in a
+    comment. A drift check compares the keys the desired document has."""
     present = [n for n in observed.nics.values() if n.present]
-    speeds = {n.netdev: n.speed_gbps for n in managed.nics} if managed else {}
     doc: dict[str, Any] = {"hostname": observed.hostname, "nics": []}
     for nic in observed.nics.values():
         entry: dict[str, Any] = {"netdev": nic.netdev, "rdma": nic.rdma}
-        if nic.present:
-            entry["mtu"] = nic.mtu
-        else:
-            entry["missing"] = True
-        if speeds.get(nic.netdev) is not None:
-            entry["speed_gbps"] = speeds[nic.netdev]
+        entry.update({"mtu": nic.mtu} if nic.present else {"missing": True})
         doc["nics"].append(entry)
     if present:
 
@@ -282,11 +278,8 @@ def running_document(observed: HostObserved, managed: HostTarget | None) -> str:
             "cnp_802p_prio": each(lambda n: n.cnp_802p_prio),
         }
         doc["roce_tos"] = _uniform({n.rdma: _tos(n) for n in present})
-        keys = sorted(managed.nics[0].mlxconfig) if managed and managed.nics else sorted(present[0].mlx)
-        wanted = managed.nics[0].mlxconfig if managed and managed.nics else {}
-        doc["mlxconfig"] = {
-            key: _uniform({n.rdma: _mlx_shown(n, key, wanted.get(key)) for n in present}) for key in keys
-        }
+        keys = sorted({key for n in present for key in n.mlx})
+        doc["mlxconfig"] = {key: _uniform({n.rdma: _mlx_next(n, key) for n in present}) for key in keys}
     doc["nccl_conf"] = observed.nccl
     head = [f"# {observed.hostname} -- current RoCE NIC state, read by fabconf's linux driver"]
     for nic in present:
@@ -295,18 +288,12 @@ def running_document(observed: HostObserved, managed: HostTarget | None) -> str:
                 head.append(
                     f"# pending until firmware reset or reboot: {nic.rdma} {key} {value.current} -> {value.next_boot}"
                 )
-    head.append(
-        f"# boot unit {UNIT_NAME}: "
-        + ("enabled" if observed.enabled else "present, disabled" if observed.unit else "absent")
-    )
+    boot = "enabled" if observed.enabled else "present, disabled" if observed.unit else "absent"
+    head.append(f"# boot unit {UNIT_NAME}: {boot}")
     body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120)
     return "\n".join(head) + "\n" + body
 
 
-def _mlx_shown(nic: NicObserved, key: str, wanted: str | None) -> str | None:
+def _mlx_next(nic: NicObserved, key: str) -> str | None:
     value = nic.mlx.get(key)
-    if value is None:
-        return None
-    if wanted is not None and mlx_same(wanted, value.next_boot):
-        return wanted  # the desired spelling of the same value ("2" for "ETH(2)"), so documents compare equal
-    return value.next_boot
+    return None if value is None else value.next_boot
