@@ -6,9 +6,11 @@ per-test ``LabCA``) and drives ``CumulusDriver`` at it exactly as fabconf would 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import itertools
+import logging
 import os
 import time
 import traceback
@@ -89,7 +91,9 @@ class Lab:
         self.sims.append(sim)
         return sim
 
-    def known_hosts(self, sim: NvueSim) -> str:
+    def known_hosts(self, sim: NvueSim) -> str | None:
+        if sim._ssh is None:
+            return None
         key = sim._ssh.host_key
         path = self.tmp / f"known_hosts_{sim.name}"
         path.write_text(f"{sim.address} {key.get_name()} {key.get_base64()}\n")
@@ -512,6 +516,39 @@ def test_unreachable_untrusted_and_hanging_switches(lab: Lab) -> None:
         assert PASSWORD not in _chain(err.value)
     finally:
         sim.faults.clear()
+
+
+def test_one_https_connection_and_no_secret_in_logs(lab: Lab, leaf1_doc: str, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    sim = lab.sim()
+    drv = lab.driver(sim)
+    drv.open()
+    sock = drv.api._conn.sock
+    drv.get_facts()
+    drv.get_interfaces()
+    drv.load_merge_candidate(config=leaf1_doc)
+    drv.compare_config()
+    drv.commit_config(revert_in=30)  # the SSH session logs in with the same password
+    drv.confirm_commit()
+    drv.get_config()
+    assert drv.api._conn.sock is sock  # every request above went over the connection open() made
+    drv.close()
+    assert drv.is_alive() == {"is_alive": False}
+    assert "GET /nvue_v1/system" in caplog.text and "nv config apply" in caplog.text
+    assert PASSWORD not in caplog.text
+    assert base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode() not in caplog.text
+
+
+def test_without_ssh_there_is_no_revert_in(lab: Lab, leaf1_doc: str) -> None:
+    sim = lab.sim(ssh_port=None)
+    before = sim.store.tree("applied")
+    drv = lab.driver(sim, ssh_port=None, ssh_known_hosts=None)
+    drv.open()
+    assert drv.has_pending_commit() is False
+    drv.load_merge_candidate(config=leaf1_doc)
+    with pytest.raises(CommitError, match="needs the nv CLI over SSH"):
+        drv.commit_config(revert_in=30)
+    assert sim.store.tree("applied") == before and pending(sim) == []
 
 
 def test_close_deletes_an_uncommitted_candidate(lab: Lab, leaf1_doc: str) -> None:
