@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,7 +28,20 @@ from fabconf.pipeline import compile_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "Lab-Pw-7f3k9Q"
-_NET = iter(range(90, 120))
+
+
+def _free_network() -> str:
+    """A 127.X.0.0/16 nobody listens in (parallel test runs must not collide)."""
+    rng = random.Random()
+    for _ in range(50):
+        octet = rng.randrange(90, 250)
+        probe = socket.socket()
+        probe.settimeout(0.2)
+        busy = probe.connect_ex((f"127.{octet}.0.1", 22)) == 0
+        probe.close()
+        if not busy:
+            return f"127.{octet}.0.0/16"
+    raise RuntimeError("no free 127.X.0.0/16 for the lab")
 
 
 @pytest.fixture
@@ -35,7 +50,7 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
         compile_inventory(ROOT / "inventory"),
         ROOT / "inventory",
         tmp_path / "lab",
-        network=f"127.{next(_NET)}.0.0/16",
+        network=_free_network(),
         password=PASSWORD,
     )
     the_lab.start()
@@ -91,7 +106,7 @@ def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixtu
     assert "no vlan 99" in out or "-vlan 99" in out  # a stale VLAN is removed
     # a dry run leaves nothing behind: no EOS session, no NX-OS candidate/checkpoint, no NVUE revision
     assert not [s for s in sim(lab, "leaf3").sessions.values() if s.state in ("pending", "pendingCommitTimer")]
-    assert not [f for f in sim(lab, "leaf4").bootflash if "candidate" in f or "sot_file" in f]
+    assert not [f for f in sim(lab, "leaf4").bootflash() if "candidate" in f or "sot_file" in f]
     assert all(r.state != "pending" for r in sim(lab, "leaf1").store.revisions.values())
 
     code, out = push_all(lab, capsys)
