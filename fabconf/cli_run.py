@@ -72,6 +72,8 @@ def cmd_push(args: argparse.Namespace) -> int:
     compiled = compile_inventory(Path(args.inventory))
     jobs = jobs_for(compiled, args.limit)
     the_plan = rollout.plan(jobs, canary=args.canary, batch=args.batch)
+    if args.allow_fw_reset:
+        rollout.HOST_OPTIONS["allow_fw_reset"] = True
     with DeviceLocks([j.name for j in jobs]):
         if not args.yes:
             if not sys.stdin.isatty():
@@ -135,6 +137,11 @@ def add_parsers(sub: argparse._SubParsersAction, inventory_arg) -> None:
         help="seconds before an unconfirmed commit reverts by itself (EOS, Cumulus)",
     )
     p.add_argument("--bgp-wait", type=float, default=30.0, help="seconds to wait for BGP sessions in verify")
+    p.add_argument(
+        "--allow-fw-reset",
+        action="store_true",
+        help="GPU hosts: run mlxfwreset so pending mlxconfig changes take effect now (disrupts traffic)",
+    )
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=cmd_push)
 

@@ -19,8 +19,11 @@ def _section(device: Device, name: str) -> tuple[int | None, dict[str, Any]]:
     return section.get("port") or device.port, dict(section.get("extras") or {})
 
 
-def driver_for(device: Device, creds: Credentials, timeout: int = DEFAULT_TIMEOUT) -> Any:
-    """A NAPALM-shaped driver for ``device``, not yet opened."""
+def driver_for(
+    device: Device, creds: Credentials, timeout: int = DEFAULT_TIMEOUT, host_options: dict[str, Any] | None = None
+) -> Any:
+    """A NAPALM-shaped driver for ``device``, not yet opened. ``host_options`` reach the linux driver
+    (``allow_fw_reset``)."""
     if device.platform in ("eos", "nxos"):
         port, extras = _section(device, "napalm")
         optional_args = dict(extras.get("optional_args") or {})
@@ -50,6 +53,6 @@ def driver_for(device: Device, creds: Credentials, timeout: int = DEFAULT_TIMEOU
             creds.username,
             creds.password,
             timeout=timeout,
-            optional_args={"port": port or 22, **extras},
+            optional_args={"port": port or 22, **extras, **(host_options or {})},
         )
     raise ValueError(f"no driver for platform {device.platform!r}")

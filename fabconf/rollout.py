@@ -40,9 +40,12 @@ def nornir_for(jobs: Iterable[Job], workers: int) -> Nornir:
     )
 
 
+HOST_OPTIONS: dict[str, Any] = {}  # set by the CLI: {"allow_fw_reset": True} with --allow-fw-reset
+
+
 def _connect(job: Job, timeout: int) -> Any:
     creds = resolve(job.device)
-    driver = driver_for(job.device, creds, timeout=timeout)
+    driver = driver_for(job.device, creds, timeout=timeout, host_options=HOST_OPTIONS)
     driver.open()
     return driver
 

@@ -64,6 +64,7 @@ def run(path: Path, args: argparse.Namespace) -> int:
             network=args.network,
             timeout=args.timeout,
             yes=True,
+            allow_fw_reset=False,
             **{k: options.get(k, v) for k, v in DEFAULTS.get(kind, {}).items()},
         )
         if kind == "validate":

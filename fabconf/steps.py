@@ -181,7 +181,7 @@ def push_device(
     before = driver.get_config(retrieve="running")["running"]
     preflight = getattr(driver, "preflight", None)
     if preflight is not None:
-        problems = preflight()
+        problems = preflight(config=job.rendered)
         if problems:
             return Outcome(job.name, job.platform, State.UNTOUCHED, message="preflight: " + "; ".join(problems))
     diff = stage(job, driver)
@@ -208,7 +208,20 @@ def push_device(
             driver.confirm_commit()
         except Exception as exc:
             return _recover(job, reopen, before, diff, f"confirm failed: {_err(exc)}")
-    return Outcome(job.name, job.platform, State.APPLIED, diff=diff)
+    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=_pending_firmware(driver))
+
+
+def _pending_firmware(driver: Any) -> str:
+    """Host firmware (mlxconfig) values that take effect only after a firmware reset or reboot."""
+    pending = getattr(driver, "pending_firmware", None)
+    if pending is None:
+        return ""
+    try:
+        found = pending()
+    except Exception as exc:
+        return f"could not read pending firmware settings: {_err(exc)}"
+    items = [f"{dev} {key}={v['next_boot']}" for dev, keys in sorted(found.items()) for key, v in sorted(keys.items())]
+    return ("firmware settings pending until firmware reset or reboot: " + ", ".join(items)) if items else ""
 
 
 def _carry_session(old: Any, reopen: Callable[[], Any]) -> Callable[[], Any]:

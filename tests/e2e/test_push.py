@@ -8,92 +8,19 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import napalm
 import pytest
 import yaml
+from labkit import PASSWORD, ROOT, fab, inv, push_all, running, sim
 
-from fabconf.cli import main
 from fabconf.lab.orchestrator import Lab
 from fabconf.lock import DeviceLocks
-from fabconf.pipeline import compile_inventory
-
-ROOT = Path(__file__).resolve().parents[2]
-PASSWORD = "Lab-Pw-7f3k9Q"
-
-
-def _free_network() -> str:
-    """A 127.X.0.0/16 nobody listens in (parallel test runs must not collide)."""
-    rng = random.Random()
-    for _ in range(50):
-        octet = rng.randrange(90, 250)
-        probe = socket.socket()
-        probe.settimeout(0.2)
-        busy = probe.connect_ex((f"127.{octet}.0.1", 22)) == 0
-        probe.close()
-        if not busy:
-            return f"127.{octet}.0.0/16"
-    raise RuntimeError("no free 127.X.0.0/16 for the lab")
-
-
-@pytest.fixture
-def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
-    the_lab = Lab(
-        compile_inventory(ROOT / "inventory"),
-        ROOT / "inventory",
-        tmp_path / "lab",
-        network=_free_network(),
-        password=PASSWORD,
-    )
-    the_lab.start()
-    monkeypatch.setenv("FABCONF_USERNAME", the_lab.username)
-    monkeypatch.setenv("FABCONF_PASSWORD", PASSWORD)
-    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
-    monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
-    try:
-        yield the_lab
-    finally:
-        the_lab.stop()
-
-
-def inv(lab: Lab) -> str:
-    return str(lab.state_dir / "inventory")
-
-
-def fab(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    text = out.out + out.err
-    assert PASSWORD not in text
-    return code, text
-
-
-def sim(lab: Lab, name: str):
-    return lab.devices[name].sim
-
-
-def running(lab: Lab, name: str) -> str:
-    s = sim(lab, name)
-    platform = lab.devices[name].platform
-    if platform == "eos":
-        return s.running_config()
-    if platform == "nxos":
-        return s.running_config
-    if platform == "cumulus":
-        return json.dumps(s.store.tree("applied"), sort_keys=True)
-    return repr(s.state)
-
-
-def push_all(lab: Lab, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    return fab(capsys, "push", "-i", inv(lab), "--yes", "--bgp-wait", "10", "--batch", "50%", "--format", "json")
 
 
 def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,8 +85,9 @@ def _break_spine2_session_to_leaf1(lab: Lab, capsys: pytest.CaptureFixture[str])
     code, out = push_all(lab, capsys)
     assert code == 0, out
     # spine2 now expects the wrong AS from leaf1 (10.254.0.3): that session cannot come up
-    driver = napalm.get_network_driver("nxos")(lab.devices["spine2"].address, lab.username, PASSWORD,
-                                               optional_args={"transport": "https"})
+    driver = napalm.get_network_driver("nxos")(
+        lab.devices["spine2"].address, lab.username, PASSWORD, optional_args={"transport": "https"}
+    )
     driver.open()
     driver.load_merge_candidate(config="router bgp 65100\n  neighbor 10.254.0.3\n    remote-as 65999\n")
     driver.commit_config()

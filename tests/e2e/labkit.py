@@ -1,0 +1,84 @@
+"""Shared by the end-to-end tests: a fresh brownfield lab of the example pod per test, and the CLI run
+in process against the lab's own inventory with the lab's credentials."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fabconf.cli import main
+from fabconf.lab.orchestrator import Lab
+from fabconf.pipeline import compile_inventory
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "Lab-Pw-7f3k9Q"
+
+
+def _free_network() -> str:
+    """A 127.X.0.0/16 nobody listens in (parallel test runs must not collide)."""
+    rng = random.Random()
+    for _ in range(50):
+        octet = rng.randrange(90, 250)
+        probe = socket.socket()
+        probe.settimeout(0.2)
+        busy = probe.connect_ex((f"127.{octet}.0.1", 22)) == 0
+        probe.close()
+        if not busy:
+            return f"127.{octet}.0.0/16"
+    raise RuntimeError("no free 127.X.0.0/16 for the lab")
+
+
+def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+    the_lab = Lab(
+        compile_inventory(ROOT / "inventory"),
+        ROOT / "inventory",
+        tmp_path / "lab",
+        network=_free_network(),
+        password=PASSWORD,
+    )
+    the_lab.start()
+    monkeypatch.setenv("FABCONF_USERNAME", the_lab.username)
+    monkeypatch.setenv("FABCONF_PASSWORD", PASSWORD)
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
+    try:
+        yield the_lab
+    finally:
+        the_lab.stop()
+
+
+def inv(lab: Lab) -> str:
+    return str(lab.state_dir / "inventory")
+
+
+def fab(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert PASSWORD not in text
+    return code, text
+
+
+def sim(lab: Lab, name: str):
+    return lab.devices[name].sim
+
+
+def running(lab: Lab, name: str) -> str:
+    s = sim(lab, name)
+    platform = lab.devices[name].platform
+    if platform == "eos":
+        return s.running_config()
+    if platform == "nxos":
+        return s.running_config
+    if platform == "cumulus":
+        return json.dumps(s.store.tree("applied"), sort_keys=True)
+    return repr(s.state)
+
+
+def push_all(lab: Lab, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    return fab(capsys, "push", "-i", inv(lab), "--yes", "--bgp-wait", "10", "--batch", "50%", "--format", "json")
