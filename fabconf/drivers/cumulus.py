@@ -184,11 +184,16 @@ class CumulusDriver(DriverBase):
 
     # -- trees and revisions ------------------------------------------------------------------------------
     def _tree(self, ref: str, *, filled: bool = False) -> Tree:
+        """The whole configuration tree of ``applied``, ``startup`` or a revision id. [U] that a pending
+        revision answers its full tree (applied at creation plus its changes), as the simulator does."""
         tree = self.api.get("/", rev=ref, filled="true" if filled else "false")
         return tree if isinstance(tree, dict) else {}
 
-    def _create_revision(self) -> str:
-        reply = self.api.request("POST", path_of("revision"))
+    def _create_revision(self, error: type[Exception] = CommitError) -> str:
+        try:
+            reply = self.api.request("POST", path_of("revision"))
+        except NvueApiError as exc:
+            raise error(f"{self.hostname}: the switch refused to create a revision: {exc.detail}") from None
         if not isinstance(reply, dict) or len(reply) != 1:
             raise NvueApiError(200, f"unexpected reply to POST /revision: {reply!r}", "POST", "/revision")
         (rev_id,) = reply
@@ -236,7 +241,7 @@ class CumulusDriver(DriverBase):
                 f" replace): {', '.join(unowned)}"
             )
         self.discard_config()
-        rev = self._create_revision()
+        rev = self._create_revision(MergeConfigException)
         try:
             applied = self._tree("applied")
             plan = merge_plan(doc, applied)
@@ -262,7 +267,7 @@ class CumulusDriver(DriverBase):
         except DocumentError as exc:
             raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
         self.discard_config()
-        rev = self._create_revision()
+        rev = self._create_revision(ReplaceConfigException)
         try:
             self.api.request("DELETE", "/", query={"rev": rev})
             if doc:
@@ -301,8 +306,12 @@ class CumulusDriver(DriverBase):
         if revert_in is not None and int(revert_in) <= 0:
             raise CommitError(f"{self.hostname}: revert_in must be a positive number of seconds")
         rev = self._candidate.rev_id
-        before = self._tree("applied")  # also what rollback() returns to
-        staged = self._tree(rev)
+        try:
+            before = self._tree("applied")  # also what rollback() returns to
+            staged = self._tree(rev)
+        except NvueApiError as exc:
+            self.discard_config()
+            raise CommitError(f"{self.hostname}: cannot read revision {rev} before applying it: {exc}") from None
         previous_id = self._applied[0] if self._applied and same(self._applied[1], before) else None
         self._candidate = None
         if same(before, staged):
