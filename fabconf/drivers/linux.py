@@ -63,12 +63,14 @@ from fabconf.drivers.linux_plan import (
     Change,
     desired_target,
     diff_text,
+    heredoc_write,
     link_problems,
     plan,
     restore_limits,
     target_from_snapshot,
 )
 from fabconf.drivers.linux_state import (
+    CHECKPOINT_PATH,
     NCCL_CONF,
     PRIOS,
     SCRIPT_PATH,
@@ -78,6 +80,7 @@ from fabconf.drivers.linux_state import (
     HostObserved,
     HostTarget,
     NicObserved,
+    Snapshot,
     running_document,
 )
 
@@ -110,15 +113,6 @@ class Output:
     stdout: str
     stderr: str
     status: int
-
-
-@dataclass
-class Snapshot:
-    """The host before a commit, the target that commit applied, and whether it reset firmware."""
-
-    observed: HostObserved
-    managed: HostTarget
-    fw_reset: bool = False
 
 
 class LinuxDriver(DriverBase):
@@ -226,9 +220,9 @@ class LinuxDriver(DriverBase):
         except ParseError as exc:
             raise HostOutputError(self._label, command, f"printed unreadable output ({exc})", text) from None
 
-    def _read_file(self, path: str) -> str | None:
+    def _read_file(self, path: str, *, sudo: str = "") -> str | None:
         """A regular file's content, or None when it does not exist."""
-        command = f"cat {path}"
+        command = f"{sudo}cat {path}"
         result = self._run(command, check=False)
         if result.status != 0:
             if "No such file" in result.stderr:
@@ -373,24 +367,45 @@ class LinuxDriver(DriverBase):
         blocked = [c.line for c in changes if not c.commands]
         if blocked:
             raise CommitError(f"{self._label}: cannot apply, nothing changed: " + "; ".join(blocked))
-        self._snapshot = Snapshot(observed, target)
         self.commands_sent, self.restore_notes, self._fw_reset_done = [], [], False
         if not changes:
-            return
-        log.info("%s: commit %r: %d change(s)", self.hostname, message, len(changes))
+            return  # nothing changes: the capture of the last commit that did stays the rollback point
+        self._snapshot = snapshot = Snapshot(observed, target)
+        self._save_checkpoint(snapshot)  # before anything changes, so that any later session can roll back
+        log.info("%s: commit %r: %d change(s)", self._label, message, len(changes))
         try:
             self._apply(target, changes)
             self._after_apply()
             problems = diff_text(self._changes(target)[1]).splitlines()
         except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
             problems = [f"apply failed: {exc}"]
-        self._snapshot.fw_reset = self._fw_reset_done
+        if self._fw_reset_done:
+            snapshot.fw_reset = True
+            try:
+                self._save_checkpoint(snapshot)
+            except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
+                log.warning("%s: could not update the rollback checkpoint: %s", self._label, exc)
         if not problems:
             return
-        left, self.restore_notes = self._restore(self._snapshot)
+        left, self.restore_notes = self._restore(snapshot)
         restored = "previous state restored" if not left else "RESTORE INCOMPLETE: " + "; ".join(left)
         notes = f" ({'; '.join(self.restore_notes)})" if self.restore_notes else ""
         raise CommitError(f"{self._label}: commit did not stick: {'; '.join(problems)}; {restored}{notes}")
+
+    def _save_checkpoint(self, snapshot: Snapshot) -> None:
+        directory = CHECKPOINT_PATH.rsplit("/", 1)[0]
+        self._run(f"{self.sudo}mkdir -p {directory}")
+        self._run(heredoc_write(self.sudo, CHECKPOINT_PATH, snapshot.to_json() + "\n"))
+
+    def _load_checkpoint(self) -> Snapshot | None:
+        text = self._read_file(CHECKPOINT_PATH, sudo=self.sudo)
+        if text is None:
+            return None
+        try:
+            return Snapshot.from_json(text)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            command = f"{self.sudo}cat {CHECKPOINT_PATH}"
+            raise HostOutputError(self._label, command, f"holds a damaged rollback checkpoint ({exc})", text) from None
 
     def _restore(self, snapshot: Snapshot) -> tuple[list[str], list[str]]:
         """Put back what ``snapshot.managed`` touches. Returns (what still differs, what cannot be restored)."""
@@ -411,11 +426,13 @@ class LinuxDriver(DriverBase):
         return left, notes
 
     def rollback(self) -> None:
-        """Restore the state captured before the last commit (nothing to do when there was no commit)."""
-        if self._snapshot is None:
+        """Restore the state captured before the last commit that changed something -- from this session, or
+        from the checkpoint that commit left on the host (nothing to do when there is none)."""
+        snapshot = self._snapshot or self._load_checkpoint()
+        if snapshot is None:
             return
         self.commands_sent = []
-        left, self.restore_notes = self._restore(self._snapshot)
+        left, self.restore_notes = self._restore(snapshot)
         if left:
             raise CommitError(f"{self._label}: rollback incomplete: " + "; ".join(left))
 

@@ -22,7 +22,8 @@ Document semantics (assumptions stated where the template leaves room):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import json
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -33,6 +34,7 @@ NCCL_CONF = "/etc/nccl.conf"
 UNIT_NAME = "fabconf-roce.service"
 UNIT_PATH = f"/etc/systemd/system/{UNIT_NAME}"
 SCRIPT_PATH = "/usr/local/sbin/fabconf-roce.sh"
+CHECKPOINT_PATH = "/var/lib/fabconf/linux-rollback.json"  # the capture of the last commit, kept on the host
 
 
 class DocumentError(ValueError):
@@ -113,6 +115,38 @@ class HostObserved:
     unit: str | None = None
     script: str | None = None
     enabled: bool = False
+
+
+@dataclass
+class Snapshot:
+    """The host before a commit, the target that commit applied, and whether it reset firmware. Stored on
+    the host (``CHECKPOINT_PATH``) before anything changes, so a later session can still roll back."""
+
+    observed: HostObserved
+    managed: HostTarget
+    fw_reset: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Snapshot:
+        """Raises ValueError (or a KeyError/TypeError subclass of it via the caller) on a damaged file."""
+        data = json.loads(text)
+        obs, man = data["observed"], data["managed"]
+        nics = {}
+        for name, nic in obs["nics"].items():
+            mlx = {key: MlxValue(**value) for key, value in nic.pop("mlx").items()}
+            nics[name] = NicObserved(**nic, mlx=mlx)
+        observed = HostObserved(**{**obs, "nics": nics})
+        managed = HostTarget(
+            hostname=man["hostname"],
+            nics=[NicTarget(**nic) for nic in man["nics"]],
+            nccl=FileTarget(**man["nccl"]) if man.get("nccl") else None,
+            boot=BootTarget(**man["boot"]) if man.get("boot") else None,
+            activate_firmware=bool(man.get("activate_firmware")),
+        )
+        return cls(observed, managed, bool(data.get("fw_reset")))
 
 
 # -- the document ----------------------------------------------------------------------------------------------

@@ -304,6 +304,51 @@ def test_rollback_restores_the_state_before_the_last_commit(host: GpuHostSim, dr
     assert driver.compare_config().splitlines() == expected
 
 
+def test_rollback_from_a_later_session_uses_the_checkpoint_on_the_host(host: GpuHostSim, doc: str) -> None:
+    before = managed(host)
+    first = connect(host)
+    first.load_merge_candidate(config=doc)
+    first.commit_config()
+    first.close()  # e.g. the push was interrupted before it could verify
+    assert "/var/lib/fabconf/linux-rollback.json" in host.state.files
+    second = connect(host)
+    try:
+        second.rollback()
+        assert managed(host) == before
+    finally:
+        second.close()
+
+
+def test_a_stale_dscp_map_hidden_by_pcp_trust_is_found_and_fixed(
+    host: GpuHostSim, driver: LinuxDriver, doc: str
+) -> None:
+    with host.lock:
+        host.state.nics[0].dscp2prio[26] = 5  # left over from an old setup; mlnx_qos does not show it under pcp
+    driver.load_merge_candidate(config=doc)
+    driver.commit_config()  # sets trust dscp, then sees the map and puts DSCP 26 back on priority 3
+    assert "sudo -n mlnx_qos -i ens1f0np0 --dscp2prio set,26,3" in driver.commands_sent
+    assert host.state.nics[0].dscp2prio[26] == 3
+    assert driver.compare_config() == ""
+    with host.lock:
+        host.state.nics[1].dscp2prio[26] = 5  # visible now (trust dscp): compare names it
+    assert driver.compare_config() == "ens2f0np0: dscp2prio 26:5 -> 26:3"
+
+
+def test_root_login_runs_commands_without_sudo(tmp_path: Path, doc: str) -> None:
+    sim = GpuHostSim("gpu01", next(_ADDRESSES), ports=[], username="root", password=PASSWORD, nics=NICS)
+    sim.start()
+    try:
+        driver = LinuxDriver(sim.address, "root", PASSWORD, optional_args={"port": sim.port})
+        driver.open()
+        driver.load_merge_candidate(config=doc)
+        driver.commit_config()
+        assert driver.compare_config() == ""
+        assert not [c for c in driver.commands_sent if "sudo" in c]
+        driver.close()
+    finally:
+        sim.stop()
+
+
 def test_no_commit_timer(host: GpuHostSim, driver: LinuxDriver, doc: str) -> None:
     before = snapshot(host)
     assert LinuxDriver.supports_revert_timer is False
