@@ -189,3 +189,15 @@ def test_unreachable_device_is_reported_and_never_green(lab: Lab, capsys: pytest
     states = {d["device"]: d for d in json.loads(out)["devices"]}
     assert states["spine1"]["state"] == "unreachable"
     assert states["spine2"]["state"] == "changes"
+
+
+def test_runbooks_against_the_lab(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    before = running(lab, "spine1")
+    code, out = fab(capsys, "run", str(ROOT / "tasks" / "change-window-diff.yaml"), "-i", inv(lab), "-l", "spines")
+    assert code == 2, out
+    assert "== step 2: diff" in out and "spine1" in out
+    code, out = fab(capsys, "run", str(ROOT / "tasks" / "push-lossless-qos.yaml"), "-i", inv(lab), "--check")
+    assert code == 2, out
+    assert "check mode" in out and "== step 3: diff" in out  # the push step ran as a dry run
+    assert running(lab, "spine1") == before  # nothing committed
+    assert not [s for s in sim(lab, "spine1").sessions.values() if s.state in ("pending", "pendingCommitTimer")]

@@ -1,0 +1,58 @@
+"""Credentials come from the environment or a command, never from files, and are redacted everywhere."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabconf.credentials import REDACTOR, CredentialsError, resolve
+from fabconf.pipeline import Compiled
+
+
+def test_global_environment(example: Compiled) -> None:
+    creds = resolve(example.model.devices["leaf1"], {"FABCONF_USERNAME": "ops", "FABCONF_PASSWORD": "pw-global-1"})
+    assert (creds.username, creds.password) == ("ops", "pw-global-1")
+    assert "pw-global-1" not in repr(creds)
+    assert REDACTOR("error: login pw-global-1 refused") == "error: login *** refused"
+
+
+def test_group_override_wins_in_group_order(example: Compiled) -> None:
+    env = {
+        "FABCONF_USERNAME": "ops",
+        "FABCONF_PASSWORD": "pw-global-2",
+        "FABCONF_N9K_9364D_USERNAME": "nxadmin",
+        "FABCONF_N9K_9364D_PASSWORD": "pw-nexus",
+    }
+    assert resolve(example.model.devices["leaf4"], env).username == "nxadmin"
+    assert resolve(example.model.devices["leaf1"], env).username == "ops"
+
+
+def test_missing_credentials_say_what_to_set(example: Compiled) -> None:
+    with pytest.raises(CredentialsError, match="set FABCONF_USERNAME and FABCONF_PASSWORD"):
+        resolve(example.model.devices["leaf1"], {})
+
+
+def test_credentials_command(example: Compiled, tmp_path: Path) -> None:
+    script = tmp_path / "creds.py"
+    script.write_text(
+        "import json, os\n"
+        "print(json.dumps({'username': 'vault-' + os.environ['FABCONF_DEVICE'], 'password': 'pw-from-vault'}))\n"
+    )
+    env = {
+        "FABCONF_CREDENTIALS_COMMAND": f"{sys.executable} {script}",
+        "FABCONF_USERNAME": "ignored",
+        "FABCONF_PASSWORD": "ignored",
+    }
+    creds = resolve(example.model.devices["spine2"], env)
+    assert (creds.username, creds.password) == ("vault-spine2", "pw-from-vault")
+    assert REDACTOR(json.dumps({"p": "pw-from-vault"})) == '{"p": "***"}'
+
+
+def test_broken_credentials_command(example: Compiled, tmp_path: Path) -> None:
+    script = tmp_path / "bad.py"
+    script.write_text("print('not json')\n")
+    with pytest.raises(CredentialsError, match="must print JSON"):
+        resolve(example.model.devices["leaf1"], {"FABCONF_CREDENTIALS_COMMAND": f"{sys.executable} {script}"})
