@@ -24,18 +24,12 @@ Tool failures and unreadable (garbled) output raise ``HostCommandError`` / ``Hos
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import paramiko
 from napalm.base.exceptions import (
-    CommandErrorException,
     CommandTimeoutException,
     CommitError,
-    ConnectAuthError,
-    ConnectionClosedException,
     ConnectionException,
     MergeConfigException,
     ReplaceConfigException,
@@ -45,7 +39,6 @@ from fabconf.drivers.base import DriverBase
 from fabconf.drivers.linux_parse import (
     ParseError,
     check_clean,
-    excerpt,
     parse_cma_roce_tos,
     parse_ibdev2netdev,
     parse_ibstat,
@@ -69,6 +62,7 @@ from fabconf.drivers.linux_plan import (
     restore_limits,
     target_from_snapshot,
 )
+from fabconf.drivers.linux_ssh import HostCommandError, HostOutputError, HostShell, LinuxHostError, Output
 from fabconf.drivers.linux_state import (
     CHECKPOINT_PATH,
     NCCL_CONF,
@@ -87,32 +81,15 @@ from fabconf.drivers.linux_state import (
 __all__ = ["HostCommandError", "HostOutputError", "LinuxDriver", "LinuxHostError"]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
+FAILURES = (LinuxHostError, ConnectionException, CommandTimeoutException)
+NIC_READS = 6  # commands per NIC in a state read
 
 
-class LinuxHostError(CommandErrorException):
-    """A command on the host failed or printed something the driver cannot read."""
-
-    def __init__(self, host: str, command: str, problem: str, output: str = "") -> None:
-        self.host, self.command, self.problem = host, command.split("\n", 1)[0], problem
-        self.excerpt = excerpt(output) if output else ""
-        tail = f"; output: {self.excerpt}" if self.excerpt else ""
-        super().__init__(f"{host}: `{self.command}` {problem}{tail}")
-
-
-class HostCommandError(LinuxHostError):
-    """The command exited non-zero (a tool missing, no sudo, a refused setting)."""
-
-
-class HostOutputError(LinuxHostError):
-    """The command's output is garbled or not in the tool's format."""
-
-
-@dataclass
-class Output:
-    stdout: str
-    stderr: str
-    status: int
+def _one_word(text: str) -> str:
+    check_clean(text)
+    if len(text.split()) != 1:
+        raise ParseError("expected one word")
+    return text.strip()
 
 
 class LinuxDriver(DriverBase):
@@ -133,7 +110,8 @@ class LinuxDriver(DriverBase):
         self.check_hostname = bool(self.optional_args.get("check_hostname", True))
         self.ssh_strict = bool(self.optional_args.get("ssh_strict", False))
         self.sudo = "" if username == "root" else "sudo -n "
-        self._client: paramiko.SSHClient | None = None
+        strict = bool(self.optional_args.get("ssh_strict", False))
+        self._shell = HostShell(hostname, self.port, username, password, timeout, strict=strict)
         self._candidate: HostTarget | None = None
         self._candidate_text = ""
         self._snapshot: Snapshot | None = None
@@ -143,158 +121,85 @@ class LinuxDriver(DriverBase):
 
     # -- connection ----------------------------------------------------------------------------------
     def open(self) -> None:
-        client = paramiko.SSHClient()
-        client.load_system_host_keys()
-        client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.ssh_strict else paramiko.AutoAddPolicy())
-        try:
-            client.connect(
-                self.hostname,
-                self.port,
-                self.username,
-                self.password,
-                timeout=self.timeout,
-                auth_timeout=self.timeout,
-                banner_timeout=self.timeout,
-                look_for_keys=False,
-                allow_agent=False,
-            )
-        except paramiko.AuthenticationException as exc:
-            client.close()
-            raise ConnectAuthError(f"{self.hostname}: SSH authentication failed for {self.username}: {exc}") from None
-        except (OSError, paramiko.SSHException, EOFError) as exc:
-            client.close()
-            raise ConnectionException(f"{self.hostname}:{self.port}: SSH connection failed: {exc}") from None
-        self._client = client
+        self._shell.open()
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._shell.close()
+
+    def is_alive(self) -> dict[str, bool]:
+        return {"is_alive": self._shell.alive}
 
     @property
     def _label(self) -> str:
-        """How errors name the host: the candidate's hostname and the address used."""
-        name = self._candidate.hostname if self._candidate is not None else ""
-        return f"{name} ({self.hostname})" if name and name != self.hostname else self.hostname
-
-    def is_alive(self) -> dict[str, bool]:
-        transport = self._client.get_transport() if self._client else None
-        return {"is_alive": bool(transport and transport.is_active())}
-
-    # -- running commands -----------------------------------------------------------------------------
-    def _exec(self, command: str) -> Output:
-        transport = self._client.get_transport() if self._client else None
-        if self._client is None or transport is None or not transport.is_active():
-            raise ConnectionClosedException(f"{self._label}: not connected (open() first, or the host rebooted)")
-        try:
-            _stdin, stdout, stderr = self._client.exec_command(command, timeout=self.timeout)
-            out = stdout.read().decode("utf-8", "replace")
-            err = stderr.read().decode("utf-8", "replace")
-            status = stdout.channel.recv_exit_status()
-        except TimeoutError:
-            raise CommandTimeoutException(f"{self._label}: `{command}` timed out after {self.timeout}s") from None
-        except (OSError, EOFError, paramiko.SSHException) as exc:
-            raise ConnectionClosedException(f"{self._label}: connection lost running `{command}`: {exc}") from None
-        return Output(out, err, status)
+        return self._shell.label
 
     def _run(self, command: str, *, check: bool = True) -> Output:
-        result = self._exec(command)
-        if check and result.status != 0:
-            raise self._failure(command, result)
-        return result
-
-    def _failure(self, command: str, result: Output) -> HostCommandError:
-        text = result.stderr or result.stdout
-        if result.status == 127 or "command not found" in text:
-            problem = "failed: tool not found on the host (MLNX_OFED/DOCA, MFT and mlnx-tools are required)"
-        elif "password is required" in text or "a terminal is required" in text:
-            problem = f"failed: {self.username} needs passwordless sudo for this command"
-        else:
-            problem = f"failed with exit status {result.status}"
-        return HostCommandError(self._label, command, problem, text)
-
-    def _parse(self, command: str, parser: Callable[[str], T], *, check: bool = True) -> T:
-        text = self._run(command, check=check).stdout
-        try:
-            return parser(text)
-        except ParseError as exc:
-            raise HostOutputError(self._label, command, f"printed unreadable output ({exc})", text) from None
-
-    def _read_file(self, path: str, *, sudo: str = "") -> str | None:
-        """A regular file's content, or None when it does not exist."""
-        command = f"{sudo}cat {path}"
-        result = self._run(command, check=False)
-        if result.status != 0:
-            if "No such file" in result.stderr:
-                return None
-            raise self._failure(command, result)
-        try:
-            check_clean(result.stdout)
-        except ParseError as exc:
-            raise HostOutputError(self._label, command, f"printed unreadable output ({exc})", result.stdout) from None
-        return result.stdout
+        return self._shell.run(command, check=check)
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str]:
         """NAPALM's ``cli``: each command's output as the host printed it (no sudo added)."""
         return {command: self._run(command, check=False).stdout for command in commands}
 
-    # -- reading the current state ----------------------------------------------------------------------
-    def _hostname(self) -> str:
-        def one_word(text: str) -> str:
-            check_clean(text)
-            if len(text.split()) != 1:
-                raise ParseError("expected one word")
-            return text.strip()
-
-        return self._parse("hostname", one_word)
-
-    def _observe_nic(self, netdev: str, rdma: str) -> NicObserved:
-        command = f"ip -j link show dev {netdev}"
-        result = self._run(command, check=False)
-        if result.status != 0 and "does not exist" in result.stderr:
-            return NicObserved(netdev, rdma, present=False)
-        link = self._parse(command, lambda text: parse_ip_link(text, netdev))
-        qos = self._parse(f"{self.sudo}mlnx_qos -i {netdev}", parse_mlnx_qos)
+    # -- reading the current state (one batched exec per read) ---------------------------------------------
+    def _nic_reads(self, netdev: str, rdma: str) -> list[str]:
         base = f"/sys/class/net/{netdev}/ecn"
         paths = [f"{base}/{kind}/enable/{p}" for kind in ("roce_np", "roce_rp") for p in range(PRIOS)]
         paths += [f"{base}/roce_np/cnp_dscp", f"{base}/roce_np/cnp_802p_prio"]
-        ecn = self._parse("cat " + " ".join(paths), lambda text: parse_int_lines(text, len(paths), "ECN sysfs", 0, 63))
-        nic = NicObserved(netdev, rdma, mtu=link.mtu, oper_up=link.oper_up, trust=qos.trust, pfc=qos.pfc)
-        nic.dscp2prio, nic.lldpad_warning = qos.dscp2prio, qos.lldpad_warning
+        return [
+            f"ip -j link show dev {netdev}",
+            f"{self.sudo}mlnx_qos -i {netdev}",
+            "cat " + " ".join(paths),
+            f"{self.sudo}cma_roce_tos -d {rdma}",
+            f"cat /sys/class/infiniband/{rdma}/tc/1/traffic_class",
+            f"{self.sudo}mlxconfig -d {rdma} -e q",
+        ]
+
+    def _nic(self, netdev: str, rdma: str, reads: list[tuple[str, Output]]) -> NicObserved:
+        sh = self._shell
+        (link_cmd, link_out), qos, ecn_read, tos, (tc_cmd, tc_out), mlx = reads
+        if link_out.status != 0 and "does not exist" in link_out.stderr:
+            return NicObserved(netdev, rdma, present=False)
+        link = sh.parse(link_cmd, link_out, lambda text: parse_ip_link(text, netdev))
+        report = sh.parse(*qos, parse_mlnx_qos)
+        ecn = sh.parse(*ecn_read, lambda text: parse_int_lines(text, 2 * PRIOS + 2, "ECN sysfs", 0, 63))
+        nic = NicObserved(netdev, rdma, mtu=link.mtu, oper_up=link.oper_up, trust=report.trust, pfc=report.pfc)
+        nic.dscp2prio, nic.lldpad_warning = report.dscp2prio, report.lldpad_warning
         nic.ecn_np, nic.ecn_rp = ecn[:PRIOS], ecn[PRIOS : 2 * PRIOS]
         nic.cnp_dscp, nic.cnp_802p_prio = ecn[-2], ecn[-1]
-        nic.cma_tos = self._parse(f"{self.sudo}cma_roce_tos -d {rdma}", parse_cma_roce_tos)
-        command = f"cat /sys/class/infiniband/{rdma}/tc/1/traffic_class"
-        result = self._run(command, check=False)
-        if result.status != 0 and "No such file" in result.stderr:
+        nic.cma_tos = sh.parse(*tos, parse_cma_roce_tos)
+        if tc_out.status != 0 and "No such file" in tc_out.stderr:
             nic.traffic_class_file = False  # inbox driver: the OFED-only file is absent (§4.2)
         else:
-            nic.traffic_class = self._parse(command, parse_traffic_class)
-        nic.mlx = self._parse(f"{self.sudo}mlxconfig -d {rdma} -e q", parse_mlxconfig_query)
+            nic.traffic_class = sh.parse(tc_cmd, tc_out, parse_traffic_class)
+        nic.mlx = sh.parse(*mlx, parse_mlxconfig_query)
         return nic
 
-    def _unit_enabled(self) -> bool:
-        command = f"systemctl is-enabled {UNIT_NAME}"
-        result = self._run(command, check=False)
+    def _enabled(self, command: str, result: Output) -> bool:
         word = result.stdout.strip()
         if word == "enabled":
             return True
         if word in ("disabled", "static", "masked", "indirect", "linked") or "No such file" in result.stderr:
             return False
-        raise self._failure(command, result)
+        raise self._shell.failure(command, result)
 
     def _observe(self, pairs: list[tuple[str, str]]) -> HostObserved:
-        observed = HostObserved(self._hostname(), {netdev: self._observe_nic(netdev, rdma) for netdev, rdma in pairs})
-        observed.nccl = self._read_file(NCCL_CONF)
-        observed.unit = self._read_file(UNIT_PATH)
-        observed.script = self._read_file(SCRIPT_PATH)
-        observed.enabled = self._unit_enabled()
+        host = ["hostname", f"cat {NCCL_CONF}", f"cat {UNIT_PATH}", f"cat {SCRIPT_PATH}"]
+        host.append(f"systemctl is-enabled {UNIT_NAME}")
+        commands = host + [c for netdev, rdma in pairs for c in self._nic_reads(netdev, rdma)]
+        results = list(zip(commands, self._shell.batch(commands), strict=True))
+        sh = self._shell
+        observed = HostObserved(sh.parse(*results[0], _one_word), {})
+        observed.nccl, observed.unit, observed.script = (sh.file(*r) for r in results[1:4])
+        observed.enabled = self._enabled(*results[4])
+        for i, (netdev, rdma) in enumerate(pairs):
+            start = len(host) + i * NIC_READS
+            observed.nics[netdev] = self._nic(netdev, rdma, results[start : start + NIC_READS])
         return observed
 
     def _pairs(self, target: HostTarget | None) -> list[tuple[str, str]]:
         if target is not None:
             return [(nic.netdev, nic.rdma) for nic in target.nics]
-        found = self._parse("ibdev2netdev", parse_ibdev2netdev)
+        found = self._shell.read("ibdev2netdev", parse_ibdev2netdev)
         return [(netdev, rdma) for rdma, (netdev, _state) in sorted(found.items())]
 
     # -- candidate --------------------------------------------------------------------------------------
@@ -308,11 +213,13 @@ class LinuxDriver(DriverBase):
         except DocumentError as exc:
             raise error(f"{self._label}: candidate rejected: {exc}") from None
         target.activate_firmware = self.allow_fw_reset
-        if self.check_hostname and self._client is not None:
-            actual = self._hostname()
+        if self.check_hostname and self._shell.alive:
+            actual = self._shell.read("hostname", _one_word)
             if actual.split(".")[0] != target.hostname.split(".")[0]:
                 raise error(f"{self._label}: candidate is for {target.hostname!r} but the host is {actual!r}")
         self._candidate, self._candidate_text = target, config
+        if target.hostname != self.hostname:
+            self._shell.label = f"{target.hostname} ({self.hostname})"
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         self._load(filename, config, MergeConfigException)
@@ -377,13 +284,13 @@ class LinuxDriver(DriverBase):
             self._apply(target, changes)
             self._after_apply()
             problems = diff_text(self._changes(target)[1]).splitlines()
-        except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
+        except FAILURES as exc:
             problems = [f"apply failed: {exc}"]
         if self._fw_reset_done:
             snapshot.fw_reset = True
             try:
                 self._save_checkpoint(snapshot)
-            except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
+            except FAILURES as exc:
                 log.warning("%s: could not update the rollback checkpoint: %s", self._label, exc)
         if not problems:
             return
@@ -398,13 +305,13 @@ class LinuxDriver(DriverBase):
         self._run(heredoc_write(self.sudo, CHECKPOINT_PATH, snapshot.to_json() + "\n"))
 
     def _load_checkpoint(self) -> Snapshot | None:
-        text = self._read_file(CHECKPOINT_PATH, sudo=self.sudo)
+        command = f"{self.sudo}cat {CHECKPOINT_PATH}"
+        text = self._shell.file(command, self._run(command, check=False))
         if text is None:
             return None
         try:
             return Snapshot.from_json(text)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            command = f"{self.sudo}cat {CHECKPOINT_PATH}"
             raise HostOutputError(self._label, command, f"holds a damaged rollback checkpoint ({exc})", text) from None
 
     def _restore(self, snapshot: Snapshot) -> tuple[list[str], list[str]]:
@@ -419,7 +326,7 @@ class LinuxDriver(DriverBase):
             after, left_changes = self._changes(target)
             left = diff_text(left_changes).splitlines()
             notes = restore_limits(snapshot.observed, after, snapshot.managed, sent)
-        except (LinuxHostError, ConnectionException, CommandTimeoutException) as exc:
+        except FAILURES as exc:
             left = [f"restore failed: {exc}"]
         if left:
             log.error("%s: restore incomplete: %s", self._label, left)
@@ -446,8 +353,10 @@ class LinuxDriver(DriverBase):
     def pending_firmware(self) -> dict[str, dict[str, dict[str, str]]]:
         """mlxconfig values set but not active yet, per RDMA device: {dev: {KEY: {"current", "next_boot"}}}."""
         out: dict[str, dict[str, dict[str, str]]] = {}
-        for _netdev, rdma in self._pairs(self._candidate):
-            values = self._parse(f"{self.sudo}mlxconfig -d {rdma} -e q", parse_mlxconfig_query)
+        devices = [rdma for _netdev, rdma in self._pairs(self._candidate)]
+        commands = [f"{self.sudo}mlxconfig -d {rdma} -e q" for rdma in devices]
+        for rdma, command, result in zip(devices, commands, self._shell.batch(commands), strict=True):
+            values = self._shell.parse(command, result, parse_mlxconfig_query)
             pending = {k: {"current": str(v.current), "next_boot": v.next_boot} for k, v in values.items() if v.pending}
             if pending:
                 out[rdma] = pending
@@ -458,15 +367,17 @@ class LinuxDriver(DriverBase):
         (or ``config``) for the NIC inventory: netdev/RDMA pairs, speeds."""
         target = desired_target(config) if config is not None else self._candidate
         problems: list[str] = []
-        links = self._parse("rdma link show", parse_rdma_link)
-        rates = self._parse("ibstat", parse_ibstat)
-        pairs = self._parse("ibdev2netdev", parse_ibdev2netdev)
-        lldpad = self._run("pgrep -x lldpad", check=False)
+        commands = ["rdma link show", "ibstat", "ibdev2netdev", "pgrep -x lldpad"]
+        results = self._shell.batch(commands)
+        links = self._shell.parse(commands[0], results[0], parse_rdma_link)
+        rates = self._shell.parse(commands[1], results[1], parse_ibstat)
+        pairs = self._shell.parse(commands[2], results[2], parse_ibdev2netdev)
+        lldpad = results[3]
         if lldpad.status == 0:
             pid = lldpad.stdout.split()[0] if lldpad.stdout.split() else "?"
             problems.append(f"lldpad is running (pid {pid}): it overwrites mlnx_qos settings; stop and disable it")
         elif lldpad.status != 1:
-            raise self._failure("pgrep -x lldpad", lldpad)
+            raise self._shell.failure(commands[3], lldpad)
         wanted = [(n.netdev, n.rdma, n.speed_gbps) for n in target.nics] if target else []
         if target is None:
             wanted = [(netdev, rdma, None) for rdma, (netdev, _up) in sorted(pairs.items())]
@@ -478,7 +389,7 @@ class LinuxDriver(DriverBase):
         return result.stdout.strip() if result.status == 0 and result.stdout.strip() else None
 
     def get_facts(self) -> dict[str, Any]:
-        hostname = self._hostname()
+        hostname = self._shell.read("hostname", _one_word)
         release = parse_os_release(self._optional("cat /etc/os-release") or "")
         kernel = self._optional("uname -r") or ""
         uptime_text = self._optional("cat /proc/uptime")
@@ -486,7 +397,7 @@ class LinuxDriver(DriverBase):
             uptime = float(uptime_text.split()[0]) if uptime_text else -1.0
         except ValueError:
             uptime = -1.0
-        links = self._parse("ip -j link show", parse_ip_links)
+        links = self._shell.read("ip -j link show", parse_ip_links)
         os_name = release.get("PRETTY_NAME", "Linux")
         return {
             "uptime": uptime,
@@ -501,7 +412,7 @@ class LinuxDriver(DriverBase):
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         out = {}
-        for link in self._parse("ip -j link show", parse_ip_links):
+        for link in self._shell.read("ip -j link show", parse_ip_links):
             speed_text = self._optional(f"cat /sys/class/net/{link.ifname}/speed")
             try:
                 speed = float(parse_int(speed_text, "speed", -1)) if speed_text else -1.0
@@ -528,5 +439,6 @@ class LinuxDriver(DriverBase):
         if retrieve in ("all", "candidate"):
             out["candidate"] = self._candidate_text
         if retrieve in ("all", "startup"):
-            out["startup"] = self._read_file(SCRIPT_PATH) or ""
+            command = f"cat {SCRIPT_PATH}"
+            out["startup"] = self._shell.file(command, self._run(command, check=False)) or ""
         return out

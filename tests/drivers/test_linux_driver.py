@@ -146,7 +146,7 @@ def test_diff_shows_each_wrong_setting_of_the_brownfield_host_and_changes_nothin
 
 
 def test_commit_fixes_everything_and_a_second_compare_is_empty(host: GpuHostSim, driver: LinuxDriver, doc: str) -> None:
-    transport = driver._client.get_transport() if driver._client else None
+    transport = driver._shell.transport
     driver.load_merge_candidate(config=doc)
     driver.commit_config()
     assert driver.compare_config() == ""
@@ -171,7 +171,7 @@ def test_commit_fixes_everything_and_a_second_compare_is_empty(host: GpuHostSim,
     assert {k: running["mlxconfig"][k] for k in desired["mlxconfig"]} == desired["mlxconfig"]
     assert [(n["netdev"], n["mtu"]) for n in running["nics"]] == [(n["netdev"], n["mtu"]) for n in desired["nics"]]
     # ONE SSH connection from open() to close()
-    assert driver._client is not None and driver._client.get_transport() is transport
+    assert transport is not None and driver._shell.transport is transport
     assert driver.is_alive() == {"is_alive": True}
 
 

@@ -1,0 +1,178 @@
+"""The SSH side of fabconf's linux driver: ONE paramiko connection per host, commands as exec channels on it.
+
+``HostShell.run(command)`` runs one command (stdout, stderr and exit status kept apart). ``HostShell.batch``
+runs many read-only commands in ONE exec channel, each framed by marker lines carrying its exit status, so
+that reading a host's whole state costs one round trip instead of twenty. Errors are napalm exceptions that
+name the host, the command and an excerpt of what came back.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import paramiko
+from napalm.base.exceptions import (
+    CommandErrorException,
+    CommandTimeoutException,
+    ConnectAuthError,
+    ConnectionClosedException,
+    ConnectionException,
+)
+
+from fabconf.drivers.linux_parse import ParseError, check_clean, excerpt
+
+T = TypeVar("T")
+
+
+class LinuxHostError(CommandErrorException):
+    """A command on the host failed or printed something the driver cannot read."""
+
+    def __init__(self, host: str, command: str, problem: str, output: str = "") -> None:
+        self.host, self.command, self.problem = host, command.split("\n", 1)[0], problem
+        self.excerpt = excerpt(output) if output else ""
+        tail = f"; output: {self.excerpt}" if self.excerpt else ""
+        super().__init__(f"{host}: `{self.command}` {problem}{tail}")
+
+
+class HostCommandError(LinuxHostError):
+    """The command exited non-zero (a tool missing, no sudo, a refused setting)."""
+
+
+class HostOutputError(LinuxHostError):
+    """The command's output is garbled or not in the tool's format."""
+
+
+@dataclass
+class Output:
+    stdout: str
+    stderr: str  # in a batch, stderr is merged into stdout and this is the same text
+    status: int
+
+
+class HostShell:
+    def __init__(
+        self, address: str, port: int, username: str, password: str, timeout: int, *, strict: bool = False
+    ) -> None:
+        self.address, self.port, self.username, self.password = address, port, username, password
+        self.timeout, self.strict = timeout, strict
+        self.label = address  # how errors name the host; the driver sets "name (address)" once it knows the name
+        self._client: paramiko.SSHClient | None = None
+
+    # -- connection ----------------------------------------------------------------------------------
+    def open(self) -> None:
+        client = paramiko.SSHClient()
+        client.load_system_host_keys()
+        client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else paramiko.AutoAddPolicy())
+        try:
+            client.connect(
+                self.address,
+                self.port,
+                self.username,
+                self.password,
+                timeout=self.timeout,
+                auth_timeout=self.timeout,
+                banner_timeout=self.timeout,
+                look_for_keys=False,
+                allow_agent=False,
+            )
+        except paramiko.AuthenticationException as exc:
+            client.close()
+            raise ConnectAuthError(f"{self.label}: SSH authentication failed for {self.username}: {exc}") from None
+        except (OSError, paramiko.SSHException, EOFError) as exc:
+            client.close()
+            raise ConnectionException(f"{self.label}:{self.port}: SSH connection failed: {exc}") from None
+        self._client = client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def transport(self) -> paramiko.Transport | None:
+        return self._client.get_transport() if self._client is not None else None
+
+    @property
+    def alive(self) -> bool:
+        transport = self.transport
+        return bool(transport and transport.is_active())
+
+    # -- commands ------------------------------------------------------------------------------------------
+    def _exec(self, command: str) -> Output:
+        if self._client is None or not self.alive:
+            raise ConnectionClosedException(f"{self.label}: not connected (open() first, or the host rebooted)")
+        shown = command.split("\n", 1)[0]
+        try:
+            _stdin, stdout, stderr = self._client.exec_command(command, timeout=self.timeout)
+            out = stdout.read().decode("utf-8", "replace")
+            err = stderr.read().decode("utf-8", "replace")
+            status = stdout.channel.recv_exit_status()
+        except TimeoutError:
+            raise CommandTimeoutException(f"{self.label}: `{shown}` timed out after {self.timeout}s") from None
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise ConnectionClosedException(f"{self.label}: connection lost running `{shown}`: {exc}") from None
+        return Output(out, err, status)
+
+    def run(self, command: str, *, check: bool = True) -> Output:
+        result = self._exec(command)
+        if check and result.status != 0:
+            raise self.failure(command, result)
+        return result
+
+    def batch(self, commands: list[str]) -> list[Output]:
+        """Run read-only, single-line commands in one exec; each result has stderr merged into stdout.
+
+        [U] the login shell is assumed to be POSIX (bash/dash): ``2>&1``, ``$?`` and ``;`` lists."""
+        nonce = secrets.token_hex(6)
+        script = "; ".join(
+            f"echo @@{nonce}:{i}; {command} 2>&1; rc=$?; echo; echo @@{nonce}:{i}:$rc"
+            for i, command in enumerate(commands)
+        )
+        text = self._exec(script).stdout
+        out = []
+        for i, command in enumerate(commands):
+            begin = text.find(f"@@{nonce}:{i}\n")
+            end = re.search(rf"\n@@{nonce}:{i}:(\d+)\n", text)
+            if begin < 0 or end is None or end.start() < begin:
+                raise HostOutputError(self.label, command, "printed no complete result in a batched read", text)
+            body = text[begin + len(f"@@{nonce}:{i}\n") : end.start()]
+            out.append(Output(body, body, int(end.group(1))))
+        return out
+
+    # -- checking results ----------------------------------------------------------------------------------
+    def failure(self, command: str, result: Output) -> HostCommandError:
+        text = result.stderr or result.stdout
+        if result.status == 127 or "command not found" in text:
+            problem = "failed: tool not found on the host (MLNX_OFED/DOCA, MFT and mlnx-tools are required)"
+        elif "password is required" in text or "a terminal is required" in text:
+            problem = f"failed: {self.username} needs passwordless sudo for this command"
+        else:
+            problem = f"failed with exit status {result.status}"
+        return HostCommandError(self.label, command, problem, text)
+
+    def parse(self, command: str, result: Output, parser: Callable[[str], T]) -> T:
+        """``parser(stdout)`` of a command that must have succeeded; errors name the command."""
+        if result.status != 0:
+            raise self.failure(command, result)
+        try:
+            return parser(result.stdout)
+        except ParseError as exc:
+            raise HostOutputError(self.label, command, f"printed unreadable output ({exc})", result.stdout) from None
+
+    def file(self, command: str, result: Output) -> str | None:
+        """The result of ``cat FILE``: its content, or None when the file does not exist."""
+        if result.status != 0 and "No such file" in result.stderr:
+            return None
+        return self.parse(command, result, _clean)
+
+    def read(self, command: str, parser: Callable[[str], T]) -> T:
+        return self.parse(command, self.run(command, check=False), parser)
+
+
+def _clean(text: str) -> str:
+    check_clean(text)
+    return text
