@@ -61,7 +61,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
         use_lab(args)
     compiled = compile_inventory(Path(args.inventory))
     jobs = jobs_for(compiled, args.limit)
-    outcomes = rollout.diff(jobs, workers=args.workers, timeout=args.timeout, progress=_progress(args.format))
+    outcomes = rollout.diff(
+        jobs,
+        workers=args.workers,
+        timeout=args.timeout,
+        progress=_progress(args.format),
+        host_workers=args.host_workers,
+    )
     code = report.diff_exit_code(outcomes)
     return _emit(outcomes, "diff", args.format, code, "fabconf diff (dry run: nothing was changed)")
 
@@ -78,7 +84,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         if not args.yes:
             if not sys.stdin.isatty():
                 raise UsageError("push needs --yes when not run interactively")
-            preview = rollout.diff(jobs, workers=args.workers, timeout=args.timeout)
+            preview = rollout.diff(jobs, workers=args.workers, timeout=args.timeout, host_workers=args.host_workers)
             report.print_text(preview, "fabconf push: planned changes")
             for i, wave in enumerate(the_plan.waves):
                 label = "canary" if i == 0 and args.canary else f"batch {i if args.canary else i + 1}"
@@ -98,6 +104,7 @@ def cmd_push(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             bgp_wait=args.bgp_wait,
             progress=_progress(args.format),
+            host_workers=args.host_workers,
         )
     code = report.push_exit_code(outcomes)
     return _emit(outcomes, "push", args.format, code, "fabconf push")
@@ -108,7 +115,8 @@ def add_parsers(sub: argparse._SubParsersAction, inventory_arg) -> None:
         inventory_arg(p)
         p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
         p.add_argument("--format", choices=("text", "json"), default="text")
-        p.add_argument("--workers", type=int, default=20, help="devices worked on at once (default 20)")
+        p.add_argument("--workers", type=int, default=20, help="switches worked on at once (default 20)")
+        p.add_argument("--host-workers", type=int, default=50, help="GPU hosts worked on at once (default 50)")
         p.add_argument("--timeout", type=int, default=60, help="per-device connection timeout, seconds")
         p.add_argument("--lab", action="store_true", help="run against the built-in lab (started if needed)")
         p.add_argument("--state", default=DEFAULT_STATE, metavar="DIR", help="lab state directory (with --lab)")

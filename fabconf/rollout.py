@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +52,12 @@ def _connect(job: Job, timeout: int) -> Any:
 
 
 def _run(
-    jobs: list[Job], step: Callable[[Job, Any], Outcome], workers: int, timeout: int, progress: Progress | None
+    jobs: list[Job],
+    step: Callable[[Job, Any], Outcome],
+    workers: int,
+    timeout: int,
+    progress: Progress | None,
+    host_workers: int | None = None,
 ) -> list[Outcome]:
     if not jobs:
         return []
@@ -78,7 +84,13 @@ def _run(
             progress(outcome)
         return Result(host=task.host, result=outcome, failed=not outcome.state.ok)
 
-    results = nornir_for(jobs, workers).run(task=task, on_failed=True)
+    switches = [j for j in jobs if j.platform != "linux"]
+    hosts = [j for j in jobs if j.platform == "linux"]
+    groups = [(g, w) for g, w in ((switches, workers), (hosts, host_workers or workers)) if g]
+    # switches and GPU hosts each get their own worker pool, and run side by side
+    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        parts = list(pool.map(lambda gw: nornir_for(gw[0], gw[1]).run(task=task, on_failed=True), groups))
+    results = {name: multi for part in parts for name, multi in part.items()}
     out = []
     for job in jobs:
         multi = results[job.name]
@@ -87,8 +99,14 @@ def _run(
     return out
 
 
-def diff(jobs: list[Job], workers: int = 20, timeout: int = 60, progress: Progress | None = None) -> list[Outcome]:
-    return _run(jobs, diff_device, workers, timeout, progress)
+def diff(
+    jobs: list[Job],
+    workers: int = 20,
+    timeout: int = 60,
+    progress: Progress | None = None,
+    host_workers: int | None = None,
+) -> list[Outcome]:
+    return _run(jobs, diff_device, workers, timeout, progress, host_workers)
 
 
 @dataclass
@@ -134,6 +152,7 @@ def push(
     timeout: int = 60,
     bgp_wait: float = 30.0,
     progress: Progress | None = None,
+    host_workers: int | None = None,
 ) -> list[Outcome]:
     run_id = uuid.uuid4().hex[:12]
     selected = {j.name for j in the_plan.jobs}
@@ -151,7 +170,7 @@ def push(
         def step(job: Job, driver: Any, ctx: VerifyContext = ctx) -> Outcome:
             return push_device(job, driver, lambda: _connect(job, timeout), ctx, revert_in)
 
-        for outcome in _run(wave, step, workers, timeout, progress):
+        for outcome in _run(wave, step, workers, timeout, progress, host_workers):
             outcomes[outcome.device] = outcome
             if outcome.state in (State.APPLIED, State.UNCHANGED):
                 good.add(outcome.device)

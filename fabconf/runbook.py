@@ -65,6 +65,7 @@ def run(path: Path, args: argparse.Namespace) -> int:
             timeout=args.timeout,
             yes=True,
             allow_fw_reset=False,
+            host_workers=options.get("host_workers", 50),
             **{k: options.get(k, v) for k, v in DEFAULTS.get(kind, {}).items()},
         )
         if kind == "validate":
