@@ -12,13 +12,18 @@ script, which re-applies the runtime settings at boot. Merge and replace candida
 
 Lifecycle: ``load_merge_candidate`` -> ``compare_config`` (one line per wrong setting) -> ``commit_config``
 (capture, apply only what differs, read everything back; on any difference restore the capture and raise
-``CommitError``) -> ``rollback`` (restore the capture of the last commit). Hosts have no commit timer:
+``CommitError``) -> ``rollback`` (restore the capture of the last commit; the capture is also stored on the
+host, ``/var/lib/fabconf/linux-rollback.json``, so a later session can roll back). Hosts have no commit timer:
 ``commit_config(revert_in=N)`` raises NotImplementedError and ``supports_revert_timer`` is False.
 ``mlxconfig`` changes stay pending until a reboot; ``mlxfwreset`` runs only with ``allow_fw_reset``.
 Extra: ``preflight()`` and ``pending_firmware()``.
 
 Tool failures and unreadable (garbled) output raise ``HostCommandError`` / ``HostOutputError`` (napalm
 ``CommandErrorException`` subclasses) naming the host, the command and an excerpt of what came back.
+
+Modules: ``linux_ssh`` (the connection; a host's state is read in ONE batched exec), ``linux_parse`` (the real
+tool formats), ``linux_state`` (desired/observed model, the running document), ``linux_plan`` (diff lines and
+the commands that fix them, the boot unit, restore targets, preflight checks).
 """
 
 from __future__ import annotations
@@ -108,7 +113,6 @@ class LinuxDriver(DriverBase):
         self.port = int(self.optional_args.get("port", 22))
         self.allow_fw_reset = bool(self.optional_args.get("allow_fw_reset", False))
         self.check_hostname = bool(self.optional_args.get("check_hostname", True))
-        self.ssh_strict = bool(self.optional_args.get("ssh_strict", False))
         self.sudo = "" if username == "root" else "sudo -n "
         strict = bool(self.optional_args.get("ssh_strict", False))
         self._shell = HostShell(hostname, self.port, username, password, timeout, strict=strict)
@@ -240,20 +244,21 @@ class LinuxDriver(DriverBase):
         return diff_text(self._changes(self._candidate)[1])
 
     # -- commit, verify, restore ------------------------------------------------------------------------------
-    def _execute(self, changes: list[Change]) -> None:
+    def _execute(self, changes: list[Change]) -> bool:
+        """Run the changes' commands in order (stopping at the first failure); True when a firmware reset ran."""
+        reset = False
         for change in changes:
             for command in change.commands:
                 self.commands_sent.append(command)
                 if "mlxfwreset" in command:
-                    self._fw_reset_done = True
+                    reset = self._fw_reset_done = True
                 self._run(command)
+        return reset
 
     def _apply(self, target: HostTarget, changes: list[Change]) -> None:
         """Firmware first (a firmware reset drops runtime state, so plan again after one), then runtime, then
         files. A trust change made the DSCP map visible only now: plan the runtime part again."""
-        before = self._fw_reset_done
-        self._execute([c for c in changes if c.phase == 0])
-        if self._fw_reset_done and not before:
+        if self._execute([c for c in changes if c.phase == 0]):
             changes = self._changes(target)[1]
         runtime = [c for c in changes if c.phase == 1]
         self._execute(runtime)
