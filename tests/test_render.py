@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
@@ -163,3 +164,19 @@ def test_limit_matching_nothing_is_an_error(example: Compiled, capsys: pytest.Ca
     root = Path(__file__).resolve().parent.parent
     assert main(["render", "-i", str(root / "inventory"), "--limit", "nope*", "-o", "/tmp/fabconf-none"]) == 1
     assert "'nope*' matches no device or group" in capsys.readouterr().err
+
+
+def test_cumulus_output_validates_against_nvidias_nvue_schema(example: Compiled) -> None:
+    """The rendered tree checked against the Pydantic models of NVIDIA's Cumulus 5.12 OpenAPI spec
+    (the nvueschema package), plus unknown keys and semantic checks (ports exist, ECN min < max…)."""
+    from fabconf.lab.nvue_schema import Validator, have_nvueschema
+
+    assert have_nvueschema(), "nvueschema is a dependency; the hand-written subset would prove less"
+    validator = Validator("5.12")
+    for name in ("leaf1", "leaf2"):
+        tree = yaml.safe_load(render(example.data[name]))[0]["set"]
+        ports = sorted(example.model.devices[name].ports or [])
+        assert validator.apply_errors(tree, ports) == [], name
+        broken = copy.deepcopy(tree)
+        broken["interface"]["swp1"]["link"]["mtu"] = 9300
+        assert validator.apply_errors(broken, ports), "a schema that accepts MTU 9300 proves nothing"
