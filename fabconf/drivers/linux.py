@@ -155,6 +155,7 @@ class LinuxDriver(DriverBase):
             "cat " + " ".join(paths),
             f"{self.sudo}cma_roce_tos -d {rdma}",
             f"cat /sys/class/infiniband/{rdma}/tc/1/traffic_class",
+            # [U] recent MFT accepts the RDMA device name for -d (the reference shows mst paths and PCI addresses)
             f"{self.sudo}mlxconfig -d {rdma} -e q",
         ]
 

@@ -170,6 +170,8 @@ def test_commit_fixes_everything_and_a_second_compare_is_empty(host: GpuHostSim,
         assert running[section] == desired[section], section
     assert {k: running["mlxconfig"][k] for k in desired["mlxconfig"]} == desired["mlxconfig"]
     assert [(n["netdev"], n["mtu"]) for n in running["nics"]] == [(n["netdev"], n["mtu"]) for n in desired["nics"]]
+    startup = driver.get_config(retrieve="startup")["startup"]  # the boot script: what the host re-applies
+    assert startup.startswith("#!/bin/bash") and "mlnx_qos -i ens2f0np0 --trust dscp >/dev/null || rc=1" in startup
     # ONE SSH connection from open() to close()
     assert transport is not None and driver._shell.transport is transport
     assert driver.is_alive() == {"is_alive": True}
@@ -391,12 +393,15 @@ def test_missing_tool_is_a_clear_error(host: GpuHostSim, driver: LinuxDriver, do
     assert "command not found" in str(err.value)
 
 
-def test_bad_or_foreign_candidate_is_refused(driver: LinuxDriver, doc: str) -> None:
+def test_bad_or_foreign_candidate_is_refused(driver: LinuxDriver, doc: str, tmp_path: Path) -> None:
     with pytest.raises(MergeConfigException, match=r"qos\.pfc"):
         driver.load_merge_candidate(config=doc.replace('pfc: "0,0,0,1,0,0,0,0"', 'pfc: "0,0,1"'))
     with pytest.raises(MergeConfigException, match="candidate is for 'gpu02'"):
         driver.load_merge_candidate(config=doc.replace('hostname: "gpu01"', 'hostname: "gpu02"'))
     assert driver.compare_config() == ""  # nothing staged
+    (tmp_path / "gpu01.yaml").write_text(doc)
+    driver.load_replace_candidate(filename=str(tmp_path / "gpu01.yaml"))  # replace = merge for hosts
+    assert driver.compare_config() == BROWNFIELD_DIFF
 
 
 # -- preflight -----------------------------------------------------------------------------------------------
