@@ -64,14 +64,19 @@ def _run(
 
     def task(task: Task) -> Result:
         job: Job = task.host.data["job"]
+        driver: Any = None
         try:
-            driver = _connect(job, timeout)
-        except CredentialsError as exc:
-            outcome = Outcome(job.name, job.platform, State.FAILED, message=str(exc))
-        except Exception as exc:
-            text = REDACTOR(str(exc).strip() or type(exc).__name__)
-            outcome = Outcome(job.name, job.platform, State.UNREACHABLE, message=f"cannot connect: {text}")
+            driver = driver_for(job.device, resolve(job.device), timeout=timeout, host_options=HOST_OPTIONS)
+        except (CredentialsError, ImportError, ValueError) as exc:  # ours to fix, not the device's
+            outcome = Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(str(exc)))
         else:
+            try:
+                driver.open()
+            except Exception as exc:
+                text = REDACTOR(str(exc).strip() or type(exc).__name__)
+                outcome = Outcome(job.name, job.platform, State.UNREACHABLE, message=f"cannot connect: {text}")
+                driver = None
+        if driver is not None:
             try:
                 outcome = step(job, driver)
             except Exception as exc:

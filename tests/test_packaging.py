@@ -1,0 +1,17 @@
+"""The wheel must carry every subpackage, schema and template (``pip install .`` then ``fabconf`` anywhere)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_subpackage_is_listed_in_pyproject() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "fabconf").rglob("__init__.py")}
+    assert on_disk <= listed, f"missing from [tool.setuptools] packages: {sorted(on_disk - listed)}"
+    assert config["package-dir"]["fabconf._templates"] == "templates"
+    assert {p.suffix for p in (ROOT / "fabconf" / "schemas").iterdir() if p.is_file()} <= {".json", ".py"}
