@@ -132,7 +132,9 @@ class World:
                 continue
             rdev, laddr, raddr = hit
             rview = views[rdev]
-            received = len(learnt.get(rdev, set()) | set(rview.networks))
+            # what the peer advertises to us: its own networks and what it learnt, minus what we originate
+            # (eBGP drops routes carrying our own AS, so our prefixes never come back to us)
+            received = len((learnt.get(rdev, set()) | set(rview.networks)) - set(view.networks))
             out.append(BgpSession(nb.peer, rview.asn, rdev, "Established", laddr, raddr, received))
         return out
 
