@@ -260,7 +260,8 @@ class PfcOverwritten(LinuxDriver):
 def test_failed_verify_restores_the_previous_settings(host: GpuHostSim, doc: str) -> None:
     before = managed(host)
     driver = connect(host, PfcOverwritten)
-    driver.sim = host  # type: ignore[attr-defined]
+    assert isinstance(driver, PfcOverwritten)
+    driver.sim = host
     try:
         driver.load_merge_candidate(config=doc)
         with pytest.raises(CommitError) as err:
