@@ -118,6 +118,10 @@ def _write(sudo: str, path: str, value: object) -> str:
 
 
 def heredoc_write(sudo: str, path: str, content: str) -> str:
+    """``tee`` a file from a quoted here-document (no expansion); the end marker never occurs in the content.
+    A missing final newline is added (the marker must start a line)."""
+    if content and not content.endswith("\n"):
+        content += "\n"
     marker = "FABCONF_EOF"
     while marker in content.splitlines():
         marker += "_"

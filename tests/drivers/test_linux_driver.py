@@ -308,6 +308,8 @@ def test_rollback_restores_the_state_before_the_last_commit(host: GpuHostSim, dr
 
 
 def test_rollback_from_a_later_session_uses_the_checkpoint_on_the_host(host: GpuHostSim, doc: str) -> None:
+    with host.lock:
+        host.state.files["/etc/nccl.conf"] = "NCCL_IB_HCA=mlx5"  # no final newline: still written back intact
     before = managed(host)
     first = connect(host)
     first.load_merge_candidate(config=doc)
@@ -317,6 +319,8 @@ def test_rollback_from_a_later_session_uses_the_checkpoint_on_the_host(host: Gpu
     second = connect(host)
     try:
         second.rollback()
+        assert host.state.files["/etc/nccl.conf"] == "NCCL_IB_HCA=mlx5\n"
+        host.state.files["/etc/nccl.conf"] = "NCCL_IB_HCA=mlx5"
         assert managed(host) == before
     finally:
         second.close()
