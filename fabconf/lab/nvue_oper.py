@@ -23,9 +23,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import ipaddress
-from typing import Any
 
-from fabconf.lab.nvue_tree import Tree
+from fabconf.lab.nvue_tree import Tree, as_int
 from fabconf.lab.world import BgpSession, DeviceView, NeighborView, PortView, World
 
 DEFAULT_MTU = {"swp": 9216, "eth": 1500, "lo": 65536}
@@ -36,16 +35,6 @@ def _default_mtu(ifname: str) -> int:
         if ifname.startswith(prefix):
             return mtu
     return 9216
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
 
 
 def _interfaces(applied: Tree, ports: list[str]) -> dict[str, Tree]:
@@ -63,7 +52,7 @@ def admin_up(iface: Tree) -> bool:
 
 
 def mtu_of(name: str, iface: Tree) -> int:
-    return _int((iface.get("link", {}) or {}).get("mtu")) or _default_mtu(name)
+    return as_int((iface.get("link", {}) or {}).get("mtu")) or _default_mtu(name)
 
 
 def first_ipv4(iface: Tree) -> str | None:
@@ -91,7 +80,7 @@ def device_view(hostname: str, applied: Tree, ports: list[str]) -> DeviceView:
         for name, iface in _interfaces(applied, ports).items()
     }
     glob, vrf = _bgp(applied)
-    asn = _int(vrf.get("autonomous-system")) or _int(glob.get("autonomous-system"))
+    asn = as_int(vrf.get("autonomous-system")) or as_int(glob.get("autonomous-system"))
     router_id = vrf.get("router-id") if vrf.get("router-id") not in (None, "auto") else glob.get("router-id")
     enabled = glob.get("enable", "on") != "off" and vrf.get("enable", "on") != "off"
     neighbors: list[NeighborView] = []
@@ -105,13 +94,13 @@ def device_view(hostname: str, applied: Tree, ports: list[str]) -> DeviceView:
             remote = (groups.get(nb["peer-group"]) or {}).get("remote-as")
         if remote is None:
             continue
-        number = _int(remote)
+        number = as_int(remote)
         neighbors.append(
             NeighborView(peer, number if number is not None else ("external" if remote == "auto" else remote))
         )
     af = (vrf.get("address-family", {}) or {}).get("ipv4-unicast", {}) or {}
     networks = tuple(sorted((af.get("network", {}) or {}).keys()))
-    paths = _int((af.get("multipaths", {}) or {}).get("ebgp")) or 64
+    paths = as_int((af.get("multipaths", {}) or {}).get("ebgp")) or 64
     system_name = (applied.get("system", {}) or {}).get("hostname") or hostname
     return DeviceView(
         hostname=system_name,
@@ -186,7 +175,7 @@ def roce_oper(applied: Tree) -> Tree | None:
         "lldp-app-tlv": {"priority": 3, "protocol-id": 4791, "selector": "UDP"},
     }
     if mode.startswith("lossless"):
-        cable = _int(roce.get("cable-length")) or 100
+        cable = as_int(roce.get("cable-length")) or 100
         out["pfc"] = {"pfc-priority": 3, "rx-enabled": "enabled", "tx-enabled": "enabled", "cable-length": cable}
     return out
 

@@ -25,7 +25,7 @@ import types
 import typing
 from typing import Any
 
-from fabconf.lab.nvue_tree import Tree
+from fabconf.lab.nvue_tree import Tree, as_int
 
 try:  # optional dependency: Pydantic models of the NVUE OpenAPI spec
     import pydantic
@@ -252,16 +252,6 @@ _SPEC: dict[str, Any] = {
 }
 
 
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
-
-
 def _leaf_error(spec: tuple, value: Any, where: str) -> str | None:
     kind = spec[0]
     if kind == "any":
@@ -271,18 +261,18 @@ def _leaf_error(spec: tuple, value: Any, where: str) -> str | None:
     if isinstance(value, dict):
         return f"Invalid value {value!r} for '{where}': expected a scalar"
     if kind == "int":
-        n = _as_int(value)
+        n = as_int(value)
         if n is None or not spec[1] <= n <= spec[2]:
             return f"Invalid value {value!r} for '{where}': Valid range is {spec[1]}-{spec[2]}"
     elif kind == "enum":
         if value not in spec[1:]:
             return f"Invalid value {value!r} for '{where}': Valid values are {', '.join(spec[1:])}"
     elif kind == "vlan":
-        n = _as_int(value)
+        n = as_int(value)
         if (n is None or not 1 <= n <= 4094) and value not in ("none", "auto"):
             return f"Invalid value {value!r} for '{where}': Valid range is 1-4094"
     elif kind == "asn-or":
-        n = _as_int(value)
+        n = as_int(value)
         if (n is None or not 1 <= n <= 4294967295) and value not in spec[1:]:
             return f"Invalid value {value!r} for '{where}': a number 1-4294967295 or {', '.join(spec[1:])}"
     elif kind == "str" and not isinstance(value, str | int):
@@ -344,9 +334,9 @@ def _vlan_ids(key: Any) -> list[int]:
 
 def _reserved(tree: Tree) -> tuple[int, int]:
     rng = tree.get("system", {}).get("global", {}).get("reserved", {}).get("vlan", {}).get("internal", {})
-    lo, hi = _as_int(rng.get("range-start") if isinstance(rng, dict) else None), None
+    lo, hi = as_int(rng.get("range-start") if isinstance(rng, dict) else None), None
     if isinstance(rng, dict):
-        hi = _as_int(rng.get("range-end"))
+        hi = as_int(rng.get("range-end"))
     return (lo or RESERVED_VLANS[0], hi or RESERVED_VLANS[1])
 
 
@@ -366,15 +356,15 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
             out.append(f"interface {ifname}: no such interface on this platform")
         for dname, dom in (iface.get("bridge", {}).get("domain", {}) or {}).items():
             for leaf in ("access", "untagged"):
-                v = _as_int((dom or {}).get(leaf))
+                v = as_int((dom or {}).get(leaf))
                 if v is not None and lo <= v <= hi:
                     out.append(f"interface {ifname} bridge domain {dname} {leaf} {v}: VLAN is reserved ({lo}-{hi})")
-    asn = _as_int(tree.get("router", {}).get("bgp", {}).get("autonomous-system"))
+    asn = as_int(tree.get("router", {}).get("bgp", {}).get("autonomous-system"))
     for vname, vrf in (tree.get("vrf", {}) or {}).items():
         bgp = (vrf or {}).get("router", {}).get("bgp", {}) or {}
         groups = bgp.get("peer-group", {}) or {}
         neighbors = bgp.get("neighbor", {}) or {}
-        if neighbors and asn is None and _as_int(bgp.get("autonomous-system")) is None:
+        if neighbors and asn is None and as_int(bgp.get("autonomous-system")) is None:
             out.append(f"vrf {vname} router bgp: neighbors are configured but no autonomous-system is set")
         for nname, nb in neighbors.items():
             nb = nb or {}
@@ -389,12 +379,12 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
             if nb.get("type") == "unnumbered" and nname not in interfaces and nname not in ports:
                 out.append(f"vrf {vname} router bgp neighbor {nname}: unnumbered neighbor needs an existing interface")
     qos = tree.get("qos", {}) or {}
-    total = sum(_as_int((p or {}).get("memory-percent")) or 0 for p in (qos.get("traffic-pool", {}) or {}).values())
+    total = sum(as_int((p or {}).get("memory-percent")) or 0 for p in (qos.get("traffic-pool", {}) or {}).values())
     if total > 100:
         out.append(f"qos traffic-pool: memory-percent adds up to {total}, more than 100")
     for pname, prof in (qos.get("congestion-control", {}) or {}).items():
         for tc, ecn in ((prof or {}).get("traffic-class", {}) or {}).items():
-            lo_t, hi_t = _as_int((ecn or {}).get("min-threshold")), _as_int((ecn or {}).get("max-threshold"))
+            lo_t, hi_t = as_int((ecn or {}).get("min-threshold")), as_int((ecn or {}).get("max-threshold"))
             if lo_t is not None and hi_t is not None and lo_t >= hi_t:
                 out.append(f"qos congestion-control {pname} traffic-class {tc}: min-threshold must be below max")
     return out

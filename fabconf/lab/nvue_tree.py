@@ -170,3 +170,14 @@ def _collect(node: Any, parts: tuple[str, ...], out: set[tuple[str, ...]]) -> No
     if isinstance(node, dict):
         for key, value in node.items():
             _collect(value, (*parts, str(key)), out)
+
+
+def as_int(value: Any) -> int | None:
+    """An NVUE leaf as an integer: ints and digit strings; booleans and anything else are None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
