@@ -6,7 +6,7 @@ switch (cumulus | eos | nxos)::
 
     hostname, platform, role, model, asn, router_id, loopback, mtu
     interfaces: [{name, description, mtu, kind: uplink|host, address|None, vlan|None,
-                  pfc: bool, pfc_watchdog: bool}]
+                  pfc: bool, pfc_watchdog: bool, peer: "DEVICE:PORT" from the cabling}]
     vlans:      [{id, name, gateway: "A.B.C.D/M", mtu}]
     bgp:        {asn, router_id, max_paths, neighbors: [{address, remote_as, description, peer_device}],
                  networks: [...]}
@@ -190,6 +190,7 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
                 "vlan": None,
                 "pfc": True,
                 "pfc_watchdog": wd,
+                "peer": peer,
             }
         )
     for hp in facts.host_ports:
@@ -203,6 +204,7 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
                 "vlan": hp.vlan,
                 "pfc": True,
                 "pfc_watchdog": wd,
+                "peer": f"{hp.host}:{hp.nic.netdev}",
             }
         )
     interfaces.sort(key=lambda i: natural_key(i["name"]))

@@ -140,6 +140,34 @@ def _remaining(job: Job, driver: Any) -> str:
         _quietly(driver.discard_config)
 
 
+def _lldp_name(text: str) -> str:
+    """Compare LLDP names leniently: case, a domain suffix and Eth/Ethernet abbreviations do not matter."""
+    text = text.strip().lower()
+    return text.replace("ethernet", "eth")
+
+
+def _miscabled(job: Job, driver: Any) -> list[str]:
+    """Ports whose LLDP neighbour is another device or port than the cabling says. A port that reports
+    no neighbour (yet) is not a failure: LLDP may still be converging or be off on the far end."""
+    if job.platform == "linux":
+        return []
+    seen = driver.get_lldp_neighbors()
+    out = []
+    for itf in job.data.get("interfaces", []):
+        device, _, port = itf["peer"].partition(":")
+        found = seen.get(itf["name"]) or []
+        if not found:
+            continue
+        if not any(
+            _lldp_name(n.get("hostname", "")).split(".")[0] == _lldp_name(device)
+            and _lldp_name(n.get("port", "")) == _lldp_name(port)
+            for n in found
+        ):
+            got = ", ".join(f"{n.get('hostname')}:{n.get('port')}" for n in found)
+            out.append(f"{itf['name']}: LLDP sees {got}, the cabling says {itf['peer']} (miscabled?)")
+    return out
+
+
 def verify(job: Job, driver: Any, ctx: VerifyContext) -> list[str]:
     """Read the device back with its getters; every failed check is one message."""
     failed: list[str] = []
@@ -157,6 +185,7 @@ def verify(job: Job, driver: Any, ctx: VerifyContext) -> list[str]:
             failed.append(f"{name}: MTU {got}, intended {mtu}")
         elif got is None:
             failed.append(f"{name}: interface not reported by the device")
+    failed += _miscabled(job, driver)
     needed = [n for n in job.data.get("bgp", {}).get("neighbors", []) if n.get("peer_device") in ctx.required_peers]
     if needed:
         deadline = time.monotonic() + ctx.bgp_wait

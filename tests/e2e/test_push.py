@@ -201,3 +201,21 @@ def test_runbooks_against_the_lab(lab: Lab, capsys: pytest.CaptureFixture[str]) 
     assert "check mode" in out and "== step 3: diff" in out  # the push step ran as a dry run
     assert running(lab, "spine1") == before  # nothing committed
     assert not [s for s in sim(lab, "spine1").sessions.values() if s.state in ("pending", "pendingCommitTimer")]
+
+
+def test_miscabled_host_ports_fail_verification(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    """LLDP is read back in verify: two host cables swapped on leaf1 make leaf1 roll back."""
+    lab.world.cable("leaf1", "swp1", "gpu02", "ens1f0np0")
+    lab.world.cable("leaf1", "swp2", "gpu01", "ens1f0np0")
+    before = running(lab, "leaf1")
+    # one wave (no canary, one batch): no device waits for BGP to a peer that is not applied yet
+    code, out = fab(capsys, "push", "-i", inv(lab), "--canary", "0", "--batch", "100%", "--yes", "--format", "json")
+    assert code == 1
+    states = {d["device"]: d for d in json.loads(out)["devices"]}
+    assert states["leaf1"]["state"] == "rolled back"
+    assert any(
+        "swp1: LLDP sees gpu02:ens1f0np0, the cabling says gpu01:ens1f0np0" in c
+        for c in states["leaf1"]["failed_checks"]
+    ), states["leaf1"]
+    assert states["leaf2"]["state"] == "applied"
+    assert running(lab, "leaf1") == before
