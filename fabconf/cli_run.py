@@ -13,7 +13,7 @@ from fabconf.lock import DeviceLocks, LockedError
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.render import render
 from fabconf.select import select
-from fabconf.steps import Job, Outcome
+from fabconf.steps import Job, Outcome, State
 
 
 class UsageError(Exception):
@@ -70,6 +70,24 @@ def cmd_diff(args: argparse.Namespace) -> int:
     )
     code = report.diff_exit_code(outcomes)
     return _emit(outcomes, "diff", args.format, code, "fabconf diff (dry run: nothing was changed)")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    if args.lab:
+        use_lab(args)
+    compiled = compile_inventory(Path(args.inventory))
+    jobs = jobs_for(compiled, args.limit)
+    outcomes = rollout.verify(
+        jobs,
+        set(compiled.model.devices),
+        workers=args.workers,
+        timeout=args.timeout,
+        bgp_wait=args.bgp_wait,
+        progress=_progress(args.format),
+        host_workers=args.host_workers,
+    )
+    code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
+    return _emit(outcomes, "verify", args.format, code, "fabconf verify (read only)")
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -129,6 +147,14 @@ def add_parsers(sub: argparse._SubParsersAction, inventory_arg) -> None:
     )
     common(d)
     d.set_defaults(func=cmd_diff)
+    v = sub.add_parser(
+        "verify",
+        help="read-only checks: config at intent, MTU, LLDP vs cabling, BGP sessions up",
+        description="Read-only: check that every selected device holds intent and is healthy.",
+    )
+    common(v)
+    v.add_argument("--bgp-wait", type=float, default=10.0, help="seconds to wait for BGP sessions (default 10)")
+    v.set_defaults(func=cmd_verify)
     p = sub.add_parser(
         "push",
         help="apply intent: canary, batches, commit-confirm, verify, rollback",

@@ -17,6 +17,7 @@ from fabconf.steps import Outcome, State
 
 STYLE = {
     State.UNCHANGED: "green",
+    State.VERIFIED: "green",
     State.APPLIED: "green",
     State.CHANGES: "yellow",
     State.UNTOUCHED: "yellow",

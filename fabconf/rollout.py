@@ -23,7 +23,7 @@ from nornir.plugins.runners import ThreadedRunner
 from fabconf import audit
 from fabconf.connection import driver_for
 from fabconf.credentials import REDACTOR, CredentialsError, resolve
-from fabconf.steps import Job, Outcome, State, VerifyContext, diff_device, push_device
+from fabconf.steps import Job, Outcome, State, VerifyContext, diff_device, push_device, verify_device
 
 ROLE_ORDER = {"spine": 0, "leaf": 1, "gpu_host": 2}
 Progress = Callable[[Outcome], None]
@@ -112,6 +112,20 @@ def diff(
     host_workers: int | None = None,
 ) -> list[Outcome]:
     return _run(jobs, diff_device, workers, timeout, progress, host_workers)
+
+
+def verify(
+    jobs: list[Job],
+    all_devices: set[str],
+    workers: int = 20,
+    timeout: int = 60,
+    bgp_wait: float = 30.0,
+    progress: Progress | None = None,
+    host_workers: int | None = None,
+) -> list[Outcome]:
+    """Read-only checks of every selected device; every BGP session of the fabric must be up."""
+    ctx = VerifyContext(required_peers=set(all_devices), bgp_wait=bgp_wait)
+    return _run(jobs, lambda job, driver: verify_device(job, driver, ctx), workers, timeout, progress, host_workers)
 
 
 @dataclass

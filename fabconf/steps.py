@@ -23,6 +23,7 @@ CLI_PLATFORMS = ("eos", "nxos")
 
 class State(StrEnum):
     UNCHANGED = "unchanged"  # diff/push: the device already matches intent
+    VERIFIED = "verified"  # verify: every check passed
     CHANGES = "changes"  # diff: something would change
     APPLIED = "applied"  # push: committed, verified, confirmed
     ROLLED_BACK = "rolled back"  # push: the change was undone; the device is as it was
@@ -32,7 +33,7 @@ class State(StrEnum):
 
     @property
     def ok(self) -> bool:
-        return self in (State.UNCHANGED, State.CHANGES, State.APPLIED)
+        return self in (State.UNCHANGED, State.CHANGES, State.APPLIED, State.VERIFIED)
 
 
 @dataclass
@@ -120,6 +121,18 @@ def diff_device(job: Job, driver: Any) -> Outcome:
     finally:
         _quietly(driver.discard_config)
     return Outcome(job.name, job.platform, State.CHANGES if diff else State.UNCHANGED, diff=diff)
+
+
+def verify_device(job: Job, driver: Any, ctx: VerifyContext) -> Outcome:
+    """Read-only: does the device hold intent and is it healthy (config, MTU, LLDP, BGP)?"""
+    failed = verify(job, driver, ctx)
+    return Outcome(
+        job.name,
+        job.platform,
+        State.FAILED if failed else State.VERIFIED,
+        checks=failed,
+        message="verification failed" if failed else "",
+    )
 
 
 @dataclass

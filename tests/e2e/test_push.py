@@ -219,3 +219,20 @@ def test_miscabled_host_ports_fail_verification(lab: Lab, capsys: pytest.Capture
     ), states["leaf1"]
     assert states["leaf2"]["state"] == "applied"
     assert running(lab, "leaf1") == before
+
+
+def test_verify_is_read_only_and_catches_a_broken_session(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = fab(capsys, "verify", "-i", inv(lab), "--limit", "spine1", "--bgp-wait", "0")
+    assert code == 1  # brownfield: nothing of the intent is there yet
+    code, out = push_all(lab, capsys)
+    assert code == 0, out
+    code, out = fab(capsys, "verify", "-i", inv(lab), "--format", "json")
+    assert code == 0, out
+    assert {d["state"] for d in json.loads(out)["devices"]} == {"verified"}
+    before = running(lab, "leaf3")
+    lab.world.cable("leaf3", "Ethernet63/1", "spine1", "Ethernet9/1")  # leaf3's uplink moved to another port
+    code, out = fab(capsys, "verify", "-i", inv(lab), "--limit", "leaf3", "--bgp-wait", "0", "--format", "json")
+    assert code == 1
+    (device,) = json.loads(out)["devices"]
+    assert any("Ethernet63/1: LLDP sees spine1:Ethernet9/1" in c for c in device["failed_checks"]), device
+    assert running(lab, "leaf3") == before  # verify never changes anything
