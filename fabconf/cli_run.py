@@ -96,6 +96,12 @@ def cmd_push(args: argparse.Namespace) -> int:
     compiled = compile_inventory(Path(args.inventory))
     jobs = jobs_for(compiled, args.limit)
     the_plan = rollout.plan(jobs, canary=args.canary, batch=args.batch)
+    if args.confirm_timeout < args.bgp_wait + 30:
+        print(
+            f"fabconf: warning: --confirm-timeout {args.confirm_timeout}s leaves little time to verify "
+            f"(--bgp-wait {args.bgp_wait:g}s): EOS and Cumulus devices may revert before they are confirmed",
+            file=sys.stderr,
+        )
     if args.allow_fw_reset:
         rollout.HOST_OPTIONS["allow_fw_reset"] = True
     with DeviceLocks([j.name for j in jobs]):
