@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from fabconf import report, rollout
 from fabconf.cli_lab import DEFAULT_STATE, start_lab
@@ -56,45 +57,40 @@ def _emit(outcomes: list[Outcome], command: str, fmt: str, code: int, title: str
     return code
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
+def _pools(args: argparse.Namespace) -> dict[str, Any]:
+    """The concurrency, timeout and progress options every device command passes to the rollout."""
+    return {
+        "workers": args.workers,
+        "host_workers": args.host_workers,
+        "timeout": args.timeout,
+        "progress": _progress(args.format),
+    }
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Compiled, list[Job]]:
+    """What every device command starts with: the lab if asked, the compiled inventory, the selection."""
     if args.lab:
         use_lab(args)
     compiled = compile_inventory(Path(args.inventory))
-    jobs = jobs_for(compiled, args.limit)
-    outcomes = rollout.diff(
-        jobs,
-        workers=args.workers,
-        timeout=args.timeout,
-        progress=_progress(args.format),
-        host_workers=args.host_workers,
-    )
+    return compiled, jobs_for(compiled, args.limit)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    _, jobs = _prepare(args)
+    outcomes = rollout.diff(jobs, **_pools(args))
     code = report.diff_exit_code(outcomes)
     return _emit(outcomes, "diff", args.format, code, "fabconf diff (dry run: nothing was changed)")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    if args.lab:
-        use_lab(args)
-    compiled = compile_inventory(Path(args.inventory))
-    jobs = jobs_for(compiled, args.limit)
-    outcomes = rollout.verify(
-        jobs,
-        set(compiled.model.devices),
-        workers=args.workers,
-        timeout=args.timeout,
-        bgp_wait=args.bgp_wait,
-        progress=_progress(args.format),
-        host_workers=args.host_workers,
-    )
+    compiled, jobs = _prepare(args)
+    outcomes = rollout.verify(jobs, set(compiled.model.devices), bgp_wait=args.bgp_wait, **_pools(args))
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
     return _emit(outcomes, "verify", args.format, code, "fabconf verify (read only)")
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    if args.lab:
-        use_lab(args)
-    compiled = compile_inventory(Path(args.inventory))
-    jobs = jobs_for(compiled, args.limit)
+    compiled, jobs = _prepare(args)
     the_plan = rollout.plan(jobs, canary=args.canary, batch=args.batch)
     if args.confirm_timeout < args.bgp_wait + 30:
         print(
@@ -108,7 +104,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         if not args.yes:
             if not sys.stdin.isatty():
                 raise UsageError("push needs --yes when not run interactively")
-            preview = rollout.diff(jobs, workers=args.workers, timeout=args.timeout, host_workers=args.host_workers)
+            preview = rollout.diff(jobs, **{**_pools(args), "progress": None})
             report.print_text(preview, "fabconf push: planned changes")
             for i, wave in enumerate(the_plan.waves):
                 label = "canary" if i == 0 and args.canary else f"batch {i if args.canary else i + 1}"
@@ -124,11 +120,8 @@ def cmd_push(args: argparse.Namespace) -> int:
             canary=args.canary,
             max_fail=args.max_fail,
             revert_in=args.confirm_timeout,
-            workers=args.workers,
-            timeout=args.timeout,
             bgp_wait=args.bgp_wait,
-            progress=_progress(args.format),
-            host_workers=args.host_workers,
+            **_pools(args),
         )
     code = report.push_exit_code(outcomes)
     return _emit(outcomes, "push", args.format, code, "fabconf push")
