@@ -16,7 +16,7 @@ from typing import Any
 from fabconf.connection import REVERT_TIMER
 from fabconf.credentials import REDACTOR
 from fabconf.model import Device
-from fabconf.remediation import remediate
+from fabconf.remediation import Remediation, remediate
 
 CLI_PLATFORMS = ("eos", "nxos")
 
@@ -88,16 +88,23 @@ def _normalize(text: str) -> str:
     return "\n".join(ln for ln in lines if ln and not ln.lstrip().startswith("!") and ln.strip() != "end")
 
 
-def stage(job: Job, driver: Any) -> str:
+def _remediation(job: Job, driver: Any, running: str | None = None) -> Remediation:
+    """hier_config remediation of the owned sections, from ``running`` or the device's running config."""
+    if running is None:
+        running = driver.get_config(retrieve="running")["running"]
+    return remediate(job.platform, running, job.rendered, job.interfaces)
+
+
+def stage(job: Job, driver: Any, running: str | None = None) -> str:
     """Load the candidate that brings the device to intent; returns the diff ("" = nothing to do).
 
     CLI platforms in merge mode load hier_config's remediation of the owned sections; the diff shown is
     the device's own (EOS config session) or, for NX-OS whose NAPALM merge diff omits negations, the
     remediation itself. Our drivers take the full rendered document and stage only what fabconf owns.
+    ``running`` spares a second read when the caller has just fetched the running config.
     """
     if job.platform in CLI_PLATFORMS and job.mode == "merge":
-        running = driver.get_config(retrieve="running")["running"]
-        rem = remediate(job.platform, running, job.rendered, job.interfaces)
+        rem = _remediation(job, driver, running)
         if rem.empty:
             return ""
         driver.load_merge_candidate(config=rem.config)
@@ -145,8 +152,7 @@ def _remaining(job: Job, driver: Any) -> str:
     """What would still change. CLI platforms: the remediation of the owned sections, computed from the
     running config alone (EOS cannot open another config session while a commit timer is pending)."""
     if job.platform in CLI_PLATFORMS:
-        running = driver.get_config(retrieve="running")["running"]
-        return remediate(job.platform, running, job.rendered, job.interfaces).config
+        return _remediation(job, driver).config
     try:
         return stage(job, driver)
     finally:
@@ -226,7 +232,7 @@ def push_device(
         problems = preflight(config=job.rendered)
         if problems:
             return Outcome(job.name, job.platform, State.UNTOUCHED, message="preflight: " + "; ".join(problems))
-    diff = stage(job, driver)
+    diff = stage(job, driver, running=before)
     if not diff:
         failed = verify(job, driver, ctx)
         state = State.UNCHANGED if not failed else State.FAILED
