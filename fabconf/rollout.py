@@ -44,9 +44,13 @@ def nornir_for(jobs: Iterable[Job], workers: int) -> Nornir:
 HOST_OPTIONS: dict[str, Any] = {}  # set by the CLI: {"allow_fw_reset": True} with --allow-fw-reset
 
 
+def _driver(job: Job, timeout: int) -> Any:
+    """The device's driver with its credentials, not yet connected."""
+    return driver_for(job.device, resolve(job.device), timeout=timeout, host_options=HOST_OPTIONS)
+
+
 def _connect(job: Job, timeout: int) -> Any:
-    creds = resolve(job.device)
-    driver = driver_for(job.device, creds, timeout=timeout, host_options=HOST_OPTIONS)
+    driver = _driver(job, timeout)
     driver.open()
     return driver
 
@@ -66,7 +70,7 @@ def _run(
         job: Job = task.host.data["job"]
         driver: Any = None
         try:
-            driver = driver_for(job.device, resolve(job.device), timeout=timeout, host_options=HOST_OPTIONS)
+            driver = _driver(job, timeout)
         except (CredentialsError, ImportError, ValueError) as exc:  # ours to fix, not the device's
             outcome = Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(str(exc)))
         else:
