@@ -138,7 +138,6 @@ def _group_chain(name: str, groups: dict[str, Any], seen: set[str]) -> list[str]
 def build(raw: RawInventory, problems: Problems) -> Model:
     """Resolve devices and links. Assumes the files passed their JSON schemas."""
     hosts_file = raw.files.get("hosts", "hosts.yaml")
-    cabling_file = raw.files.get("cabling", "cabling.yaml")
     groups = raw.groups
     defaults = raw.defaults
     devices: dict[str, Device] = {}
@@ -205,5 +204,4 @@ def build(raw: RawInventory, problems: Problems) -> Model:
         a, b = (Endpoint(*p.split(":", 1)) for p in pair)
         links.append(Link(a, b, i))
     fabric = _with_defaults(raw.fabric, FABRIC_DEFAULTS)
-    _ = cabling_file
     return Model(devices=devices, links=links, fabric=fabric, files=dict(raw.files), groups=groups)

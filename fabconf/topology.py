@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from fabconf.model import Device, Endpoint, Model, Nic, natural_key
+from fabconf.model import Endpoint, Model, Nic, natural_key
 from fabconf.platforms import PLATFORMS
 from fabconf.problems import Problems
 
@@ -268,7 +268,3 @@ def derive(model: Model, problems: Problems) -> Topology:
     for hps in host_ports.values():
         hps.sort(key=lambda hp: natural_key(hp.nic.netdev))
     return Topology(switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail)
-
-
-def device_of(model: Model, name: str) -> Device:
-    return model.devices[name]

@@ -12,7 +12,6 @@ import json
 import socket
 import ssl
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -153,5 +152,3 @@ class HttpsService:
         self._server.shutdown()
         self._server.server_close()
 
-
-ServiceFactory = Callable[[HttpDevice, str, int, ssl.SSLContext | None], HttpsService]
