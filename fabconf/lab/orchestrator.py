@@ -108,11 +108,15 @@ class Lab:
         if len(selected) > net.num_addresses - 2:
             raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(selected)}")
         self.devices: dict[str, LabDevice] = {}
+        cabled: dict[str, set[str]] = {}  # ports in use, for devices whose model declares no port list
+        for lk in model.links:
+            for ep in (lk.a, lk.b):
+                cabled.setdefault(ep.device, set()).add(ep.port)
         for i, name in enumerate(selected, start=1):
             dev = model.devices[name]
             address = str(net.network_address + i)
             kwargs: dict[str, Any] = {
-                "ports": sorted(dev.ports or self._cabled_ports(name)),
+                "ports": sorted(dev.ports or cabled.get(name, ())),
                 "username": self.username,
                 "password": self.password,
                 "ca": self.ca,
@@ -124,14 +128,6 @@ class Lab:
                 kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
             sim = _sim_class(dev.platform)(name, address, **kwargs)
             self.devices[name] = LabDevice(name, dev.platform, address, sim)
-
-    def _cabled_ports(self, name: str) -> set[str]:
-        out = set()
-        for lk in self.compiled.model.links:
-            for ep in (lk.a, lk.b):
-                if ep.device == name:
-                    out.add(ep.port)
-        return out
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
