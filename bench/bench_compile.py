@@ -61,8 +61,12 @@ def run(hosts: int, rails: int) -> dict[str, float]:
             (out / filename(name, d["platform"])).write_text(render(d))
         lap("render+write")
         # the bare loop: a plain Environment over the same templates and data, no fabconf code
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates_dir()), trim_blocks=True,
-                                 lstrip_blocks=True, keep_trailing_newline=True)
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(templates_dir()),
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+        )
         env.filters["q"] = lambda v: __import__("json").dumps(v)
         tmpl = {p: env.get_template(f"{p}/device.j2") for p in ("cumulus", "eos", "nxos", "linux")}
         mark = time.perf_counter()
@@ -86,8 +90,10 @@ def main() -> None:
     small = run(max(a.hosts // 8, 32), a.rails)
     full = run(a.hosts, a.rails)
     stages = ["load yaml", "json schema", "model+topology", "cross-checks", "design+chain", "render+write"]
-    print(f"fabric: {int(full['spines'])} spines, {int(full['leaves'])} leaves, {int(full['hosts'])} hosts "
-          f"({int(full['gpus'])} GPUs), {int(full['links'])} links")
+    print(
+        f"fabric: {int(full['spines'])} spines, {int(full['leaves'])} leaves, {int(full['hosts'])} hosts "
+        f"({int(full['gpus'])} GPUs), {int(full['links'])} links"
+    )
     print(f"{'stage':<18}{'full (s)':>10}{'1/8 (s)':>10}{'ratio':>8}")
     for s in stages:
         print(f"{s:<18}{full[s]:>10.2f}{small[s]:>10.2f}{full[s] / max(small[s], 1e-9):>8.1f}")
@@ -95,8 +101,10 @@ def main() -> None:
     print(f"{'total':<18}{total:>10.2f}   (target <= 20 s)")
     per = 1000 * full["fabconf render"] / full["devices"]
     bare = 1000 * full["bare jinja2 loop"] / full["devices"]
-    print(f"render per device: {per:.3f} ms (target <= 5 ms); bare jinja2 loop {bare:.3f} ms; "
-          f"ratio {per / bare:.2f} (target <= 2)")
+    print(
+        f"render per device: {per:.3f} ms (target <= 5 ms); bare jinja2 loop {bare:.3f} ms; "
+        f"ratio {per / bare:.2f} (target <= 2)"
+    )
 
 
 if __name__ == "__main__":

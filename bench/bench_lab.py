@@ -55,8 +55,10 @@ def main() -> None:
             states: dict[str, int] = {}
             for o in outcomes:
                 states[str(o.state)] = states.get(str(o.state), 0) + 1
-            print(f"fabconf diff over {len(jobs)} devices with {a.workers} workers: {elapsed:.1f} s "
-                  f"({1000 * elapsed / len(jobs):.0f} ms/device wall); states {states}; max RSS {rss_mib():.0f} MiB")
+            print(
+                f"fabconf diff over {len(jobs)} devices with {a.workers} workers: {elapsed:.1f} s "
+                f"({1000 * elapsed / len(jobs):.0f} ms/device wall); states {states}; max RSS {rss_mib():.0f} MiB"
+            )
             with ThreadPoolExecutor(max_workers=a.workers) as pool:
                 t2 = time.perf_counter()
                 list(pool.map(lambda d: d.sim.lab_view(), lab.devices.values()))

@@ -33,9 +33,16 @@ def generate(out: Path, hosts: int, rails: int) -> dict[str, int]:
     groups = {
         "spines": {"data": {"role": "spine"}},
         "leaves": {"data": {"role": "leaf"}},
-        "gpu_hosts": {"platform": "linux", "data": {"role": "gpu_host", "nics": [
-            {"netdev": f"ens{r + 1}f0np0", "rdma": f"mlx5_{r}", "rail": r, "speed_gbps": 400}
-            for r in range(rails)]}},
+        "gpu_hosts": {
+            "platform": "linux",
+            "data": {
+                "role": "gpu_host",
+                "nics": [
+                    {"netdev": f"ens{r + 1}f0np0", "rdma": f"mlx5_{r}", "rail": r, "speed_gbps": 400}
+                    for r in range(rails)
+                ],
+            },
+        },
         "sn5600": {"platform": "cumulus", "data": {"model": "SN5600", "ports": ["swp{1-64}"]}},
         "dcs-7060x5": {"platform": "eos", "data": {"model": "DCS-7060X5-64PE", "ports": ["Ethernet{1-64}/1"]}},
         "n9k-9364d": {"platform": "nxos", "data": {"model": "N9K-C9364D-GX2A", "ports": ["Ethernet1/{1-64}"]}},
@@ -50,8 +57,7 @@ def generate(out: Path, hosts: int, rails: int) -> dict[str, int]:
     for leaf in range(1, n_leaves + 1):
         p = PLATFORMS[leaf % 3]
         plat[f"leaf{leaf}"] = p
-        hosts_doc[f"leaf{leaf}"] = {"hostname": str(next(mgmt)), "groups": ["leaves", MODEL[p]],
-                                    "data": {"id": leaf}}
+        hosts_doc[f"leaf{leaf}"] = {"hostname": str(next(mgmt)), "groups": ["leaves", MODEL[p]], "data": {"id": leaf}}
     for h in range(1, hosts + 1):
         hosts_doc[f"gpu{h:05d}"] = {"hostname": str(next(mgmt)), "groups": ["gpu_hosts"], "data": {"id": h}}
     links = []
@@ -60,8 +66,12 @@ def generate(out: Path, hosts: int, rails: int) -> dict[str, int]:
         slot = (leaf - 1) % leaves_per_plane + 1
         for u in range(UP):
             spine = plane * UP + u + 1
-            links.append([f"leaf{leaf}:{PORTS[plat[f'leaf{leaf}']].format(DOWN + u + 1)}",
-                          f"spine{spine}:{PORTS[plat[f'spine{spine}']].format(slot)}"])
+            links.append(
+                [
+                    f"leaf{leaf}:{PORTS[plat[f'leaf{leaf}']].format(DOWN + u + 1)}",
+                    f"spine{spine}:{PORTS[plat[f'spine{spine}']].format(slot)}",
+                ]
+            )
     for h in range(1, hosts + 1):
         for r in range(rails):
             leaf = r * leaves_per_rail + (h - 1) // DOWN + 1
@@ -69,15 +79,31 @@ def generate(out: Path, hosts: int, rails: int) -> dict[str, int]:
             links.append([f"gpu{h:05d}:ens{r + 1}f0np0", f"leaf{leaf}:{PORTS[plat[f'leaf{leaf}']].format(port)}"])
     fabric = {
         "name": "bench",
-        "roce": {"dscp": 26, "priority": 3, "pfc_priorities": [3], "cnp": {"dscp": 48, "priority": 6},
-                 "ecn": {"min_threshold_bytes": 150000, "max_threshold_bytes": 1500000, "probability": 100}},
+        "roce": {
+            "dscp": 26,
+            "priority": 3,
+            "pfc_priorities": [3],
+            "cnp": {"dscp": 48, "priority": 6},
+            "ecn": {"min_threshold_bytes": 150000, "max_threshold_bytes": 1500000, "probability": 100},
+        },
         "mtu": {"host": 9000, "switch": 9216},
-        "vlans": [{"id": 100 + r, "name": f"TRAIN_RAIL{r}", "rail": r, "subnet_pool": f"10.{64 + 4 * r}.0.0/14",
-                   "prefix_length": 24} for r in range(rails)],
+        "vlans": [
+            {
+                "id": 100 + r,
+                "name": f"TRAIN_RAIL{r}",
+                "rail": r,
+                "subnet_pool": f"10.{64 + 4 * r}.0.0/14",
+                "prefix_length": 24,
+            }
+            for r in range(rails)
+        ],
         "ecmp": {"max_paths": 64},
         "bgp": {"spine_asn": 4200000000, "leaf_asn_base": 4200000000},
-        "addressing": {"loopbacks": {"spine": "10.250.0.0/20", "leaf": "10.251.0.0/20"},
-                       "p2p_pool": "10.0.0.0/13", "uplinks_per_leaf": UP},
+        "addressing": {
+            "loopbacks": {"spine": "10.250.0.0/20", "leaf": "10.251.0.0/20"},
+            "p2p_pool": "10.0.0.0/13",
+            "uplinks_per_leaf": UP,
+        },
         "hosts": {"gid_index": 3},
     }
     dump = {"width": 200, "sort_keys": False, "Dumper": getattr(yaml, "CSafeDumper", yaml.SafeDumper)}

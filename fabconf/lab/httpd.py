@@ -151,4 +151,3 @@ class HttpsService:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
-
