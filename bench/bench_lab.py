@@ -21,8 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from genfabric import generate
 
-from fabconf import rollout
-from fabconf.cli_run import jobs_for
+from fabconf.deploy import rollout
+from fabconf.cli.devices import jobs_for
+from fabconf.deploy.options import DeviceOptions
 from fabconf.lab.orchestrator import Lab
 from fabconf.pipeline import compile_inventory
 
@@ -50,7 +51,7 @@ def main() -> None:
             compiled_lab = compile_inventory(Path(tmp) / "state" / "inventory")
             jobs = jobs_for(compiled_lab, None)
             t1 = time.perf_counter()
-            outcomes = rollout.diff(jobs, workers=a.workers)
+            outcomes = rollout.diff(jobs, DeviceOptions(workers=a.workers))
             elapsed = time.perf_counter() - t1
             states: dict[str, int] = {}
             for o in outcomes:

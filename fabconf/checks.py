@@ -104,16 +104,20 @@ def check_mtu(model: Model, topo: Topology, problems: Problems) -> None:
 
 def check_vlans(model: Model, topo: Topology, problems: Problems) -> None:
     f = _ffile(model)
-    cumulus_vlans = {vid for n, s in topo.switches.items() if model.devices[n].platform == "cumulus" for vid in s.svis}
+    # VLANs carried by the switches of each platform (every platform when no switch carries any yet)
+    carried: dict[str, set[int]] = defaultdict(set)
+    for n, s in topo.switches.items():
+        carried[model.devices[n].platform].update(s.svis)
     seen_id: dict[int, int] = {}
     seen_name: dict[str, int] = {}
     for i, vlan in enumerate(model.fabric["vlans"]):
         vid = vlan["id"]
         if not 1 <= vid <= 4094:
             problems.add(f, ["vlans", i, "id"], f"{vid} is not in 1..4094")
-        for lo, hi in PLATFORMS["cumulus"].reserved_vlans:
-            if lo <= vid <= hi and (vid in cumulus_vlans or not topo.switches):
-                problems.add(f, ["vlans", i, "id"], f"{vid} is in the Cumulus reserved range {lo}-{hi}")
+        for spec in PLATFORMS.values():
+            for lo, hi in spec.reserved_vlans:
+                if lo <= vid <= hi and (vid in carried[spec.name] or not topo.switches):
+                    problems.add(f, ["vlans", i, "id"], f"{vid} is in the {spec.label} reserved range {lo}-{hi}")
         if vid in seen_id:
             problems.add(f, ["vlans", i, "id"], f"VLAN {vid} is already defined at vlans[{seen_id[vid]}]")
         seen_id.setdefault(vid, i)
@@ -218,7 +222,7 @@ def check_hosts(model: Model, topo: Topology, problems: Problems) -> None:
                         f, "hosts.mlxconfig.ROCE_CC_PRIO_MASK_P1", f"{mask} leaves DCQCN off on lossless priority {p}"
                     )
     for name, dev in sorted(model.devices.items()):
-        if dev.platform != "linux":
+        if not dev.is_host:
             continue
         if not dev.nics:
             problems.add(h, [name, "data", "nics"], "a GPU host needs at least one RoCE NIC")
@@ -230,6 +234,33 @@ def check_hosts(model: Model, topo: Topology, problems: Problems) -> None:
             seen[nic.rdma] = nic.netdev
             if nic.netdev not in cabled:
                 problems.warn(h, [name, "data", "nics", i], f"{name}:{nic.netdev} is not cabled to a leaf")
+
+
+# What a switch's designed QoS data says about the priority chain, per QoS dialect (design.QOS_BUILDERS):
+# (traffic class of the RoCE DSCP, lossless priorities, None when trust is right or the problem's detail).
+ChainView = tuple[int | None, set[int], str | None]
+
+
+def _chain_nxos(q: dict[str, Any], dscp: int) -> ChainView:
+    tc = next((c["qos_group"] for c in q["classes"] if c["dscp"] == dscp), None)
+    return tc, {x["cos"] for x in q["network_qos"]["lossless"]}, None
+
+
+def _chain_eos(q: dict[str, Any], dscp: int) -> ChainView:
+    tc = dict(map(tuple, q["dscp_map"])).get(dscp)
+    return tc, set(q["pfc_priorities"]), None if q.get("trust") == "dscp" else ""
+
+
+def _chain_nvue(q: dict[str, Any], dscp: int) -> ChainView:
+    tc = dict(map(tuple, q["dscp_map"])).get(dscp)
+    return tc, set(q["pfc"]["priorities"]), None if q.get("trust") in ("l3", "both") else " (l3 or both)"
+
+
+_CHAIN_READERS: dict[str, Callable[[dict[str, Any], int], ChainView]] = {
+    "nxos": _chain_nxos,
+    "eos": _chain_eos,
+    "nvue": _chain_nvue,
+}
 
 
 def check_device_data(model: Model, topo: Topology, problems: Problems, data: dict[str, dict[str, Any]]) -> None:
@@ -244,7 +275,8 @@ def check_device_data(model: Model, topo: Topology, problems: Problems, data: di
     switch_view: dict[str, tuple[int | None, set[int]]] = {}
     for name, d in data.items():
         q = d.get("qos", {})
-        if d["platform"] == "linux":
+        spec = PLATFORMS[d["platform"]]
+        if spec.is_host:
             explicit = {a: b for a, b in q.get("dscp2prio", [])}
             host_prio = explicit.get(dscp, dscp >> 3)
             if host_prio != prio:
@@ -256,19 +288,9 @@ def check_device_data(model: Model, topo: Topology, problems: Problems, data: di
             if not q.get("pfc", [0] * 8)[host_prio]:
                 problems.add(h, [name], f"host PFC is off on priority {host_prio}")
             continue
-        if d["platform"] == "nxos":
-            tc = next((c["qos_group"] for c in q["classes"] if c["dscp"] == dscp), None)
-            lossless = {x["cos"] for x in q["network_qos"]["lossless"]}
-        elif d["platform"] == "eos":
-            tc = dict(map(tuple, q["dscp_map"])).get(dscp)
-            lossless = set(q["pfc_priorities"])
-            if q.get("trust") != "dscp":
-                problems.add(h, [name], "EOS RoCE ports must trust DSCP")
-        else:
-            tc = dict(map(tuple, q["dscp_map"])).get(dscp)
-            lossless = set(q["pfc"]["priorities"])
-            if q.get("trust") not in ("l3", "both"):
-                problems.add(h, [name], "Cumulus RoCE ports must trust DSCP (l3 or both)")
+        tc, lossless, trust_problem = _CHAIN_READERS[spec.qos_dialect](q, dscp)
+        if trust_problem is not None:
+            problems.add(h, [name], f"{spec.label} RoCE ports must trust DSCP{trust_problem}")
         switch_view[name] = (tc, lossless)
         if tc != prio:
             problems.add(h, [name], f"switch maps DSCP {dscp} to traffic class {tc}, fabric expects {prio}")
@@ -276,7 +298,7 @@ def check_device_data(model: Model, topo: Topology, problems: Problems, data: di
             problems.add(h, [name], f"switch has no PFC on priority {prio}")
     by_leaf: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for name, d in data.items():
-        if d["platform"] != "linux":
+        if not PLATFORMS[d["platform"]].is_host:
             for itf in d["interfaces"]:
                 by_leaf[name][itf["name"]] = itf
     for host, ports in topo.host_ports.items():

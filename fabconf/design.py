@@ -159,7 +159,8 @@ def _qos_nxos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
     }
 
 
-QOS_BUILDERS = {"cumulus": _qos_cumulus, "eos": _qos_eos, "nxos": _qos_nxos}
+# keyed by the platform table's ``qos_dialect``
+QOS_BUILDERS = {"nvue": _qos_cumulus, "eos": _qos_eos, "nxos": _qos_nxos}
 
 
 def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
@@ -234,7 +235,7 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "neighbors": neighbors,
             "networks": networks,
         },
-        "qos": QOS_BUILDERS[dev.platform](fabric, mtu),
+        "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu),
     }
 
 
@@ -294,7 +295,7 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
 
 
 def device_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
-    return _host(dev, model, topo) if dev.platform == "linux" else _switch(dev, model, topo)
+    return _host(dev, model, topo) if dev.is_host else _switch(dev, model, topo)
 
 
 def design(model: Model, topo: Topology, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -303,5 +304,5 @@ def design(model: Model, topo: Topology, names: list[str] | None = None) -> dict
     return {
         n: device_data(model.devices[n], model, topo)
         for n in selected
-        if n in model.devices and (model.devices[n].platform == "linux" or n in topo.switches)
+        if n in model.devices and (model.devices[n].is_host or n in topo.switches)
     }

@@ -13,10 +13,9 @@ from functools import cache
 from typing import Any
 
 from fabconf.inventory import RawInventory
+from fabconf.platforms import PLATFORMS, Kind
 from fabconf.problems import Problems
 
-PLATFORMS = ("cumulus", "eos", "nxos", "linux")
-SWITCH_PLATFORMS = ("cumulus", "eos", "nxos")
 ROLES = ("spine", "leaf", "gpu_host")
 
 _RANGE = re.compile(r"^(?P<pre>[^{}]*)\{(?P<lo>\d+)-(?P<hi>\d+)\}(?P<post>[^{}]*)$")
@@ -68,7 +67,13 @@ class Device:
 
     @property
     def is_switch(self) -> bool:
-        return self.platform in SWITCH_PLATFORMS
+        spec = PLATFORMS.get(self.platform)
+        return spec is not None and spec.kind is Kind.SWITCH
+
+    @property
+    def is_host(self) -> bool:
+        spec = PLATFORMS.get(self.platform)
+        return spec is not None and spec.kind is Kind.HOST
 
 
 @dataclass(frozen=True)
@@ -172,7 +177,8 @@ def build(raw: RawInventory, problems: Problems) -> Model:
         if role is None:
             problems.add(hosts_file, [name, "data", "role"], "no role set on the host, its groups or defaults")
             continue
-        if (role == "gpu_host") != (platform == "linux"):
+        spec = PLATFORMS.get(platform)
+        if spec is not None and (role == "gpu_host") != spec.is_host:
             problems.add(hosts_file, [name, "platform"], f"role {role!r} cannot run on platform {platform!r}")
             continue
         ports: frozenset[str] | None = None

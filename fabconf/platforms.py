@@ -1,34 +1,199 @@
-"""What each platform accepts, in one table, so cross-checks and design never hard-code a vendor.
+"""The one table of per-platform facts. No module outside this one and ``fabconf/drivers/`` compares a
+platform name: everything else asks this table (``platform(name).kind``, ``.revert``, ``.suffix``, …).
 
-Values marked [V] come from shared/reference/roce-lossless.md; [A] are assumptions stated here because
-the reference does not settle them.
+Source tags: [V] verified in shared/reference/roce-lossless.md (or the reference named), [U] unverified
+assumption stated here. Adding a platform means adding a row here, its driver, its templates and its lab
+simulator; nothing in the deploy or CLI layers changes.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    SWITCH = "switch"
+    HOST = "host"
+
+
+class Candidate(StrEnum):
+    """What a rendered configuration is, and so how a driver stages it."""
+
+    CLI = "cli text"  # EOS / NX-OS configuration lines, staged as hier_config remediation in merge mode
+    NVUE_TREE = "nvue tree"  # the NVUE object tree (startup.yaml form)
+    HOST_STATE = "host state"  # the desired NIC state document of a GPU host
+
+
+class Revert(StrEnum):
+    """How a commit is undone when fabconf cannot confirm it."""
+
+    TIMER = "device revert timer"  # the device reverts by itself unless confirmed (commit-confirm)
+    CHECKPOINT = "checkpoint"  # fabconf rolls back from a checkpoint; nothing reverts if fabconf dies
 
 
 @dataclass(frozen=True)
 class Platform:
     name: str
-    min_mtu: int
-    max_mtu: int
-    max_ecmp: int
-    port_pattern: re.Pattern[str]
+    kind: Kind
+    label: str  # the name people use in messages
+    description: str
+    # -- deploy ----------------------------------------------------------------------------------------------
+    driver: str  # "napalm:<name>" (wrapped with hier_config staging) or "module:Class" of our own drivers
+    connection_section: str  # the Nornir connection_options key whose port/extras reach the driver
+    default_port: int | None  # None: the driver's own default
+    candidate: Candidate
+    revert: Revert
+    merge_diff_from_device: bool  # merge mode: show the device's own diff (True) or the staged remediation
+    # -- compile -----------------------------------------------------------------------------------------------
+    suffix: str  # rendered file name suffix
+    qos_dialect: str  # which design builder turns the RoCE intent into this platform's QoS terms
+    # Owned sections: CLI root-line regexes (hier_config dialect ``remediation``) or NVUE paths ("a/*/c").
+    owned: tuple[str, ...] = ()
+    remediation: str | None = None  # hier_config Platform member name, for CLI candidates
+    # -- limits ------------------------------------------------------------------------------------------------
+    min_mtu: int = 0
+    max_mtu: int = 0
+    max_ecmp: int = 0
+    port_pattern: re.Pattern[str] = re.compile(r"^\S+$")
     reserved_vlans: tuple[tuple[int, int], ...] = ()
-    ecn_unit_bytes: int = 1  # thresholds must be a multiple of this many bytes
+    ecn_unit_bytes: int = 1  # ECN thresholds must be a multiple of this many bytes
 
+    @property
+    def is_host(self) -> bool:
+        return self.kind is Kind.HOST
+
+    @property
+    def checks_lldp(self) -> bool:
+        """Whether verify compares this device's LLDP neighbours with the cabling (switches do)."""
+        return self.kind is Kind.SWITCH
+
+
+# Root lines whose whole section fabconf owns on the CLI platforms. VLAN 1 is the default VLAN, never owned.
+# Interfaces fabconf renders are owned too (the staging driver adds every ``interface X`` of the candidate).
+_CLI_COMMON = (r"hostname \S+", r"vlan (?!1$)\d+", r"interface [Vv]lan\d+", r"router bgp \d+")
 
 PLATFORMS: dict[str, Platform] = {
-    # [V] NVUE link mtu 552-9216; multipaths ebgp 1-128; reserved internal VLANs 3725-3999 and
-    # L3-VNI VLANs 4000-4064 (defaults). ECN thresholds in bytes.
-    "cumulus": Platform("cumulus", 552, 9216, 128, re.compile(r"^swp\d+(s\d+)?$"), ((3725, 3999), (4000, 4064))),
-    # [A] EOS L3 MTU maximum 9214 (the reference's sample uses 9214); maximum-paths up to 128.
-    # ECN thresholds are rendered in kbytes when they divide evenly, else bytes (units explicit).
-    "eos": Platform("eos", 68, 9214, 128, re.compile(r"^Ethernet\d+(/\d+){0,2}$")),
-    # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
-    # [A] maximum-paths 1-64.
-    "nxos": Platform("nxos", 576, 9216, 64, re.compile(r"^Ethernet\d+/\d+(/\d+)?$"), ecn_unit_bytes=1000),
+    "cumulus": Platform(
+        name="cumulus",
+        label="Cumulus",
+        kind=Kind.SWITCH,
+        description="NVIDIA Spectrum, Cumulus Linux 5.x (NVUE REST API)",
+        driver="fabconf.drivers.cumulus:CumulusDriver",
+        connection_section="nvue",
+        default_port=8765,  # [V] NVUE REST API port (roce-lossless.md §2)
+        candidate=Candidate.NVUE_TREE,
+        revert=Revert.TIMER,  # [U] `nv config apply --confirm <N>s` over SSH (CLI form unverified)
+        merge_diff_from_device=True,
+        suffix=".yaml",
+        qos_dialect="nvue",
+        owned=(
+            "system/hostname",
+            "interface/*",
+            "bridge/domain/br_default/vlan",
+            "qos",
+            "router/bgp",
+            "vrf/default/router/bgp",
+        ),
+        # [V] NVUE link mtu 552-9216; multipaths ebgp 1-128; reserved internal VLANs 3725-3999 and L3-VNI
+        # VLANs 4000-4064 (defaults). ECN thresholds in bytes.
+        min_mtu=552,
+        max_mtu=9216,
+        max_ecmp=128,
+        port_pattern=re.compile(r"^swp\d+(s\d+)?$"),
+        reserved_vlans=((3725, 3999), (4000, 4064)),
+    ),
+    "eos": Platform(
+        name="eos",
+        label="EOS",
+        kind=Kind.SWITCH,
+        description="Arista EOS (eAPI, NAPALM eos)",
+        driver="napalm:eos",
+        connection_section="napalm",
+        default_port=None,
+        candidate=Candidate.CLI,
+        revert=Revert.TIMER,  # [V] configure session ... commit timer (napalm-driver-protocols.md)
+        merge_diff_from_device=True,  # the config session's own diff
+        suffix=".cfg",
+        qos_dialect="eos",
+        owned=(
+            *_CLI_COMMON,
+            r"qos map .*",
+            r"qos profile FABCONF_\S+",
+            r"priority-flow-control .*",
+            r"ip routing",
+            r"interface Loopback0",
+        ),
+        remediation="ARISTA_EOS",
+        # [U] EOS L3 MTU maximum 9214 (the reference's sample uses 9214); maximum-paths up to 128.
+        # ECN thresholds are rendered in kbytes when they divide evenly, else bytes (units explicit).
+        min_mtu=68,
+        max_mtu=9214,
+        max_ecmp=128,
+        port_pattern=re.compile(r"^Ethernet\d+(/\d+){0,2}$"),
+    ),
+    "nxos": Platform(
+        name="nxos",
+        label="NX-OS",
+        kind=Kind.SWITCH,
+        description="Cisco NX-OS (NX-API, NAPALM nxos)",
+        driver="napalm:nxos",
+        connection_section="napalm",
+        default_port=None,
+        candidate=Candidate.CLI,
+        revert=Revert.CHECKPOINT,  # [V] napalm nxos has no commit-confirm (napalm-driver-protocols.md)
+        merge_diff_from_device=False,  # napalm's NX-OS merge diff omits negations: show the remediation
+        suffix=".cfg",
+        qos_dialect="nxos",
+        owned=(
+            *_CLI_COMMON,
+            r"feature (bgp|interface-vlan|lldp)",
+            r"system jumbomtu \d+",
+            r"class-map type qos match-\S+ FABCONF_\S+",
+            r"policy-map type \S+ FABCONF_\S+",
+            r"system qos",
+            r"priority-flow-control .*",
+            r"interface loopback0",
+        ),
+        remediation="CISCO_NXOS",
+        # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
+        # [U] maximum-paths 1-64.
+        min_mtu=576,
+        max_mtu=9216,
+        max_ecmp=64,
+        port_pattern=re.compile(r"^Ethernet\d+/\d+(/\d+)?$"),
+        ecn_unit_bytes=1000,
+    ),
+    "linux": Platform(
+        name="linux",
+        label="Linux",
+        kind=Kind.HOST,
+        description="GPU host with ConnectX NICs (SSH)",
+        driver="fabconf.drivers.linux:LinuxDriver",
+        connection_section="netmiko",
+        default_port=22,
+        candidate=Candidate.HOST_STATE,
+        revert=Revert.CHECKPOINT,  # hosts have no commit timer; the driver keeps a checkpoint on the host
+        merge_diff_from_device=True,
+        suffix=".yaml",
+        qos_dialect="host",
+        # host MTU limits are not checked per platform: mtu.host <= every switch port MTU is the rule that matters
+        port_pattern=re.compile(r"^[A-Za-z0-9_.-]{1,15}$"),  # [V] Linux IFNAMSIZ 16 incl. NUL (linux/if.h)
+    ),
 }
+
+NAMES: tuple[str, ...] = tuple(PLATFORMS)
+SWITCH_NAMES: tuple[str, ...] = tuple(n for n, p in PLATFORMS.items() if p.kind is Kind.SWITCH)
+
+
+def platform(name: str) -> Platform:
+    """The row for ``name``; a KeyError names the known platforms."""
+    try:
+        return PLATFORMS[name]
+    except KeyError:
+        raise KeyError(f"unknown platform {name!r} (known: {', '.join(NAMES)})") from None
+
+
+def host_platforms() -> tuple[str, ...]:
+    return tuple(n for n, p in PLATFORMS.items() if p.kind is Kind.HOST)

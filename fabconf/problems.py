@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from fabconf.errors import FabconfError
+
 PathPart = str | int
 
 
@@ -66,7 +68,7 @@ class Problems:
         return bool(self._items)
 
 
-class InputError(Exception):
+class InputError(FabconfError):
     """Raised at the boundary when the input has errors; carries every problem found."""
 
     def __init__(self, problems: Problems) -> None:

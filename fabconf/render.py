@@ -14,8 +14,9 @@ from typing import Any
 
 import jinja2
 
+from fabconf.platforms import platform as platform_spec
+
 ENTRY = "{platform}/device.j2"
-SUFFIX = {"eos": ".cfg", "nxos": ".cfg", "cumulus": ".yaml", "linux": ".yaml"}
 
 
 def templates_dir() -> Path:
@@ -53,4 +54,4 @@ def render(data: dict[str, Any]) -> str:
 
 
 def filename(name: str, platform: str) -> str:
-    return name + SUFFIX[platform]
+    return name + platform_spec(platform).suffix

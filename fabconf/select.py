@@ -10,10 +10,11 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from fabconf.errors import FabconfError
 from fabconf.model import Model
 
 
-class SelectionError(ValueError):
+class SelectionError(FabconfError, ValueError):
     pass
 
 

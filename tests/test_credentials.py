@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fabconf.credentials import REDACTOR, CredentialsError, resolve
+from fabconf.deploy.credentials import REDACTOR, CredentialsError, resolve
 from fabconf.pipeline import Compiled
 
 

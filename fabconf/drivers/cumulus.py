@@ -48,6 +48,7 @@ from fabconf.drivers.base import (
     MergeConfigException,
     ReplaceConfigException,
 )
+from fabconf.drivers.contract import RevertTimer
 from fabconf.drivers.nvue_client import NvueApiError, NvueConnectionLost, NvueRestClient, path_of, tls_context
 from fabconf.drivers.nvue_plan import (
     DocumentError,
@@ -87,7 +88,7 @@ class _Commit:
     rev_id: str | None  # None: the candidate changed nothing and was not applied
 
 
-class CumulusDriver(DriverBase):
+class CumulusDriver(DriverBase, RevertTimer):
     """NVIDIA Cumulus Linux 5.x over the NVUE REST API (+ the ``nv`` CLI over SSH for commit-confirm).
 
     ``optional_args``: ``port`` (8765), ``ssh_port`` (22; None disables SSH and so ``revert_in``),

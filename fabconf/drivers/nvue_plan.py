@@ -30,18 +30,14 @@ from typing import Any
 
 import yaml
 
+from fabconf.platforms import platform
+
 Tree = dict[str, Any]
 Path = tuple[str, ...]
 
 WILDCARD = "*"
-OWNED: tuple[Path, ...] = (
-    ("system", "hostname"),
-    ("interface", WILDCARD),
-    ("bridge", "domain", "br_default", "vlan"),
-    ("qos",),
-    ("router", "bgp"),
-    ("vrf", "default", "router", "bgp"),
-)
+# the owned paths live in the platform table ("a/*/c", "*" any key)
+OWNED: tuple[Path, ...] = tuple(tuple(p.split("/")) for p in platform("cumulus").owned)
 SVI_NAME = re.compile(r"^vlan\d+$")
 SECRET_KEYS = frozenset({"password", "hashed-password", "secret", "community", "key", "auth-key", "md5-key"})
 REDACTED = "<removed>"

@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from fabconf.errors import FabconfError
 
-class LockedError(Exception):
+
+class LockedError(FabconfError):
     pass
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from fabconf.lab import daemon
 
 DEFAULT_STATE = ".fabconf-lab"
+DEFAULT_NETWORK = "127.77.0.0/16"
 
 
 def _print_status(reply: dict) -> None:
@@ -131,7 +132,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     up = common(labsub.add_parser("up", help="start the lab in the background; returns once every device answers"))
     up.add_argument("-i", "--inventory", default="inventory", metavar="DIR")
-    up.add_argument("--network", default="127.77.0.0/16", help="loopback range for device addresses")
+    up.add_argument("--network", default=DEFAULT_NETWORK, help="loopback range for device addresses")
     common(labsub.add_parser("status", help="list the lab's devices, addresses and faults"))
     common(labsub.add_parser("down", help="stop the lab"))
     fault = common(labsub.add_parser("fault", help="inject or clear a fault on one device"))

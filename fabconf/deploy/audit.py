@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from fabconf.credentials import REDACTOR
+from fabconf.deploy.credentials import REDACTOR
 
 _LOCK = threading.Lock()
 

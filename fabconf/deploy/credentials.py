@@ -22,10 +22,11 @@ import subprocess
 import threading
 from dataclasses import dataclass
 
+from fabconf.errors import FabconfError
 from fabconf.model import Device
 
 
-class CredentialsError(Exception):
+class CredentialsError(FabconfError):
     pass
 
 

@@ -13,7 +13,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from fabconf.steps import Outcome, State
+from fabconf.deploy.job import Outcome, State
 
 STYLE = {
     State.UNCHANGED: "green",

@@ -1,0 +1,47 @@
+"""``fabconf validate`` and ``fabconf render``: the commands of the compile half (no device is touched)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.problems import Problems
+from fabconf.render import filename, render
+from fabconf.select import select
+
+
+def print_problems(problems: Problems) -> None:
+    for p in problems:
+        print(p, file=sys.stderr)
+
+
+def _compile(inventory: Path) -> Compiled:
+    compiled = compile_inventory(inventory)
+    print_problems(compiled.problems)  # warnings (errors raise InputError)
+    return compiled
+
+
+def run_validate(inventory: Path) -> int:
+    compiled = _compile(inventory)
+    devices = compiled.model.devices
+    switches = sum(1 for d in devices.values() if d.is_switch)
+    print(
+        f"{inventory}: valid: {switches} switches, {len(devices) - switches} GPU hosts, "
+        f"{len(compiled.model.links)} links, {len(compiled.problems.warnings)} warning(s)"
+    )
+    return 0
+
+
+def run_render(inventory: Path, output: Path, limit: str | None) -> int:
+    started = time.perf_counter()
+    compiled = _compile(inventory)
+    names = select(compiled.model, limit)
+    output.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        data = compiled.data[name]
+        (output / filename(name, data["platform"])).write_text(render(data), encoding="utf-8")
+    elapsed = time.perf_counter() - started
+    print(f"rendered {len(names)} device(s) to {output}/ in {elapsed:.2f} s")
+    return 0

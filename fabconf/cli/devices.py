@@ -1,0 +1,228 @@
+"""``fabconf diff``, ``verify`` and ``push``: the commands that talk to devices.
+
+The argparse layer (``add_parsers``, ``cmd_*``) only turns arguments into typed options; ``run_diff``,
+``run_verify`` and ``run_push`` do the work and are what the runbook runner calls too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fabconf.cli import report
+from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
+from fabconf.deploy import rollout
+from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.lock import DeviceLocks
+from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
+from fabconf.deploy.processors import Progress
+from fabconf.errors import UsageError
+from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.render import render
+from fabconf.select import select
+
+
+@dataclass(frozen=True)
+class Target:
+    """Which devices a command works on, and where they are."""
+
+    inventory: Path
+    limit: str | None = None
+    lab: bool = False  # run against the built-in lab (started if needed)
+    state: Path = Path(DEFAULT_STATE)  # the lab's state directory
+    network: str = DEFAULT_NETWORK  # the lab's loopback range
+
+
+def jobs_for(compiled: Compiled, pattern: str | None) -> list[Job]:
+    names = select(compiled.model, pattern)
+    return [Job(compiled.model.devices[n], compiled.data[n], render(compiled.data[n])) for n in names]
+
+
+def _use_lab(target: Target) -> Target:
+    """Start the lab for the inventory if needed; target its inventory and credentials."""
+    rc = start_lab(target.inventory, target.state, target.network, quiet=True)
+    if rc != 0:
+        raise UsageError("the lab could not be started")
+    for line in (target.state / "lab.env").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key:
+            os.environ[key] = value
+    return Target(target.state / "inventory", target.limit, False, target.state, target.network)
+
+
+def prepare(target: Target) -> tuple[Compiled, list[Job]]:
+    """What every device command starts with: the lab if asked, the compiled inventory, the selection."""
+    if target.lab:
+        target = _use_lab(target)
+    compiled = compile_inventory(target.inventory)
+    return compiled, jobs_for(compiled, target.limit)
+
+
+def _progress(fmt: str) -> Progress | None:
+    if fmt != "text" or not sys.stderr.isatty():
+        return None
+
+    def show(o: Outcome) -> None:
+        print(f"  {o.device}: {o.state}", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _emit(outcomes: list[Outcome], command: str, fmt: str, code: int, title: str) -> int:
+    if fmt == "json":
+        print(report.as_json(outcomes, command, code))
+    else:
+        report.print_text(outcomes, title)
+    return code
+
+
+def run_diff(target: Target, options: DeviceOptions, fmt: str = "text") -> int:
+    _, jobs = prepare(target)
+    outcomes = rollout.diff(jobs, options, _progress(fmt))
+    code = report.diff_exit_code(outcomes)
+    return _emit(outcomes, "diff", fmt, code, "fabconf diff (dry run: nothing was changed)")
+
+
+def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, fmt: str = "text") -> int:
+    compiled, jobs = prepare(target)
+    outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, _progress(fmt))
+    code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
+    return _emit(outcomes, "verify", fmt, code, "fabconf verify (read only)")
+
+
+def run_push(
+    target: Target, options: DeviceOptions, push_options: PushOptions, fmt: str = "text", yes: bool = False
+) -> int:
+    compiled, jobs = prepare(target)
+    the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
+    if push_options.confirm_timeout < push_options.bgp_wait + 30:
+        print(
+            f"fabconf: warning: --confirm-timeout {push_options.confirm_timeout}s leaves little time to verify "
+            f"(--bgp-wait {push_options.bgp_wait:g}s): devices with a revert timer may revert before they are "
+            "confirmed",
+            file=sys.stderr,
+        )
+    with DeviceLocks([j.name for j in jobs]):
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError("push needs --yes when not run interactively")
+            preview = rollout.diff(jobs, options)
+            report.print_text(preview, "fabconf push: planned changes")
+            for label, wave in zip(the_plan.labels(), the_plan.waves, strict=True):
+                print(f"{label}: {', '.join(j.name for j in wave)}")
+            if report.diff_exit_code(preview) == 1:
+                raise UsageError("some devices failed the dry run; fix them or --limit them out")
+            if input("apply these changes? [y/N] ").strip().lower() not in ("y", "yes"):
+                print("nothing was changed")
+                return 1
+        outcomes = rollout.push(the_plan, set(compiled.model.devices), push_options, options, _progress(fmt))
+    code = report.push_exit_code(outcomes)
+    return _emit(outcomes, "push", fmt, code, "fabconf push")
+
+
+# -- the argparse layer -------------------------------------------------------------------------------------------
+def target_of(args: argparse.Namespace) -> Target:
+    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), args.network)
+
+
+def device_options_of(args: argparse.Namespace) -> DeviceOptions:
+    return DeviceOptions(
+        workers=args.workers,
+        host_workers=args.host_workers,
+        timeout=args.timeout,
+        allow_fw_reset=getattr(args, "allow_fw_reset", False),
+    )
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    return run_diff(target_of(args), device_options_of(args), args.format)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    return run_verify(target_of(args), device_options_of(args), VerifyOptions(bgp_wait=args.bgp_wait), args.format)
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    push_options = PushOptions(
+        canary=args.canary,
+        batch=args.batch,
+        max_fail=args.max_fail,
+        confirm_timeout=args.confirm_timeout,
+        bgp_wait=args.bgp_wait,
+    )
+    return run_push(target_of(args), device_options_of(args), push_options, args.format, args.yes)
+
+
+def add_target_args(p: argparse.ArgumentParser) -> None:
+    """--lab, --state and the hidden --network: where the devices are."""
+    p.add_argument("--lab", action="store_true", help="run against the built-in lab (started if needed)")
+    p.add_argument("--state", default=DEFAULT_STATE, metavar="DIR", help="lab state directory (with --lab)")
+    p.add_argument("--network", default=DEFAULT_NETWORK, help=argparse.SUPPRESS)
+
+
+def add_parsers(sub: Any, inventory_arg: Any) -> None:
+    defaults = DeviceOptions()
+
+    def common(p: argparse.ArgumentParser) -> None:
+        inventory_arg(p)
+        p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
+        p.add_argument("--format", choices=("text", "json"), default="text")
+        p.add_argument(
+            "--workers", type=int, default=defaults.workers, help=f"switches at once (default {defaults.workers})"
+        )
+        p.add_argument(
+            "--host-workers",
+            type=int,
+            default=defaults.host_workers,
+            help=f"GPU hosts worked on at once (default {defaults.host_workers})",
+        )
+        p.add_argument("--timeout", type=int, default=defaults.timeout, help="per-device connection timeout, seconds")
+        add_target_args(p)
+
+    d = sub.add_parser(
+        "diff",
+        help="dry-run diff of every selected device; exit 0 in sync, 2 changes, 1 failure",
+        description="Dry run: what push would change. Nothing is left on any device.",
+    )
+    common(d)
+    d.set_defaults(func=cmd_diff)
+    v = sub.add_parser(
+        "verify",
+        help="read-only checks: config at intent, MTU, LLDP vs cabling, BGP sessions up",
+        description="Read-only: check that every selected device holds intent and is healthy.",
+    )
+    common(v)
+    v.add_argument("--bgp-wait", type=float, default=VerifyOptions().bgp_wait, help="seconds to wait for BGP sessions")
+    v.set_defaults(func=cmd_verify)
+    push_defaults = PushOptions()
+    p = sub.add_parser(
+        "push",
+        help="apply intent: canary, batches, commit-confirm, verify, rollback",
+        description="Apply intent with commit-confirm, verification and rollback.",
+    )
+    common(p)
+    p.add_argument("--canary", type=int, default=push_defaults.canary, help="devices pushed first, alone (default 1)")
+    p.add_argument(
+        "--batch", default=push_defaults.batch, help="devices per batch after the canary: N or N%% (default 25%%)"
+    )
+    p.add_argument("--max-fail", type=int, default=push_defaults.max_fail, help="failures tolerated before stopping")
+    p.add_argument(
+        "--confirm-timeout",
+        type=int,
+        default=push_defaults.confirm_timeout,
+        help="seconds before an unconfirmed commit reverts by itself (devices with a revert timer)",
+    )
+    p.add_argument(
+        "--bgp-wait", type=float, default=push_defaults.bgp_wait, help="seconds to wait for BGP sessions in verify"
+    )
+    p.add_argument(
+        "--allow-fw-reset",
+        action="store_true",
+        help="GPU hosts: run mlxfwreset so pending mlxconfig changes take effect now (disrupts traffic)",
+    )
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(func=cmd_push)

@@ -1,0 +1,121 @@
+"""The ``fabconf`` command line: parse arguments into typed options and hand them to the commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+import jinja2
+
+from fabconf.cli import devices, lab, runbook
+from fabconf.cli.compile import print_problems, run_render, run_validate
+from fabconf.deploy.options import DeviceOptions
+from fabconf.errors import FabconfError
+from fabconf.problems import InputError
+
+EXIT_OK, EXIT_ERROR = 0, 1
+
+
+def _version() -> str:
+    try:
+        return metadata.version("fabconf")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _inventory_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-i", "--inventory", default="inventory", metavar="DIR", help="inventory directory (default: ./inventory)"
+    )
+
+
+def _run_book(args: argparse.Namespace) -> int:
+    options = runbook.RunOptions(
+        check=args.check,
+        inventory=Path(args.inventory) if args.inventory else None,
+        limit=args.limit,
+        target=devices.Target(Path("inventory"), None, args.lab, Path(args.state), args.network),
+        timeout=args.timeout,
+    )
+    return runbook.run(args.file, options)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fabconf",
+        description="Configuration-as-code for lossless RoCEv2 GPU fabrics (Cumulus, EOS, NX-OS, ConnectX hosts).",
+    )
+    parser.add_argument("--version", action="version", version=f"fabconf {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    v = sub.add_parser(
+        "validate",
+        help="validate the inventory: schemas and cross-checks, every problem at once",
+        description="validate the inventory: schemas and cross-checks, every problem at once",
+    )
+    _inventory_arg(v)
+    v.set_defaults(func=lambda a: run_validate(Path(a.inventory)))
+
+    r = sub.add_parser(
+        "render",
+        help="render the candidate configuration of every selected device",
+        description="render the candidate configuration of every selected device",
+    )
+    _inventory_arg(r)
+    r.add_argument(
+        "-o", "--output", default="rendered", metavar="OUTDIR", help="one file per device (default: ./rendered)"
+    )
+    r.add_argument(
+        "-l",
+        "--limit",
+        metavar="PATTERN",
+        help="devices to render: names, groups or globs, ',' separated; !x excludes, &x intersects",
+    )
+    r.set_defaults(func=lambda a: run_render(Path(a.inventory), Path(a.output), a.limit))
+
+    devices.add_parsers(sub, _inventory_arg)
+
+    b = sub.add_parser(
+        "run",
+        help="run an Ansible-style runbook (tasks/*.yaml)",
+        description="Run a runbook: a device selection and a sequence of validate/diff/push steps.",
+    )
+    b.add_argument("file", type=Path)
+    b.add_argument("--check", action="store_true", help="dry run: every push step becomes a diff")
+    b.add_argument("-i", "--inventory", default=None, metavar="DIR", help="override the runbook's inventory")
+    b.add_argument("-l", "--limit", default=None, metavar="PATTERN", help="override the runbook's selection")
+    b.add_argument("--timeout", type=int, default=DeviceOptions().timeout)
+    devices.add_target_args(b)
+    b.set_defaults(func=_run_book)
+
+    lab.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputError as exc:
+        print_problems(exc.problems)
+        print(f"fabconf: {len(exc.problems.errors)} error(s); nothing was rendered or changed", file=sys.stderr)
+        return EXIT_ERROR
+    except (FabconfError, ValueError) as exc:
+        print(f"fabconf: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except jinja2.TemplateError as exc:
+        print(f"fabconf: template error (a fabconf bug, please report): {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        print(f"fabconf: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("fabconf: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""``fabconf run FILE [--check]``: Ansible-style runbooks — a device selection and a sequence of steps.
+
+A runbook is validated like the inventory (every problem with file and path, no traceback). Steps run
+in order and the run stops at the first step that does not succeed; with ``--check`` every ``push``
+becomes a ``diff`` (a dry run). A ``diff`` step that finds changes (exit 2) does not stop the run.
+Each step's options become the same typed options the commands use (``fabconf.deploy.options``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from fabconf.cli.compile import run_validate
+from fabconf.cli.devices import Target, run_diff, run_push
+from fabconf.deploy.options import DeviceOptions, PushOptions
+from fabconf.inventory import display_name, load_yaml
+from fabconf.problems import InputError, Problems
+from fabconf.schema import describe_errors, validator
+
+PUSH_KEYS = ("canary", "batch", "max_fail", "confirm_timeout", "bgp_wait")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    check: bool = False  # every push becomes a diff
+    inventory: Path | None = None  # overrides the runbook's
+    limit: str | None = None  # overrides the runbook's
+    target: Target = field(default_factory=lambda: Target(Path("inventory")))  # lab settings; inventory/limit per step
+    timeout: int = DeviceOptions().timeout
+
+
+def load(path: Path) -> dict[str, Any]:
+    problems = Problems()
+    shown = display_name(path)
+    ok, doc = load_yaml(path, shown, problems)
+    if ok:
+        for err in sorted(validator("runbook").iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+            for where, message in describe_errors(err):
+                problems.add(shown, where, message)
+    if problems:
+        raise InputError(problems)
+    return doc
+
+
+def _device_options(step: dict[str, Any], timeout: int) -> DeviceOptions:
+    defaults = DeviceOptions()
+    return DeviceOptions(
+        workers=step.get("workers", defaults.workers),
+        host_workers=step.get("host_workers", defaults.host_workers),
+        timeout=timeout,
+    )
+
+
+def run(path: Path, options: RunOptions) -> int:
+    book = load(path)
+    inventory = options.inventory or Path(book.get("inventory") or "inventory")
+    limit = options.limit or book.get("limit")
+    if limit == "all":
+        limit = None
+    print(f"== runbook: {book['name']}{' (check mode: no changes)' if options.check else ''}")
+    code = 0
+    for i, step in enumerate(book["steps"], start=1):
+        kind, settings = next(iter(step.items()))
+        if kind == "push" and options.check:
+            kind = "diff"
+        print(f"== step {i}: {kind}")
+        target = replace(options.target, inventory=inventory, limit=settings.get("limit", limit))
+        fmt = settings.get("format", "text")
+        if kind == "validate":
+            code = run_validate(inventory)
+        elif kind == "diff":
+            code = run_diff(target, _device_options(settings, options.timeout), fmt)
+            if code == 2:
+                continue
+        else:
+            push = PushOptions(**{k: settings[k] for k in PUSH_KEYS if k in settings})
+            code = run_push(target, _device_options(settings, options.timeout), push, fmt, yes=True)
+        if code != 0:
+            print(f"== step {i} ({kind}) ended with exit status {code}; stopping")
+            return code
+    return code

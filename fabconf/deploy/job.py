@@ -1,0 +1,78 @@
+"""What one device's deploy work is made of: the Job prepared before any connection, the State it can end
+in, and the Outcome every step returns (a device problem is an Outcome, never an exception)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from fabconf.model import Device
+from fabconf.platforms import Platform, platform
+
+
+class State(StrEnum):
+    UNCHANGED = "unchanged"  # diff/push: the device already matches intent
+    VERIFIED = "verified"  # verify: every check passed
+    CHANGES = "changes"  # diff: something would change
+    APPLIED = "applied"  # push: committed, verified, confirmed
+    ROLLED_BACK = "rolled back"  # push: the change was undone; the device is as it was
+    UNTOUCHED = "untouched"  # push: not reached (rollout stopped) or refused before any change
+    UNREACHABLE = "unreachable"  # could not connect or authenticate
+    FAILED = "failed"  # anything else; the message says what state the device is in
+
+    @property
+    def ok(self) -> bool:
+        return self in (State.UNCHANGED, State.CHANGES, State.APPLIED, State.VERIFIED)
+
+
+@dataclass
+class Job:
+    """Everything one device needs, prepared before any connection is opened."""
+
+    device: Device
+    data: dict[str, Any]
+    rendered: str
+
+    @property
+    def name(self) -> str:
+        return self.device.name
+
+    @property
+    def platform(self) -> str:
+        return self.device.platform
+
+    @property
+    def spec(self) -> Platform:
+        return platform(self.device.platform)
+
+    @property
+    def mode(self) -> str:
+        return str(self.device.data.get("config_mode", "merge"))
+
+    @property
+    def interfaces(self) -> list[dict[str, Any]]:
+        """The device data's fabric interfaces (switches)."""
+        return list(self.data.get("interfaces", []))
+
+
+@dataclass
+class Outcome:
+    device: str
+    platform: str
+    state: State
+    diff: str = ""
+    message: str = ""
+    checks: list[str] = field(default_factory=list)  # failed verification checks
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "platform": self.platform,
+            "state": str(self.state),
+            "diff": self.diff,
+            "message": self.message,
+            "failed_checks": self.checks,
+            "seconds": round(self.seconds, 3),
+        }

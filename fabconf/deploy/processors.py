@@ -1,0 +1,65 @@
+"""Nornir processors of fabconf runs: progress reporting and the audit log, as observers of the tasks.
+
+Nornir calls every hook of a processor; only ``task_instance_completed`` carries a device's Outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nornir.core.inventory import Host
+from nornir.core.task import AggregatedResult, MultiResult, Task
+
+from fabconf.deploy import audit
+from fabconf.deploy.job import Outcome, State
+from fabconf.deploy.tasks import outcome_of
+
+Progress = Callable[[Outcome], None]
+
+
+class _Observer:
+    """Every Nornir processor hook, doing nothing; subclasses override ``completed``."""
+
+    def task_started(self, task: Task) -> None:
+        return None
+
+    def task_completed(self, task: Task, result: AggregatedResult) -> None:
+        return None
+
+    def task_instance_started(self, task: Task, host: Host) -> None:
+        return None
+
+    def task_instance_completed(self, task: Task, host: Host, result: MultiResult) -> None:
+        outcome = outcome_of(result)
+        if outcome is not None:
+            self.completed(outcome)
+
+    def subtask_instance_started(self, task: Task, host: Host) -> None:
+        return None
+
+    def subtask_instance_completed(self, task: Task, host: Host, result: MultiResult) -> None:
+        return None
+
+    def completed(self, outcome: Outcome) -> None:
+        return None
+
+
+class ProgressProcessor(_Observer):
+    """Calls ``callback`` with each device's Outcome as soon as the device is done."""
+
+    def __init__(self, callback: Progress) -> None:
+        self.callback = callback
+
+    def completed(self, outcome: Outcome) -> None:
+        self.callback(outcome)
+
+
+class AuditProcessor(_Observer):
+    """Appends one audit record per device a push touched or tried to touch (not the unchanged ones)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+
+    def completed(self, outcome: Outcome) -> None:
+        if outcome.diff or outcome.state is not State.UNCHANGED:
+            audit.record(self.run_id, outcome.device, outcome.diff, str(outcome.state), outcome.message)

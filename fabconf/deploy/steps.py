@@ -1,0 +1,280 @@
+"""The per-device steps: stage a candidate, diff, verify, push (commit, verify, confirm — or roll back).
+
+Each function works on ONE already-open driver (one connection per device) that satisfies the driver
+contract (``fabconf.drivers.contract``), and returns an Outcome. Nothing here names a platform: what
+differs between platforms is the driver's business or a capability it declares. Nothing here raises for
+a device problem: every failure becomes an Outcome whose state says where the device ended up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fabconf.deploy.credentials import REDACTOR
+from fabconf.deploy.job import Job, Outcome, State
+from fabconf.drivers.contract import Driver, IntentDiff, PendingFirmware, Preflight, Reattach, RevertTimer
+from fabconf.platforms import Revert
+
+Reopen = Callable[[], Driver]
+RESTORE_WAIT = 30.0  # seconds a rolled-back device may take to show its previous configuration
+POLL = 0.2  # seconds between reads while waiting for a device
+
+
+@dataclass
+class VerifyContext:
+    required_peers: set[str]  # devices whose BGP sessions must be up (already applied, or outside the run)
+    bgp_wait: float = 30.0
+
+
+def _normalize(text: str) -> str:
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    return "\n".join(ln for ln in lines if ln and not ln.lstrip().startswith("!") and ln.strip() != "end")
+
+
+def _running(driver: Driver) -> str:
+    return driver.get_config(retrieve="running")["running"]
+
+
+def stage(job: Job, driver: Driver) -> str:
+    """Load the candidate that brings the device to intent; returns the diff ("" = nothing to do, nothing
+    left staged). The driver stages only what fabconf owns (merge) or the whole document (replace)."""
+    if job.mode == "replace":
+        driver.load_replace_candidate(config=job.rendered)
+    else:
+        driver.load_merge_candidate(config=job.rendered)
+    diff = driver.compare_config()
+    if not diff.strip():
+        driver.discard_config()
+        return ""
+    return REDACTOR(diff)
+
+
+def diff_device(job: Job, driver: Driver) -> Outcome:
+    """Dry run: stage, compare, discard. Nothing is left on the device."""
+    try:
+        diff = stage(job, driver)
+    finally:
+        _quietly(driver.discard_config)
+    return Outcome(job.name, job.platform, State.CHANGES if diff else State.UNCHANGED, diff=diff)
+
+
+def verify_device(job: Job, driver: Driver, ctx: VerifyContext) -> Outcome:
+    """Read-only: does the device hold intent and is it healthy (config, MTU, LLDP, BGP)?"""
+    failed = verify(job, driver, ctx)
+    return Outcome(
+        job.name,
+        job.platform,
+        State.FAILED if failed else State.VERIFIED,
+        checks=failed,
+        message="verification failed" if failed else "",
+    )
+
+
+def _remaining(job: Job, driver: Driver) -> str:
+    """What would still change: without staging where the driver can (``IntentDiff``), else stage and
+    discard."""
+    if isinstance(driver, IntentDiff):
+        return driver.intent_diff(job.rendered)
+    try:
+        return stage(job, driver)
+    finally:
+        _quietly(driver.discard_config)
+
+
+def _lldp_name(text: str) -> str:
+    """Compare LLDP names leniently: case, a domain suffix and Eth/Ethernet abbreviations do not matter."""
+    text = text.strip().lower()
+    return text.replace("ethernet", "eth")
+
+
+def _miscabled(job: Job, driver: Driver) -> list[str]:
+    """Ports whose LLDP neighbour is another device or port than the cabling says. A port that reports
+    no neighbour (yet) is not a failure: LLDP may still be converging or be off on the far end."""
+    if not job.spec.checks_lldp:
+        return []
+    seen = driver.get_lldp_neighbors()
+    out = []
+    for itf in job.interfaces:
+        device, _, port = itf["peer"].partition(":")
+        found = seen.get(itf["name"]) or []
+        if not found:
+            continue
+        if not any(
+            _lldp_name(n.get("hostname", "")).split(".")[0] == _lldp_name(device)
+            and _lldp_name(n.get("port", "")) == _lldp_name(port)
+            for n in found
+        ):
+            got = ", ".join(f"{n.get('hostname')}:{n.get('port')}" for n in found)
+            out.append(f"{itf['name']}: LLDP sees {got}, the cabling says {itf['peer']} (miscabled?)")
+    return out
+
+
+def _wanted_mtus(job: Job) -> dict[str, int]:
+    """Interface -> intended MTU: a host's RoCE NICs, a switch's fabric interfaces."""
+    if job.spec.is_host:
+        return {n["netdev"]: n["mtu"] for n in job.data.get("nics", [])}
+    return {i["name"]: i["mtu"] for i in job.interfaces}
+
+
+def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
+    """Read the device back with its getters; every failed check is one message."""
+    failed: list[str] = []
+    left = _remaining(job, driver)
+    if left:
+        failed.append("configuration did not land: remaining diff:\n" + left)
+    interfaces = driver.get_interfaces()
+    for name, mtu in sorted(_wanted_mtus(job).items()):
+        got = (interfaces.get(name) or {}).get("mtu")
+        if got is not None and int(got) != int(mtu):
+            failed.append(f"{name}: MTU {got}, intended {mtu}")
+        elif got is None:
+            failed.append(f"{name}: interface not reported by the device")
+    failed += _miscabled(job, driver)
+    needed = [n for n in job.data.get("bgp", {}).get("neighbors", []) if n.get("peer_device") in ctx.required_peers]
+    if needed:
+        deadline = time.monotonic() + ctx.bgp_wait
+        while True:
+            peers = driver.get_bgp_neighbors().get("global", {}).get("peers", {})
+            down = [n for n in needed if not (peers.get(n["address"]) or {}).get("is_up")]
+            if not down or time.monotonic() >= deadline:
+                break
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        failed += [f"BGP session to {n['address']} ({n['peer_device']}) is not established" for n in down]
+    return failed
+
+
+def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int) -> Outcome:
+    """Commit with a revert timer (or a checkpoint), verify, then confirm — or leave the device as it was."""
+    timer = isinstance(driver, RevertTimer)
+    before = _running(driver)
+    if isinstance(driver, Preflight):
+        problems = driver.preflight(config=job.rendered)
+        if problems:
+            return Outcome(job.name, job.platform, State.UNTOUCHED, message="preflight: " + "; ".join(problems))
+    diff = stage(job, driver)
+    if not diff:
+        failed = verify(job, driver, ctx)
+        state = State.UNCHANGED if not failed else State.FAILED
+        message = "" if not failed else "already at intent, but verification failed; nothing was changed"
+        return Outcome(job.name, job.platform, state, message=message, checks=failed)
+    try:
+        if timer:
+            driver.commit_config(revert_in=revert_in)
+        else:
+            driver.commit_config()
+    except Exception as exc:  # the commit's outcome is unknown: make sure the device is as it was
+        return _recover(job, _reattaching(driver, reopen), before, diff, f"commit failed: {_err(exc)}")
+    try:
+        failed = verify(job, driver, ctx)
+    except Exception as exc:
+        failed = [f"verification could not run: {_err(exc)}"]
+    if failed:
+        return _undo(job, driver, reopen, before, diff, failed)
+    if isinstance(driver, RevertTimer):
+        try:
+            driver.confirm_commit()
+        except Exception as exc:
+            return _recover(job, reopen, before, diff, f"confirm failed: {_err(exc)}")
+    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=_pending_firmware(driver))
+
+
+def _pending_firmware(driver: Driver) -> str:
+    """Settings (host mlxconfig values) that take effect only after a firmware reset or reboot."""
+    if not isinstance(driver, PendingFirmware):
+        return ""
+    try:
+        found = driver.pending_firmware()
+    except Exception as exc:
+        return f"could not read pending firmware settings: {_err(exc)}"
+    items = [f"{dev} {key}={v['next_boot']}" for dev, keys in sorted(found.items()) for key, v in sorted(keys.items())]
+    return ("firmware settings pending until firmware reset or reboot: " + ", ".join(items)) if items else ""
+
+
+def _reattaching(old: Driver, reopen: Reopen) -> Reopen:
+    """Reconnect, and let the new driver take over what the lost connection left pending."""
+
+    def again() -> Driver:
+        new = reopen()
+        if isinstance(new, Reattach):
+            new.reattach(old)
+        return new
+
+    return again
+
+
+def _undo(job: Job, driver: Driver, reopen: Reopen, before: str, diff: str, failed: list[str]) -> Outcome:
+    try:
+        driver.rollback()
+    except Exception as exc:
+        return _recover(job, reopen, before, diff, f"verification failed and rollback raised {_err(exc)}", failed)
+    return _confirm_restored(job, driver, before, diff, "verification failed; rolled back", failed)
+
+
+def _recover(job: Job, reopen: Reopen, before: str, diff: str, reason: str, failed: list[str] | None = None) -> Outcome:
+    """After a failure with an unknown device state: reconnect, undo anything pending, check it is as before."""
+    try:
+        driver = reopen()
+    except Exception as exc:
+        reverts = job.spec.revert is Revert.TIMER
+        return Outcome(
+            job.name,
+            job.platform,
+            State.FAILED,
+            diff=diff,
+            checks=failed or [],
+            message=f"{reason}; reconnect failed ({_err(exc)}): device state unknown"
+            + (", its revert timer will restore it" if reverts else ""),
+        )
+    try:
+        if _normalize(_running(driver)) != _normalize(before):
+            driver.rollback()
+        return _confirm_restored(job, driver, before, diff, reason, failed or [])
+    except Exception as exc:
+        return Outcome(
+            job.name,
+            job.platform,
+            State.FAILED,
+            diff=diff,
+            checks=failed or [],
+            message=f"{reason}; recovery failed: {_err(exc)}",
+        )
+    finally:
+        _quietly(driver.close)
+
+
+def _confirm_restored(job: Job, driver: Driver, before: str, diff: str, reason: str, failed: list[str]) -> Outcome:
+    """Wait (up to RESTORE_WAIT) until the device shows its previous configuration again."""
+    deadline = time.monotonic() + RESTORE_WAIT
+    while True:
+        if _normalize(_running(driver)) == _normalize(before):
+            return Outcome(
+                job.name,
+                job.platform,
+                State.ROLLED_BACK,
+                diff=diff,
+                checks=failed,
+                message=f"{reason}; the device is back to its previous configuration",
+            )
+        if time.monotonic() >= deadline:
+            return Outcome(
+                job.name,
+                job.platform,
+                State.FAILED,
+                diff=diff,
+                checks=failed,
+                message=f"{reason}; the device did NOT return to its previous configuration",
+            )
+        time.sleep(POLL)
+
+
+def _err(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return REDACTOR(f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text)
+
+
+def _quietly(fn: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):  # cleanup must never mask the outcome
+        fn()

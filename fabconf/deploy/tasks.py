@@ -1,0 +1,202 @@
+"""fabconf's steps as Nornir tasks: the documented Python API of the deploy layer.
+
+Each task is a plain Nornir task function. It opens ONE connection to ``task.host``, runs the step and
+returns a ``Result`` whose ``result`` is the device's ``Outcome``, ``diff`` the device's diff, ``changed``
+whether the device changed (push) or would change (diff), and ``failed`` whether the device did not end
+well. A device problem never raises: it is a failed Result with the end state in its Outcome.
+
+Used from fabconf's own rollout, or from a plain Nornir script::
+
+    from nornir import InitNornir
+    from fabconf.deploy.tasks import diff_task
+
+    nr = InitNornir(inventory={"plugin": "SimpleInventory", "options": {
+        "host_file": "inventory/hosts.yaml", "group_file": "inventory/groups.yaml",
+        "defaults_file": "inventory/defaults.yaml"}})
+    for name, multi in nr.run(task=diff_task).items():
+        print(name, multi[0].result.state, multi[0].diff)
+
+The intent of a host comes from ``task.host.data["fabconf_job"]`` when fabconf's rollout prepared it, else
+from compiling the inventory directory the Nornir SimpleInventory was loaded from (``host_file``'s folder,
+or ``inventory=DIR``); an inventory with errors makes every host fail with the problems as its message.
+Credentials: ``task.host.username``/``password`` when Nornir has them, else fabconf's (environment, group
+variables or credentials command: ``fabconf.deploy.credentials``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, resolve
+from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.options import DeviceOptions
+from fabconf.deploy.steps import VerifyContext, diff_device, push_device, verify_device
+from fabconf.drivers.contract import Driver
+from fabconf.drivers.factory import driver_for
+from fabconf.errors import FabconfError
+from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.problems import InputError
+from fabconf.render import render
+
+JOB_KEY = "fabconf_job"
+Step = Callable[[Job, Driver], Outcome]
+
+__all__ = ["JOB_KEY", "diff_task", "job_for", "open_driver", "push_task", "run_step", "verify_task"]
+
+
+def open_driver(job: Job, options: DeviceOptions, credentials: Credentials | None = None) -> Driver:
+    """The device's driver with its credentials, connected."""
+    driver = build_driver(job, options, credentials)
+    driver.open()
+    return driver
+
+
+def build_driver(job: Job, options: DeviceOptions, credentials: Credentials | None = None) -> Driver:
+    creds = credentials or resolve(job.device)
+    REDACTOR.add(creds.password)
+    return driver_for(
+        job.platform,
+        job.device.hostname,
+        creds.username,
+        creds.password,
+        port=job.device.port,
+        connection_options=job.device.connection_options,
+        timeout=options.timeout,
+        extra_args={"allow_fw_reset": True} if options.allow_fw_reset and job.spec.is_host else None,
+    )
+
+
+# -- the intent of a host -------------------------------------------------------------------------------------
+_COMPILED: dict[Path, Compiled] = {}
+_COMPILED_LOCK = threading.Lock()
+
+
+def _compiled(directory: Path) -> Compiled:
+    key = directory.resolve()
+    with _COMPILED_LOCK:
+        if key not in _COMPILED:
+            _COMPILED[key] = compile_inventory(key)
+        return _COMPILED[key]
+
+
+def job_for(task: Task, inventory: str | Path | None = None) -> Job:
+    """The prepared Job of ``task.host``, or one built from its inventory directory."""
+    job = task.host.data.get(JOB_KEY) if inventory is None else None
+    if isinstance(job, Job):
+        return job
+    if inventory is None:
+        host_file = task.nornir.config.inventory.options.get("host_file")
+        if not host_file:
+            raise FabconfError(f"{task.host.name}: no fabconf job, and no SimpleInventory host_file to compile")
+        inventory = Path(host_file).parent
+    compiled = _compiled(Path(inventory))
+    name = task.host.name
+    if name not in compiled.data:
+        raise FabconfError(f"{name}: not a device of the fabconf inventory {inventory}")
+    return Job(compiled.model.devices[name], compiled.data[name], render(compiled.data[name]))
+
+
+def _credentials(task: Task) -> Credentials | None:
+    if task.host.username and task.host.password:
+        return Credentials(task.host.username, task.host.password)
+    return None
+
+
+# -- running one step on one host -----------------------------------------------------------------------------
+def run_step(task: Task, step: Step, options: DeviceOptions | None, inventory: str | Path | None) -> Result:
+    """Prepare, connect, run ``step``, close: always a Result with an Outcome, never an exception."""
+    started = time.monotonic()
+    options = options or DeviceOptions()
+    try:
+        job = job_for(task, inventory)
+    except InputError as exc:
+        text = "; ".join(str(p) for p in exc.problems.errors)
+        outcome = Outcome(task.host.name, task.host.platform or "", State.FAILED, message=f"inventory: {text}")
+        return _result(task, outcome, started)
+    except FabconfError as exc:
+        return _result(task, Outcome(task.host.name, task.host.platform or "", State.FAILED, message=str(exc)), started)
+    driver: Driver | None = None
+    try:
+        driver = build_driver(job, options, _credentials(task))
+    except (CredentialsError, ImportError, KeyError, ValueError) as exc:  # ours to fix, not the device's
+        return _result(task, Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(str(exc))), started)
+    try:
+        driver.open()
+    except Exception as exc:
+        text = REDACTOR(str(exc).strip() or type(exc).__name__)
+        outcome = Outcome(job.name, job.platform, State.UNREACHABLE, message=f"cannot connect: {text}")
+        return _result(task, outcome, started)
+    try:
+        outcome = step(job, driver)
+    except Exception as exc:
+        outcome = Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(f"{type(exc).__name__}: {exc}"))
+    finally:
+        with contextlib.suppress(Exception):  # a close error never changes the outcome
+            driver.close()
+    return _result(task, outcome, started)
+
+
+def _result(task: Task, outcome: Outcome, started: float) -> Result:
+    outcome.seconds = time.monotonic() - started
+    changed = outcome.state in (State.APPLIED, State.CHANGES) or (outcome.state is State.FAILED and bool(outcome.diff))
+    return Result(
+        host=task.host,
+        result=outcome,
+        diff=outcome.diff,
+        changed=changed,
+        failed=not outcome.state.ok,
+    )
+
+
+# -- the tasks --------------------------------------------------------------------------------------------------
+def diff_task(task: Task, options: DeviceOptions | None = None, inventory: str | Path | None = None) -> Result:
+    """Dry run: what a push would change on ``task.host``. Nothing is left on the device."""
+    return run_step(task, diff_device, options, inventory)
+
+
+def verify_task(
+    task: Task,
+    required_peers: set[str] | None = None,
+    bgp_wait: float = 10.0,
+    options: DeviceOptions | None = None,
+    inventory: str | Path | None = None,
+) -> Result:
+    """Read only: the device holds intent, its MTUs, LLDP and BGP sessions (to ``required_peers``; default:
+    every device of the Nornir inventory) are as designed."""
+    peers = set(task.nornir.inventory.hosts) if required_peers is None else required_peers
+    ctx = VerifyContext(required_peers=peers, bgp_wait=bgp_wait)
+    return run_step(task, lambda job, driver: verify_device(job, driver, ctx), options, inventory)
+
+
+def push_task(
+    task: Task,
+    required_peers: set[str] | None = None,
+    revert_in: int = 300,
+    bgp_wait: float = 30.0,
+    options: DeviceOptions | None = None,
+    inventory: str | Path | None = None,
+) -> Result:
+    """Commit (with the device's revert timer where it has one), verify, confirm — or roll back.
+    ``required_peers``: devices whose BGP sessions verify waits for (default none)."""
+    opts = options or DeviceOptions()
+    ctx = VerifyContext(required_peers=set(required_peers or ()), bgp_wait=bgp_wait)
+    creds = _credentials(task)
+
+    def step(job: Job, driver: Driver) -> Outcome:
+        return push_device(job, driver, lambda: open_driver(job, opts, creds), ctx, revert_in)
+
+    return run_step(task, step, opts, inventory)
+
+
+def outcome_of(result: Any) -> Outcome | None:
+    """The Outcome a fabconf task left in a Nornir ``Result`` or ``MultiResult`` (None if it has none)."""
+    first = result[0] if isinstance(result, list) and result else result
+    value = getattr(first, "result", None)
+    return value if isinstance(value, Outcome) else None

@@ -1,0 +1,144 @@
+"""NAPALM's unmodified ``eos`` and ``nxos`` drivers behind fabconf's driver contract.
+
+``StagedCliDriver`` wraps a NAPALM driver and gives it fabconf's candidate semantics: in merge mode
+``load_merge_candidate(config=RENDERED)`` reads the running configuration, computes hier_config's
+remediation of the owned sections (``fabconf.drivers.remediation``) and loads only that remediation as
+NAPALM's merge candidate; an empty remediation stages nothing. ``load_replace_candidate`` hands the full
+rendered configuration to NAPALM's replace. ``compare_config`` shows the device's own diff where the
+platform table says it is complete (EOS config sessions), else the remediation itself (NAPALM's NX-OS
+merge diff omits negations).
+
+``StagedTimerDriver`` is the same for platforms whose commits the device itself reverts unless confirmed
+(EOS ``configure session … commit timer``); it carries the ``RevertTimer`` marker.
+
+Every other call is NAPALM's own. The NAPALM driver is reachable as ``.napalm`` for tests and tools.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from napalm.base import NetworkDriver, models
+
+from fabconf.drivers.contract import RevertTimer
+from fabconf.drivers.remediation import Remediation, remediate
+from fabconf.platforms import Platform
+
+__all__ = ["StagedCliDriver", "StagedTimerDriver"]
+
+
+class StagedCliDriver:
+    """A NAPALM CLI driver staged with hier_config remediation of the sections fabconf owns."""
+
+    def __init__(self, napalm_driver: NetworkDriver, spec: Platform) -> None:
+        self.napalm = napalm_driver
+        self.spec = spec
+        self.hostname: str = napalm_driver.hostname
+        self._running: str | None = None  # the last running config read, until anything changes the device
+        self._staged: Remediation | None = None  # merge mode: what was loaded; None: nothing / replace mode
+        self._replace = False
+
+    # -- connection -------------------------------------------------------------------------------------------
+    def open(self) -> None:
+        self.napalm.open()
+
+    def close(self) -> None:
+        self.napalm.close()
+
+    # -- candidate ----------------------------------------------------------------------------------------------
+    def _running_config(self) -> str:
+        if self._running is None:
+            self._running = self.napalm.get_config(retrieve="running")["running"]
+        return self._running
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        intended = _text(filename, config)
+        rem = remediate(self.spec.name, self._running_config(), intended)
+        self._staged, self._replace = rem, False
+        if not rem.empty:
+            self.napalm.load_merge_candidate(config=rem.config)
+
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        self._staged, self._replace = None, True
+        self.napalm.load_replace_candidate(config=_text(filename, config))
+
+    def compare_config(self) -> str:
+        if self._replace:
+            return str(self.napalm.compare_config())
+        if self._staged is None or self._staged.empty:
+            return ""
+        if self.spec.merge_diff_from_device:
+            return str(self.napalm.compare_config())
+        return self._staged.config
+
+    def intent_diff(self, config: str) -> str:
+        """The remediation still needed to reach ``config``, from the running config alone (no session)."""
+        self._running = None
+        return remediate(self.spec.name, self._running_config(), config).config
+
+    def discard_config(self) -> None:
+        staged = self._replace or (self._staged is not None and not self._staged.empty)
+        self._staged, self._replace = None, False
+        if staged:
+            self.napalm.discard_config()
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        self._running = None
+        if revert_in is None:
+            self.napalm.commit_config(message=message)
+        else:
+            self.napalm.commit_config(message=message, revert_in=revert_in)
+        self._staged, self._replace = None, False
+
+    def rollback(self) -> None:
+        self._running = None
+        self.napalm.rollback()
+
+    def reattach(self, lost: Any) -> None:
+        """A reopened NAPALM EOS driver must know the config session the lost connection opened, so that
+        recovery can abort it (nothing may be left on the device). Other platforms keep no session."""
+        session = getattr(getattr(lost, "napalm", None), "config_session", None)
+        if session and hasattr(self.napalm, "config_session"):
+            self.napalm.config_session = session
+            if not self.napalm.has_pending_commit():
+                with contextlib.suppress(Exception):
+                    self.napalm.discard_config()
+
+    # -- getters ------------------------------------------------------------------------------------------------
+    def get_facts(self) -> models.FactsDict:
+        return self.napalm.get_facts()
+
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> models.ConfigDict:
+        config = self.napalm.get_config(retrieve=retrieve, full=full, sanitized=sanitized)
+        if retrieve in ("running", "all") and not full and not sanitized:
+            self._running = config["running"]
+        return config
+
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
+        return self.napalm.get_interfaces()
+
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        return self.napalm.get_lldp_neighbors()
+
+    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
+        return self.napalm.get_bgp_neighbors()
+
+
+class StagedTimerDriver(StagedCliDriver, RevertTimer):
+    """A staged CLI driver whose device reverts an unconfirmed commit by itself (EOS commit timer)."""
+
+    def confirm_commit(self) -> None:
+        self.napalm.confirm_commit()
+
+    def has_pending_commit(self) -> bool:
+        return bool(self.napalm.has_pending_commit())
+
+
+def _text(filename: str | None, config: str | None) -> str:
+    if config is not None:
+        return config
+    if filename is None:
+        raise ValueError("load a candidate from config= or filename=")
+    with open(filename, encoding="utf-8") as handle:
+        return handle.read()

@@ -1,0 +1,92 @@
+"""The driver contract: what fabconf's deploy steps may call on any device, whatever its platform.
+
+``Driver`` is NAPALM's configuration lifecycle plus the getters fabconf uses, returning NAPALM's typed
+dicts (``napalm.base.models``). Every driver the factory hands out satisfies it: our own (``cumulus``,
+``linux``) directly, NAPALM's ``eos``/``nxos`` behind ``StagedCliDriver`` (hier_config staging).
+
+Candidate semantics: ``load_merge_candidate(config=RENDERED)`` takes the FULL rendered configuration of the
+device and stages only what fabconf owns (CLI platforms: the remediation of the owned sections; NVUE: the
+owned paths; hosts: the settings named). ``load_replace_candidate(config=RENDERED)`` stages the whole
+document as the device's complete configuration. ``compare_config()`` returns "" when nothing would change.
+
+Optional capabilities are explicit, never ``getattr`` probes:
+- ``RevertTimer`` (a marker base class): ``commit_config(revert_in=N)`` is enforced BY THE DEVICE — it
+  reverts by itself unless ``confirm_commit()`` follows. Drivers without it commit for good and are rolled
+  back by fabconf from a checkpoint.
+- ``Preflight``: read-only checks that must pass before anything is changed (GPU hosts).
+- ``PendingFirmware``: settings committed but effective only after a firmware reset (GPU hosts).
+- ``IntentDiff``: what would still change, computed without staging anything (CLI platforms: EOS cannot
+  open a second config session while a commit timer is pending).
+- ``Reattach``: a fresh connection takes over what a lost one left pending (EOS config sessions).
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from typing import Any, Protocol, runtime_checkable
+
+from napalm.base import models
+
+__all__ = ["Driver", "IntentDiff", "PendingFirmware", "Preflight", "Reattach", "RevertTimer"]
+
+
+@runtime_checkable
+class Driver(Protocol):
+    """NAPALM's lifecycle and the getters fabconf uses. One connection per device from open() to close()."""
+
+    hostname: str
+
+    def open(self) -> None: ...
+    def close(self) -> None: ...
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None: ...
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None: ...
+    def compare_config(self) -> str: ...
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None: ...
+    def discard_config(self) -> None: ...
+    def rollback(self) -> None: ...
+
+    def get_facts(self) -> models.FactsDict: ...
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> models.ConfigDict: ...
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]: ...
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]: ...
+    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]: ...
+
+
+class RevertTimer(ABC):  # noqa: B024 - a marker: the methods are the Driver's, the promise is the device's
+    """Marker: this driver's ``commit_config(revert_in=N)`` is enforced by the device itself, and
+    ``confirm_commit()`` / ``has_pending_commit()`` work."""
+
+    def confirm_commit(self) -> None:
+        raise NotImplementedError
+
+    def has_pending_commit(self) -> bool:
+        raise NotImplementedError
+
+
+@runtime_checkable
+class Preflight(Protocol):
+    def preflight(self, config: str | None = None) -> list[str]:
+        """Problems that forbid touching the device (empty: go ahead). Read only."""
+        ...
+
+
+@runtime_checkable
+class PendingFirmware(Protocol):
+    def pending_firmware(self) -> dict[str, dict[str, dict[str, str]]]:
+        """Values set but not yet in effect: {device: {KEY: {"current": ..., "next_boot": ...}}}."""
+        ...
+
+
+@runtime_checkable
+class IntentDiff(Protocol):
+    def intent_diff(self, config: str) -> str:
+        """What would still change to reach ``config`` (the full rendered configuration), staging nothing."""
+        ...
+
+
+@runtime_checkable
+class Reattach(Protocol):
+    def reattach(self, lost: Any) -> None:
+        """Take over what the lost driver ``lost`` left pending on the device, so recovery can clean it up."""
+        ...

@@ -1,0 +1,53 @@
+"""Build the driver for a device from the platform table: NAPALM's own for CLI platforms (wrapped with
+hier_config staging), fabconf's for NVUE and GPU hosts. The driver is returned unopened."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import napalm
+
+from fabconf.drivers.cli_staging import StagedCliDriver, StagedTimerDriver
+from fabconf.drivers.contract import Driver
+from fabconf.platforms import Revert
+from fabconf.platforms import platform as platform_spec
+
+DEFAULT_TIMEOUT = 60
+
+
+def driver_for(
+    platform: str,
+    hostname: str,
+    username: str,
+    password: str,
+    *,
+    port: int | None = None,
+    connection_options: dict[str, Any] | None = None,
+    timeout: int = DEFAULT_TIMEOUT,
+    extra_args: dict[str, Any] | None = None,
+) -> Driver:
+    """A contract-conforming driver for one device, not yet opened.
+
+    ``connection_options`` are Nornir's (``{section: {"port": …, "extras": {…}}}``); the platform table names
+    the section. ``extra_args`` reach our own drivers' ``optional_args`` (e.g. ``allow_fw_reset`` for hosts).
+    """
+    spec = platform_spec(platform)
+    section = (connection_options or {}).get(spec.connection_section) or {}
+    port = section.get("port") or port or spec.default_port
+    extras = dict(section.get("extras") or {})
+    if spec.driver.startswith("napalm:"):
+        optional_args = dict(extras.get("optional_args") or {})
+        if port is not None:
+            optional_args.setdefault("port", port)
+        optional_args.setdefault("transport", "https")
+        cls = napalm.get_network_driver(spec.driver.partition(":")[2])
+        inner = cls(hostname, username, password, timeout=timeout, optional_args=optional_args)
+        wrapper = StagedTimerDriver if spec.revert is Revert.TIMER else StagedCliDriver
+        return wrapper(inner, spec)
+    module_name, _, class_name = spec.driver.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    extras.pop("device_type", None)  # a netmiko key, meaningless to our drivers
+    optional_args = {**({"port": port} if port is not None else {}), **extras, **(extra_args or {})}
+    driver: Driver = cls(hostname, username, password, timeout=timeout, optional_args=optional_args)
+    return driver
