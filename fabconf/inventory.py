@@ -33,7 +33,7 @@ class _DuplicateKey(Exception):
         self.key, self.line, self.column = key, line, column
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):
     """Safe loader that refuses duplicate mapping keys."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from fabconf.errors import FabconfError
@@ -58,7 +58,7 @@ class Problems:
     def warnings(self) -> list[Problem]:
         return [p for p in self._items if p.severity == "warning"]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Problem]:
         return iter(self._items)
 
     def __len__(self) -> int:

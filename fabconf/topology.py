@@ -132,21 +132,21 @@ def derive(model: Model, problems: Problems) -> Topology:
     for link in model.links:
         ok = True
         for side, ep in (("0", link.a), ("1", link.b)):
-            path = ["links", link.index, int(side)]
-            dev = devices.get(ep.device)
-            if dev is None:
+            path: list[str | int] = ["links", link.index, int(side)]
+            found = devices.get(ep.device)
+            if found is None:
                 problems.add(cfile, path, f"device {ep.device!r} is not in the inventory")
                 ok = False
                 continue
-            if dev.is_switch:
-                plat = PLATFORMS[dev.platform]
+            if found.is_switch:
+                plat = PLATFORMS[found.platform]
                 if not plat.port_pattern.match(ep.port):
-                    problems.add(cfile, path, f"{ep.port!r} is not a {dev.platform} port name")
+                    problems.add(cfile, path, f"{ep.port!r} is not a {found.platform} port name")
                     ok = False
-                elif dev.ports is not None and ep.port not in dev.ports:
+                elif found.ports is not None and ep.port not in found.ports:
                     problems.add(cfile, path, f"{ep.device} has no port {ep.port!r}")
                     ok = False
-            elif not any(n.netdev == ep.port for n in dev.nics):
+            elif not any(n.netdev == ep.port for n in found.nics):
                 problems.add(cfile, path, f"{ep.device} has no NIC {ep.port!r} (data.nics)")
                 ok = False
             key = (ep.device, ep.port)

@@ -69,26 +69,25 @@ def _env_name(group: str) -> str:
 def resolve(device: Device, environ: dict[str, str] | None = None) -> Credentials:
     env = os.environ if environ is None else environ
     command = env.get("FABCONF_CREDENTIALS_COMMAND")
-    if command:
-        creds = _from_command(command, device, env)
-    else:
-        creds = None
-        for group in device.groups:
-            user = env.get(f"FABCONF_{_env_name(group)}_USERNAME")
-            pw = env.get(f"FABCONF_{_env_name(group)}_PASSWORD")
-            if user and pw:
-                creds = Credentials(user, pw)
-                break
-        if creds is None:
-            user, pw = env.get("FABCONF_USERNAME"), env.get("FABCONF_PASSWORD")
-            if not user or not pw:
-                raise CredentialsError(
-                    f"{device.name}: no credentials: set FABCONF_USERNAME and FABCONF_PASSWORD "
-                    "(or FABCONF_<GROUP>_USERNAME/_PASSWORD, or FABCONF_CREDENTIALS_COMMAND)"
-                )
-            creds = Credentials(user, pw)
+    creds = _from_command(command, device, env) if command else _from_environment(device, env)
     REDACTOR.add(creds.password)
     return creds
+
+
+def _from_environment(device: Device, env: os._Environ[str] | dict[str, str]) -> Credentials:
+    """Per-group variables in inventory order, then FABCONF_USERNAME / FABCONF_PASSWORD."""
+    for group in device.groups:
+        user = env.get(f"FABCONF_{_env_name(group)}_USERNAME")
+        pw = env.get(f"FABCONF_{_env_name(group)}_PASSWORD")
+        if user and pw:
+            return Credentials(user, pw)
+    user, pw = env.get("FABCONF_USERNAME"), env.get("FABCONF_PASSWORD")
+    if not user or not pw:
+        raise CredentialsError(
+            f"{device.name}: no credentials: set FABCONF_USERNAME and FABCONF_PASSWORD "
+            "(or FABCONF_<GROUP>_USERNAME/_PASSWORD, or FABCONF_CREDENTIALS_COMMAND)"
+        )
+    return Credentials(user, pw)
 
 
 def _from_command(command: str, device: Device, env: os._Environ[str] | dict[str, str]) -> Credentials:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from nornir.core import Nornir
-from nornir.core.configuration import Config
+from nornir.core.configuration import Config, LoggingConfig
 from nornir.core.inventory import Defaults, Groups, Host, Hosts, Inventory
-from nornir.core.processor import Processor
+from nornir.core.processor import Processor, Processors
 from nornir.plugins.runners import ThreadedRunner
 
 from fabconf.deploy.credentials import REDACTOR
@@ -42,9 +42,9 @@ def nornir_for(jobs: Iterable[Job], workers: int, processors: Sequence[Processor
     )
     return Nornir(
         inventory=Inventory(hosts=hosts, groups=Groups(), defaults=Defaults()),
-        config=Config(logging={"enabled": False}),
+        config=Config(logging=LoggingConfig(enabled=False)),
         runner=ThreadedRunner(num_workers=max(1, workers)),
-        processors=list(processors),
+        processors=Processors(processors),
     )
 
 

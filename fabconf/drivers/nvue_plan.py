@@ -203,7 +203,7 @@ def owned_paths(doc: Tree, applied: Tree) -> list[Path]:
     for pattern in OWNED:
         if pattern == ("interface", WILDCARD):
             names = list(get_at(doc, ["interface"]) or {}) if isinstance(doc.get("interface"), dict) else []
-            have = applied.get("interface") if isinstance(applied.get("interface"), dict) else {}
+            have: dict[str, Any] = applied["interface"] if isinstance(applied.get("interface"), dict) else {}
             stale = [n for n in have if SVI_NAME.match(n) and n not in names]
             out.extend(("interface", n) for n in sorted([*names, *stale], key=natural_key))
         else:
