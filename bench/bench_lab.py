@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from genfabric import generate
 
-from fabconf.deploy import rollout
 from fabconf.cli.devices import jobs_for
+from fabconf.deploy import rollout
 from fabconf.deploy.options import DeviceOptions
 from fabconf.lab.orchestrator import Lab
 from fabconf.pipeline import compile_inventory

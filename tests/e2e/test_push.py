@@ -19,8 +19,8 @@ import pytest
 import yaml
 from labkit import PASSWORD, ROOT, fab, inv, push_all, running, sim
 
-from fabconf.lab.orchestrator import Lab
 from fabconf.deploy.lock import DeviceLocks
+from fabconf.lab.orchestrator import Lab
 
 
 def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
