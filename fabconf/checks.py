@@ -257,8 +257,8 @@ def _chain_nvue(q: dict[str, Any], dscp: int) -> ChainView:
 
 
 _CHAIN_READERS: dict[str, Callable[[dict[str, Any], int], ChainView]] = {
-    "nxos": _chain_nxos,
-    "eos": _chain_eos,
+    "nxos_cli": _chain_nxos,
+    "eos_cli": _chain_eos,
     "nvue": _chain_nvue,
 }
 

@@ -160,7 +160,7 @@ def _qos_nxos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
 
 
 # keyed by the platform table's ``qos_dialect``
-QOS_BUILDERS = {"nvue": _qos_cumulus, "eos": _qos_eos, "nxos": _qos_nxos}
+QOS_BUILDERS = {"nvue": _qos_cumulus, "eos_cli": _qos_eos, "nxos_cli": _qos_nxos}
 
 
 def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:

@@ -116,7 +116,7 @@ PLATFORMS: dict[str, Platform] = {
         revert=Revert.TIMER,  # [V] configure session ... commit timer (napalm-driver-protocols.md)
         merge_diff_from_device=True,  # the config session's own diff
         suffix=".cfg",
-        qos_dialect="eos",
+        qos_dialect="eos_cli",
         owned=(
             *_CLI_COMMON,
             r"qos map .*",
@@ -145,7 +145,7 @@ PLATFORMS: dict[str, Platform] = {
         revert=Revert.CHECKPOINT,  # [V] napalm nxos has no commit-confirm (napalm-driver-protocols.md)
         merge_diff_from_device=False,  # napalm's NX-OS merge diff omits negations: show the remediation
         suffix=".cfg",
-        qos_dialect="nxos",
+        qos_dialect="nxos_cli",
         owned=(
             *_CLI_COMMON,
             r"feature (bgp|interface-vlan|lldp)",
