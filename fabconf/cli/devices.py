@@ -7,15 +7,21 @@ The argparse layer (``add_parsers``, ``cmd_*``) only turns arguments into typed 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from fabconf.cli import report
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
 from fabconf.deploy import rollout
+from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.lock import DeviceLocks
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
@@ -72,6 +78,30 @@ def _progress(fmt: str) -> Progress | None:
     return show
 
 
+EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[Interrupt]:
+    """Ctrl-C during a run: acknowledged at once on stderr; the first stops new devices from starting,
+    the second rolls back the devices in flight, a third gives up at once (KeyboardInterrupt)."""
+    interrupt = Interrupt()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupt
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if interrupt.aborting:
+            raise KeyboardInterrupt
+        print(f"fabconf: {interrupt.request()}", file=sys.stderr, flush=True)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield interrupt
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _emit(outcomes: list[Outcome], command: str, fmt: str, code: int, title: str) -> int:
     if fmt == "json":
         print(report.as_json(outcomes, command, code))
@@ -82,15 +112,18 @@ def _emit(outcomes: list[Outcome], command: str, fmt: str, code: int, title: str
 
 def run_diff(target: Target, options: DeviceOptions, fmt: str = "text") -> int:
     _, jobs = prepare(target)
-    outcomes = rollout.diff(jobs, options, _progress(fmt))
-    code = report.diff_exit_code(outcomes)
+    with interruptible() as interrupt:
+        outcomes = rollout.diff(jobs, options, _progress(fmt), interrupt)
+    code = EXIT_INTERRUPTED if interrupt.stopping else report.diff_exit_code(outcomes)
     return _emit(outcomes, "diff", fmt, code, "fabconf diff (dry run: nothing was changed)")
 
 
 def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, fmt: str = "text") -> int:
     compiled, jobs = prepare(target)
-    outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, _progress(fmt))
+    with interruptible() as interrupt:
+        outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, _progress(fmt), interrupt)
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
+    code = EXIT_INTERRUPTED if interrupt.stopping else code
     return _emit(outcomes, "verify", fmt, code, "fabconf verify (read only)")
 
 
@@ -119,8 +152,11 @@ def run_push(
             if input("apply these changes? [y/N] ").strip().lower() not in ("y", "yes"):
                 print("nothing was changed")
                 return 1
-        outcomes = rollout.push(the_plan, set(compiled.model.devices), push_options, options, _progress(fmt))
-    code = report.push_exit_code(outcomes)
+        with interruptible() as interrupt:
+            outcomes = rollout.push(
+                the_plan, set(compiled.model.devices), push_options, options, _progress(fmt), interrupt
+            )
+    code = EXIT_INTERRUPTED if interrupt.stopping else report.push_exit_code(outcomes)
     return _emit(outcomes, "push", fmt, code, "fabconf push")
 
 

@@ -21,12 +21,13 @@ from nornir.core.processor import Processor, Processors
 from nornir.plugins.runners import ThreadedRunner
 
 from fabconf.deploy.credentials import REDACTOR
+from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.deploy.processors import AuditProcessor, Progress, ProgressProcessor
 from fabconf.deploy.tasks import JOB_KEY, diff_task, outcome_of, push_task, verify_task
 
-ROLE_ORDER = {"spine": 0, "leaf": 1, "gpu_host": 2}
+ROLE_ORDER = {"super_spine": 0, "spine": 1, "leaf": 2, "gpu_host": 3}
 TaskFn = Callable[..., Any]
 
 
@@ -81,8 +82,10 @@ def run(
     return out
 
 
-def diff(jobs: list[Job], options: DeviceOptions, progress: Progress | None = None) -> list[Outcome]:
-    return run(jobs, diff_task, options, progress)
+def diff(
+    jobs: list[Job], options: DeviceOptions, progress: Progress | None = None, interrupt: Interrupt | None = None
+) -> list[Outcome]:
+    return run(jobs, diff_task, options, progress, interrupt=interrupt)
 
 
 def verify(
@@ -91,36 +94,64 @@ def verify(
     options: DeviceOptions,
     verify_options: VerifyOptions | None = None,
     progress: Progress | None = None,
+    interrupt: Interrupt | None = None,
 ) -> list[Outcome]:
     """Read-only checks of every selected device; every BGP session of the fabric must be up."""
     vopts = verify_options or VerifyOptions()
-    return run(jobs, verify_task, options, progress, required_peers=set(all_devices), bgp_wait=vopts.bgp_wait)
+    return run(
+        jobs,
+        verify_task,
+        options,
+        progress,
+        interrupt=interrupt,
+        required_peers=set(all_devices),
+        bgp_wait=vopts.bgp_wait,
+    )
+
+
+@dataclass
+class Wave:
+    """Devices pushed together: all of one role; the canary wave of a role holds its first device(s)."""
+
+    role: str
+    jobs: list[Job]
+    canary: bool
+    label: str
 
 
 @dataclass
 class Plan:
-    waves: list[list[Job]]
-    canary: int = 0  # how many devices the first wave holds as canaries (0: no canary wave)
+    stages: list[Wave]
+
+    @property
+    def waves(self) -> list[list[Job]]:
+        return [w.jobs for w in self.stages]
 
     @property
     def jobs(self) -> list[Job]:
-        return [j for w in self.waves for j in w]
+        return [j for w in self.stages for j in w.jobs]
 
     def labels(self) -> list[str]:
-        return [
-            "canary" if i == 0 and self.canary else f"batch {i if self.canary else i + 1}"
-            for i in range(len(self.waves))
-        ]
+        return [w.label for w in self.stages]
 
 
 def plan(jobs: list[Job], canary: int = 1, batch: str = "25%") -> Plan:
-    ordered = sorted(jobs, key=lambda j: (ROLE_ORDER.get(j.device.role, 9), j.name))
-    canary = max(0, min(canary, len(ordered)))
-    rest = ordered[canary:]
-    size = batch_size(batch, len(rest))
-    waves = [ordered[:canary]] if canary else []
-    waves += [rest[i : i + size] for i in range(0, len(rest), size)]
-    return Plan([w for w in waves if w], canary=canary)
+    """Waves by role (super-spines, spines, leaves, GPU hosts): a role's canary device(s) alone, then its
+    batches; a wave never mixes roles, and every role finishes before the next starts. ``batch`` as N% is a
+    share of the role's devices after its canary."""
+    by_role: dict[str, list[Job]] = {}
+    for job in sorted(jobs, key=lambda j: (ROLE_ORDER.get(j.device.role, 9), j.device.role, j.name)):
+        by_role.setdefault(job.device.role, []).append(job)
+    stages: list[Wave] = []
+    for role, members in by_role.items():
+        first = max(0, min(canary, len(members)))
+        if first:
+            stages.append(Wave(role, members[:first], True, f"{role} canary"))
+        rest = members[first:]
+        size = batch_size(batch, len(rest)) if rest else 1
+        for number, i in enumerate(range(0, len(rest), size), start=1):
+            stages.append(Wave(role, rest[i : i + size], False, f"{role} batch {number}"))
+    return Plan(stages)
 
 
 def batch_size(batch: str, total: int) -> int:
@@ -145,25 +176,31 @@ def push(
     push_options: PushOptions,
     options: DeviceOptions,
     progress: Progress | None = None,
+    interrupt: Interrupt | None = None,
 ) -> list[Outcome]:
-    """Wave by wave; every device touched is in the audit log. Stops at a failed canary or past the budget."""
+    """Wave by wave; every device touched is in the audit log. Stops at a failed canary, past the budget, or
+    when interrupted (devices in flight finish; no new device starts)."""
     audit = AuditProcessor(uuid.uuid4().hex[:12])
     selected = {j.name for j in the_plan.jobs}
     good = set(all_devices) - selected  # outside this run: assumed to be configured
     failures = 0
     outcomes: dict[str, Outcome] = {}
     stopped = ""
-    for index, wave in enumerate(the_plan.waves):
+    for wave in the_plan.stages:
+        if not stopped and interrupt is not None and interrupt.stopping:
+            stopped = INTERRUPTED
         if stopped:
-            for job in wave:
+            for job in wave.jobs:
                 outcomes[job.name] = Outcome(job.name, job.platform, State.UNTOUCHED, message=stopped)
             continue
+        before = failures
         results = run(
-            wave,
+            wave.jobs,
             push_task,
             options,
             progress,
             processors=[audit],
+            interrupt=interrupt,
             required_peers=set(good),
             revert_in=push_options.confirm_timeout,
             bgp_wait=push_options.bgp_wait,
@@ -174,8 +211,10 @@ def push(
                 good.add(outcome.device)
             else:
                 failures += 1
-        if index == 0 and the_plan.canary and failures:
-            stopped = "not reached: the canary failed"
+        if interrupt is not None and interrupt.stopping:
+            stopped = INTERRUPTED
+        elif wave.canary and failures > before:
+            stopped = f"not reached: the {wave.role} canary failed"
         elif failures > push_options.max_fail:
             stopped = f"not reached: {failures} failure(s) exceed the budget of {push_options.max_fail}"
     return [outcomes[j.name] for j in the_plan.jobs]

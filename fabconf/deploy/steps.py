@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fabconf.deploy.credentials import REDACTOR
+from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.drivers.contract import Driver, IntentDiff, PendingFirmware, Preflight, Reattach, RevertTimer
 from fabconf.platforms import Revert
@@ -27,6 +28,11 @@ POLL = 0.2  # seconds between reads while waiting for a device
 class VerifyContext:
     required_peers: set[str]  # devices whose BGP sessions must be up (already applied, or outside the run)
     bgp_wait: float = 30.0
+    interrupt: Interrupt | None = None  # an abort ends waits early and rolls back instead of confirming
+
+    @property
+    def aborted(self) -> bool:
+        return self.interrupt is not None and self.interrupt.aborting
 
 
 def _normalize(text: str) -> str:
@@ -139,7 +145,7 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
         while True:
             peers = driver.get_bgp_neighbors().get("global", {}).get("peers", {})
             down = [n for n in needed if not (peers.get(n["address"]) or {}).get("is_up")]
-            if not down or time.monotonic() >= deadline:
+            if not down or time.monotonic() >= deadline or ctx.aborted:
                 break
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
         failed += [f"BGP session to {n['address']} ({n['peer_device']}) is not established" for n in down]
@@ -171,6 +177,8 @@ def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, re
         failed = verify(job, driver, ctx)
     except Exception as exc:
         failed = [f"verification could not run: {_err(exc)}"]
+    if ctx.aborted:
+        failed = [*failed, "the run was interrupted (Ctrl-C twice): not confirmed"]
     if failed:
         return _undo(job, driver, reopen, before, diff, failed)
     if isinstance(driver, RevertTimer):

@@ -35,6 +35,7 @@ from typing import Any
 from nornir.core.task import Result, Task
 
 from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, resolve
+from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.steps import VerifyContext, diff_device, push_device, verify_device
@@ -110,10 +111,20 @@ def _credentials(task: Task) -> Credentials | None:
 
 
 # -- running one step on one host -----------------------------------------------------------------------------
-def run_step(task: Task, step: Step, options: DeviceOptions | None, inventory: str | Path | None) -> Result:
-    """Prepare, connect, run ``step``, close: always a Result with an Outcome, never an exception."""
+def run_step(
+    task: Task,
+    step: Step,
+    options: DeviceOptions | None,
+    inventory: str | Path | None,
+    interrupt: Interrupt | None = None,
+) -> Result:
+    """Prepare, connect, run ``step``, close: always a Result with an Outcome, never an exception. Once the
+    run is interrupted, a device not yet started is left untouched."""
     started = time.monotonic()
     options = options or DeviceOptions()
+    if interrupt is not None and interrupt.stopping:
+        outcome = Outcome(task.host.name, task.host.platform or "", State.UNTOUCHED, message=INTERRUPTED)
+        return _result(task, outcome, started)
     try:
         job = job_for(task, inventory)
     except InputError as exc:
@@ -156,9 +167,14 @@ def _result(task: Task, outcome: Outcome, started: float) -> Result:
 
 
 # -- the tasks --------------------------------------------------------------------------------------------------
-def diff_task(task: Task, options: DeviceOptions | None = None, inventory: str | Path | None = None) -> Result:
+def diff_task(
+    task: Task,
+    options: DeviceOptions | None = None,
+    inventory: str | Path | None = None,
+    interrupt: Interrupt | None = None,
+) -> Result:
     """Dry run: what a push would change on ``task.host``. Nothing is left on the device."""
-    return run_step(task, diff_device, options, inventory)
+    return run_step(task, diff_device, options, inventory, interrupt)
 
 
 def verify_task(
@@ -167,12 +183,13 @@ def verify_task(
     bgp_wait: float = 10.0,
     options: DeviceOptions | None = None,
     inventory: str | Path | None = None,
+    interrupt: Interrupt | None = None,
 ) -> Result:
     """Read only: the device holds intent, its MTUs, LLDP and BGP sessions (to ``required_peers``; default:
     every device of the Nornir inventory) are as designed."""
     peers = set(task.nornir.inventory.hosts) if required_peers is None else required_peers
-    ctx = VerifyContext(required_peers=peers, bgp_wait=bgp_wait)
-    return run_step(task, lambda job, driver: verify_device(job, driver, ctx), options, inventory)
+    ctx = VerifyContext(required_peers=peers, bgp_wait=bgp_wait, interrupt=interrupt)
+    return run_step(task, lambda job, driver: verify_device(job, driver, ctx), options, inventory, interrupt)
 
 
 def push_task(
@@ -182,17 +199,18 @@ def push_task(
     bgp_wait: float = 30.0,
     options: DeviceOptions | None = None,
     inventory: str | Path | None = None,
+    interrupt: Interrupt | None = None,
 ) -> Result:
     """Commit (with the device's revert timer where it has one), verify, confirm — or roll back.
     ``required_peers``: devices whose BGP sessions verify waits for (default none)."""
     opts = options or DeviceOptions()
-    ctx = VerifyContext(required_peers=set(required_peers or ()), bgp_wait=bgp_wait)
+    ctx = VerifyContext(required_peers=set(required_peers or ()), bgp_wait=bgp_wait, interrupt=interrupt)
     creds = _credentials(task)
 
     def step(job: Job, driver: Driver) -> Outcome:
         return push_device(job, driver, lambda: open_driver(job, opts, creds), ctx, revert_in)
 
-    return run_step(task, step, opts, inventory)
+    return run_step(task, step, opts, inventory, interrupt)
 
 
 def outcome_of(result: Any) -> Outcome | None:
