@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import signal
 import sys
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+import yaml
 
 from fabconf.cli import report
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
@@ -48,8 +51,9 @@ def jobs_for(compiled: Compiled, pattern: str | None) -> list[Job]:
     return [Job(compiled.model.devices[n], compiled.data[n], render(compiled.data[n])) for n in names]
 
 
-def _use_lab(target: Target) -> Target:
-    """Start the lab for the inventory if needed; target its inventory and credentials."""
+def _lab_endpoints(target: Target) -> dict[str, dict[str, Any]]:
+    """Start the lab if needed (from ``-i``) and take its credentials; returns, per lab device, where it
+    answers (hostname, port, connection options). The intent always comes from ``-i``."""
     rc = start_lab(target.inventory, target.state, target.network, quiet=True)
     if rc != 0:
         raise UsageError("the lab could not be started")
@@ -57,15 +61,41 @@ def _use_lab(target: Target) -> Target:
         key, _, value = line.partition("=")
         if key:
             os.environ[key] = value
-    return Target(target.state / "inventory", target.limit, False, target.state, target.network)
+    hosts = yaml.safe_load((target.state / "inventory" / "hosts.yaml").read_text()) or {}
+    return {name: entry for name, entry in hosts.items() if isinstance(entry, dict)}
+
+
+def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Target) -> list[Job]:
+    missing = sorted(j.name for j in jobs if j.name not in endpoints)
+    if missing:
+        raise UsageError(
+            f"{', '.join(missing)}: in {target.inventory} but not in the running lab ({target.state}); "
+            f"restart it with every device of the inventory: fabconf lab down --state {target.state} "
+            "and run the command again"
+        )
+    out = []
+    for job in jobs:
+        entry = endpoints[job.name]
+        device = dataclasses.replace(
+            job.device,
+            hostname=str(entry.get("hostname", job.device.hostname)),
+            port=entry.get("port"),
+            connection_options=dict(entry.get("connection_options") or {}),
+        )
+        out.append(Job(device, job.data, job.rendered))
+    return out
 
 
 def prepare(target: Target) -> tuple[Compiled, list[Job]]:
-    """What every device command starts with: the lab if asked, the compiled inventory, the selection."""
-    if target.lab:
-        target = _use_lab(target)
+    """What every device command starts with: the compiled inventory of ``-i``, the selection, and with
+    ``--lab`` the lab's addresses, ports and credentials for the selected devices."""
+    if not target.inventory.is_dir():
+        raise UsageError(f"{target.inventory}: no such inventory directory")
     compiled = compile_inventory(target.inventory)
-    return compiled, jobs_for(compiled, target.limit)
+    jobs = jobs_for(compiled, target.limit)
+    if target.lab:
+        jobs = _at_lab(jobs, _lab_endpoints(target), target)
+    return compiled, jobs
 
 
 def _progress(fmt: str) -> Progress | None:

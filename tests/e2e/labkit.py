@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "Lab-Pw-7f3k9Q"
 
 
-def _free_network() -> str:
+def free_network() -> str:
     """A 127.X.0.0/16 nobody listens in (parallel test runs must not collide)."""
     rng = random.Random()
     for _ in range(50):
@@ -38,7 +38,7 @@ def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab
         compile_inventory(ROOT / "inventory"),
         ROOT / "inventory",
         tmp_path / "lab",
-        network=_free_network(),
+        network=free_network(),
         password=PASSWORD,
     )
     the_lab.start()
