@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.problems import Problems
@@ -23,13 +24,14 @@ def _compile(inventory: Path) -> Compiled:
     return compiled
 
 
-def run_validate(inventory: Path) -> int:
+def run_validate(inventory: Path, stream: TextIO | None = None) -> int:
     compiled = _compile(inventory)
     devices = compiled.model.devices
     switches = sum(1 for d in devices.values() if d.is_switch)
     print(
         f"{inventory}: valid: {switches} switches, {len(devices) - switches} GPU hosts, "
-        f"{len(compiled.model.links)} links, {len(compiled.problems.warnings)} warning(s)"
+        f"{len(compiled.model.links)} links, {len(compiled.problems.warnings)} warning(s)",
+        file=stream or sys.stdout,
     )
     return 0
 

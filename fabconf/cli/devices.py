@@ -132,34 +132,72 @@ def interruptible() -> Iterator[Interrupt]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _emit(outcomes: list[Outcome], command: str, fmt: str, code: int, title: str) -> int:
-    if fmt == "json":
-        print(report.as_json(outcomes, command, code))
-    else:
-        report.print_text(outcomes, title)
-    return code
+@dataclass
+class Output:
+    """Where a command's report goes: text or JSON on stdout, or (``documents``) collected for a caller
+    that prints one JSON document for several commands (the runbook runner). Anything that is not the
+    report itself (previews, prompts, warnings) goes to stderr whenever the report is JSON."""
+
+    fmt: str = "text"
+    documents: list[dict[str, Any]] | None = None
+
+    @property
+    def side(self) -> Any:
+        return sys.stderr if self.fmt == "json" else sys.stdout
+
+    def emit(self, outcomes: list[Outcome], command: str, code: int, title: str) -> int:
+        if self.fmt == "json" and self.documents is not None:
+            self.documents.append(report.as_dict(outcomes, command, code))
+        elif self.fmt == "json":
+            print(report.as_json(outcomes, command, code))
+        else:
+            report.print_text(outcomes, title)
+        return code
 
 
-def run_diff(target: Target, options: DeviceOptions, fmt: str = "text") -> int:
+def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) -> int:
+    out = out or Output()
     _, jobs = prepare(target)
     with interruptible() as interrupt:
-        outcomes = rollout.diff(jobs, options, _progress(fmt), interrupt)
+        outcomes = rollout.diff(jobs, options, _progress(out.fmt), interrupt)
     code = EXIT_INTERRUPTED if interrupt.stopping else report.diff_exit_code(outcomes)
-    return _emit(outcomes, "diff", fmt, code, "fabconf diff (dry run: nothing was changed)")
+    return out.emit(outcomes, "diff", code, "fabconf diff (dry run: nothing was changed)")
 
 
-def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, fmt: str = "text") -> int:
+def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
+    out = out or Output()
     compiled, jobs = prepare(target)
     with interruptible() as interrupt:
-        outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, _progress(fmt), interrupt)
+        outcomes = rollout.verify(
+            jobs, set(compiled.model.devices), options, verify_options, _progress(out.fmt), interrupt
+        )
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
     code = EXIT_INTERRUPTED if interrupt.stopping else code
-    return _emit(outcomes, "verify", fmt, code, "fabconf verify (read only)")
+    return out.emit(outcomes, "verify", code, "fabconf verify (read only)")
+
+
+def confirm(question: str) -> bool:
+    """Ask on the terminal (the prompt on stderr, so a JSON stdout stays one document)."""
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    return input().strip().lower() in ("y", "yes")
+
+
+def audit_context(target: Target) -> dict[str, str]:
+    """Where a push points, for every audit record: lab rehearsals and real changes are told apart."""
+    context = {"inventory": str(target.inventory.resolve()), "target": "lab" if target.lab else "devices"}
+    if target.lab:
+        context["lab_state"] = str(target.state.resolve())
+    return context
 
 
 def run_push(
-    target: Target, options: DeviceOptions, push_options: PushOptions, fmt: str = "text", yes: bool = False
+    target: Target,
+    options: DeviceOptions,
+    push_options: PushOptions,
+    out: Output | None = None,
+    yes: bool = False,
 ) -> int:
+    out = out or Output()
     compiled, jobs = prepare(target)
     the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
     if push_options.confirm_timeout < push_options.bgp_wait + 30:
@@ -174,20 +212,26 @@ def run_push(
             if not sys.stdin.isatty():
                 raise UsageError("push needs --yes when not run interactively")
             preview = rollout.diff(jobs, options)
-            report.print_text(preview, "fabconf push: planned changes")
+            report.print_text(preview, "fabconf push: planned changes", stream=out.side)
             for label, wave in zip(the_plan.labels(), the_plan.waves, strict=True):
-                print(f"{label}: {', '.join(j.name for j in wave)}")
+                print(f"{label}: {', '.join(j.name for j in wave)}", file=out.side)
             if report.diff_exit_code(preview) == 1:
                 raise UsageError("some devices failed the dry run; fix them or --limit them out")
-            if input("apply these changes? [y/N] ").strip().lower() not in ("y", "yes"):
-                print("nothing was changed")
+            if not confirm("apply these changes?"):
+                print("nothing was changed", file=sys.stderr)
                 return 1
         with interruptible() as interrupt:
             outcomes = rollout.push(
-                the_plan, set(compiled.model.devices), push_options, options, _progress(fmt), interrupt
+                the_plan,
+                set(compiled.model.devices),
+                push_options,
+                options,
+                _progress(out.fmt),
+                interrupt,
+                audit_context(target),
             )
     code = EXIT_INTERRUPTED if interrupt.stopping else report.push_exit_code(outcomes)
-    return _emit(outcomes, "push", fmt, code, "fabconf push")
+    return out.emit(outcomes, "push", code, "fabconf push")
 
 
 # -- the argparse layer -------------------------------------------------------------------------------------------
@@ -205,11 +249,13 @@ def device_options_of(args: argparse.Namespace) -> DeviceOptions:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    return run_diff(target_of(args), device_options_of(args), args.format)
+    return run_diff(target_of(args), device_options_of(args), Output(args.format))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    return run_verify(target_of(args), device_options_of(args), VerifyOptions(bgp_wait=args.bgp_wait), args.format)
+    return run_verify(
+        target_of(args), device_options_of(args), VerifyOptions(bgp_wait=args.bgp_wait), Output(args.format)
+    )
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -220,7 +266,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         confirm_timeout=args.confirm_timeout,
         bgp_wait=args.bgp_wait,
     )
-    return run_push(target_of(args), device_options_of(args), push_options, args.format, args.yes)
+    return run_push(target_of(args), device_options_of(args), push_options, Output(args.format), args.yes)
 
 
 def add_target_args(p: argparse.ArgumentParser) -> None:

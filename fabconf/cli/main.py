@@ -35,6 +35,7 @@ def _inventory_arg(p: argparse.ArgumentParser) -> None:
 def _run_book(args: argparse.Namespace) -> int:
     options = runbook.RunOptions(
         check=args.check,
+        yes=args.yes,
         inventory=Path(args.inventory) if args.inventory else None,
         limit=args.limit,
         target=devices.Target(Path("inventory"), None, args.lab, Path(args.state), args.network),
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("file", type=Path)
     b.add_argument("--check", action="store_true", help="dry run: every push step becomes a diff")
+    b.add_argument("-y", "--yes", action="store_true", help="push steps do not ask for confirmation")
     b.add_argument("-i", "--inventory", default=None, metavar="DIR", help="override the runbook's inventory")
     b.add_argument("-l", "--limit", default=None, metavar="PATTERN", help="override the runbook's selection")
     b.add_argument("--timeout", type=int, default=DeviceOptions().timeout)

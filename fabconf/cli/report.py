@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
@@ -42,16 +42,17 @@ def summary(outcomes: list[Outcome]) -> dict[str, int]:
     return dict(sorted(Counter(str(o.state) for o in outcomes).items()))
 
 
+def as_dict(outcomes: list[Outcome], command: str, exit_code: int) -> dict[str, Any]:
+    return {
+        "command": command,
+        "exit_code": exit_code,
+        "summary": summary(outcomes),
+        "devices": [o.as_dict() for o in outcomes],
+    }
+
+
 def as_json(outcomes: list[Outcome], command: str, exit_code: int) -> str:
-    return json.dumps(
-        {
-            "command": command,
-            "exit_code": exit_code,
-            "summary": summary(outcomes),
-            "devices": [o.as_dict() for o in outcomes],
-        },
-        indent=2,
-    )
+    return json.dumps(as_dict(outcomes, command, exit_code), indent=2)
 
 
 def print_text(outcomes: list[Outcome], title: str, stream: TextIO | None = None) -> None:

@@ -8,13 +8,16 @@ Each step's options become the same typed options the commands use (``fabconf.de
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fabconf.cli.compile import run_validate
-from fabconf.cli.devices import Target, run_diff, run_push
+from fabconf.cli.devices import Output, Target, run_diff, run_push
 from fabconf.deploy.options import DeviceOptions, PushOptions
+from fabconf.errors import UsageError
 from fabconf.inventory import display_name, load_yaml
 from fabconf.problems import InputError, Problems
 from fabconf.schema import describe_errors, validator
@@ -25,6 +28,7 @@ PUSH_KEYS = ("canary", "batch", "max_fail", "confirm_timeout", "bgp_wait")
 @dataclass(frozen=True)
 class RunOptions:
     check: bool = False  # every push becomes a diff
+    yes: bool = False  # push steps do not ask for confirmation
     inventory: Path | None = None  # overrides the runbook's
     limit: str | None = None  # overrides the runbook's
     target: Target = field(default_factory=lambda: Target(Path("inventory")))  # lab settings; inventory/limit per step
@@ -54,30 +58,50 @@ def _device_options(step: dict[str, Any], timeout: int) -> DeviceOptions:
 
 
 def run(path: Path, options: RunOptions) -> int:
+    """Run the steps in order. Headers go to stderr; the steps' reports to stdout — as ONE JSON document
+    (``{"runbook", "exit_code", "steps": [...]}``) when any step asks for JSON. A push asks for
+    confirmation as ``fabconf push`` does, unless ``--yes`` (or ``--check``)."""
     book = load(path)
     inventory = options.inventory or Path(book.get("inventory") or "inventory")
     limit = options.limit or book.get("limit")
     if limit == "all":
         limit = None
-    print(f"== runbook: {book['name']}{' (check mode: no changes)' if options.check else ''}")
+    kinds = [next(iter(step)) for step in book["steps"]]
+    pushes = "push" in kinds and not options.check
+    if pushes and not options.yes and not sys.stdin.isatty():
+        raise UsageError(f"{path}: this runbook pushes; it needs --yes when not run interactively")
+    as_json = any(next(iter(step.values())).get("format") == "json" for step in book["steps"])
+    documents: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
+    say = f"== runbook: {book['name']}{' (check mode: no changes)' if options.check else ''}"
+    print(say, file=sys.stderr)
     code = 0
     for i, step in enumerate(book["steps"], start=1):
         kind, settings = next(iter(step.items()))
         if kind == "push" and options.check:
             kind = "diff"
-        print(f"== step {i}: {kind}")
+        print(f"== step {i}: {kind}", file=sys.stderr)
         target = replace(options.target, inventory=inventory, limit=settings.get("limit", limit))
-        fmt = settings.get("format", "text")
+        out = Output(settings.get("format", "text"), documents if as_json else None)
+        before = len(documents)
         if kind == "validate":
-            code = run_validate(inventory)
+            code = run_validate(inventory, stream=sys.stderr if as_json else sys.stdout)
         elif kind == "diff":
-            code = run_diff(target, _device_options(settings, options.timeout), fmt)
-            if code == 2:
-                continue
+            code = run_diff(target, _device_options(settings, options.timeout), out)
         else:
             push = PushOptions(**{k: settings[k] for k in PUSH_KEYS if k in settings})
-            code = run_push(target, _device_options(settings, options.timeout), push, fmt, yes=True)
-        if code != 0:
-            print(f"== step {i} ({kind}) ended with exit status {code}; stopping")
-            return code
+            code = run_push(target, _device_options(settings, options.timeout), push, out, yes=options.yes)
+        steps.append(
+            {
+                "step": i,
+                "kind": kind,
+                "exit_code": code,
+                **({"report": documents[-1]} if len(documents) > before else {}),
+            }
+        )
+        if code != 0 and not (kind == "diff" and code == 2):
+            print(f"== step {i} ({kind}) ended with exit status {code}; stopping", file=sys.stderr)
+            break
+    if as_json:
+        print(json.dumps({"runbook": book["name"], "exit_code": code, "steps": steps}, indent=2))
     return code

@@ -65,6 +65,8 @@ class Outcome:
     message: str = ""
     checks: list[str] = field(default_factory=list)  # failed verification checks
     seconds: float = 0.0
+    config_before: str = ""  # push: SHA-256 of the device's running configuration before the change
+    config_after: str = ""  # push: SHA-256 of it at the end (equal to config_before after a rollback)
 
     def as_dict(self) -> dict[str, Any]:
         return {

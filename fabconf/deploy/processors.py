@@ -55,11 +55,23 @@ class ProgressProcessor(_Observer):
 
 
 class AuditProcessor(_Observer):
-    """Appends one audit record per device a push touched or tried to touch (not the unchanged ones)."""
+    """Appends one audit record per device a push touched or tried to touch (not the unchanged ones), with
+    where the run pointed (``context``: inventory path, target) and the configuration hashes before/after."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, context: dict[str, str] | None = None) -> None:
         self.run_id = run_id
+        self.context = dict(context or {})
 
     def completed(self, outcome: Outcome) -> None:
         if outcome.diff or outcome.state is not State.UNCHANGED:
-            audit.record(self.run_id, outcome.device, outcome.diff, str(outcome.state), outcome.message)
+            audit.record(
+                self.run_id,
+                outcome.device,
+                outcome.diff,
+                str(outcome.state),
+                outcome.message,
+                platform=outcome.platform,
+                config_before_sha256=outcome.config_before or None,
+                config_after_sha256=outcome.config_after or None,
+                **self.context,
+            )

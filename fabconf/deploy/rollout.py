@@ -177,10 +177,12 @@ def push(
     options: DeviceOptions,
     progress: Progress | None = None,
     interrupt: Interrupt | None = None,
+    audit_context: dict[str, str] | None = None,
 ) -> list[Outcome]:
-    """Wave by wave; every device touched is in the audit log. Stops at a failed canary, past the budget, or
-    when interrupted (devices in flight finish; no new device starts)."""
-    audit = AuditProcessor(uuid.uuid4().hex[:12])
+    """Wave by wave; every device touched is in the audit log (with ``audit_context``: where the run
+    pointed). Stops at a failed canary, past the budget, or when interrupted (devices in flight finish; no
+    new device starts)."""
+    audit = AuditProcessor(uuid.uuid4().hex[:12], audit_context)
     selected = {j.name for j in the_plan.jobs}
     good = set(all_devices) - selected  # outside this run: assumed to be configured
     failures = 0

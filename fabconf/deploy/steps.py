@@ -9,6 +9,7 @@ a device problem: every failure becomes an Outcome whose state says where the de
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -152,10 +153,27 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
     return failed
 
 
+def digest(config: str) -> str:
+    """SHA-256 of a running configuration as fabconf compares it (comments and blank lines dropped)."""
+    return hashlib.sha256(_normalize(REDACTOR(config)).encode()).hexdigest()
+
+
 def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int) -> Outcome:
-    """Commit with a revert timer (or a checkpoint), verify, then confirm — or leave the device as it was."""
-    timer = isinstance(driver, RevertTimer)
+    """Commit with a revert timer (or a checkpoint), verify, then confirm — or leave the device as it was.
+    The Outcome carries the configuration's digest before and, where the end state is known, after."""
     before = _running(driver)
+    outcome = _push(job, driver, reopen, ctx, revert_in, before)
+    outcome.config_before = digest(before)
+    if outcome.state is State.APPLIED:
+        with contextlib.suppress(Exception):  # the change is confirmed; a failed read only loses the digest
+            outcome.config_after = digest(_running(driver))
+    elif outcome.state in (State.ROLLED_BACK, State.UNCHANGED, State.UNTOUCHED):
+        outcome.config_after = outcome.config_before  # checked equal (rolled back) or never changed
+    return outcome
+
+
+def _push(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int, before: str) -> Outcome:
+    timer = isinstance(driver, RevertTimer)
     if isinstance(driver, Preflight):
         problems = driver.preflight(config=job.rendered)
         if problems:

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from labkit import PASSWORD, ROOT, fab, inv, push_all, running, sim
 
+from fabconf.cli import main
 from fabconf.deploy.lock import DeviceLocks
 from fabconf.lab.orchestrator import Lab
 
@@ -201,6 +202,32 @@ def test_runbooks_against_the_lab(lab: Lab, capsys: pytest.CaptureFixture[str]) 
     assert "check mode" in out and "== step 3: diff" in out  # the push step ran as a dry run
     assert running(lab, "spine1") == before  # nothing committed
     assert not [s for s in sim(lab, "spine1").sessions.values() if s.state in ("pending", "pendingCommitTimer")]
+
+
+def test_runbook_push_asks_like_push_and_json_runbooks_print_one_document(
+    lab: Lab, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = running(lab, "spine1")
+    book = ROOT / "tasks" / "push-lossless-qos.yaml"
+    code, out = fab(capsys, "run", str(book), "-i", inv(lab), "-l", "spine1")  # stdin is not a terminal here
+    assert code == 1
+    assert "needs --yes when not run interactively" in out
+    assert running(lab, "spine1") == before  # nothing was pushed
+    # the nightly runbook: stdout is exactly one JSON document; headers went to stderr
+    code = main(["run", str(ROOT / "tasks" / "nightly-drift.yaml"), "-i", inv(lab), "-l", "spine1,leaf3"])
+    captured = capsys.readouterr()
+    assert code == 2
+    doc = json.loads(captured.out)
+    assert doc["runbook"] == "nightly drift check" and doc["exit_code"] == 2
+    assert [s["kind"] for s in doc["steps"]] == ["validate", "diff"]
+    assert {d["device"] for d in doc["steps"][1]["report"]["devices"]} == {"spine1", "leaf3"}
+    assert "== runbook" in captured.err and "== runbook" not in captured.out
+    code, out = fab(capsys, "run", str(book), "-i", inv(lab), "-l", "gpu01", "--yes")  # a host: no BGP to wait for
+    assert code == 0, out
+    audit = [json.loads(line) for line in (lab.state_dir.parent / "audit.jsonl").read_text().splitlines()]
+    (record,) = [a for a in audit if a["device"] == "gpu01"]
+    assert record["inventory"] == str(Path(inv(lab)).resolve()) and record["target"] == "devices"
+    assert record["config_before_sha256"] != record["config_after_sha256"] and record["result"] == "applied"
 
 
 def test_miscabled_host_ports_fail_verification(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
