@@ -7,6 +7,7 @@ only what it also matches. Terms without a prefix are unioned, then ``&`` and ``
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 
@@ -29,6 +30,13 @@ def _match(term: str, model: Model) -> set[str]:
     return out
 
 
+def _suggest(term: str, model: Model) -> str:
+    """"; did you mean …?" with the closest device and group names, or ""."""
+    known = sorted(set(model.devices) | {g for dev in model.devices.values() for g in dev.groups})
+    close = difflib.get_close_matches(term, known, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
 def select(model: Model, pattern: str | None) -> list[str]:
     """Sorted device names matching ``pattern`` (all devices when None/empty)."""
     if not pattern:
@@ -39,7 +47,7 @@ def select(model: Model, pattern: str | None) -> list[str]:
     for term in plain:
         hit = _match(term, model)
         if not hit:
-            raise SelectionError(f"--limit: {term!r} matches no device or group")
+            raise SelectionError(f"--limit: {term!r} matches no device or group{_suggest(term, model)}")
         chosen |= hit
     if not plain:
         chosen = set(model.devices)

@@ -166,6 +166,19 @@ def test_limit_matching_nothing_is_an_error(example: Compiled, capsys: pytest.Ca
     assert "'nope*' matches no device or group" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("term", "hint"),
+    [("lef1", "did you mean 'leaf1'"), ("spines1", "'spines' or 'spine1'"), ("gpu_host", "'gpu_hosts'"), ("zzz", None)],
+)
+def test_limit_that_matches_nothing_suggests_close_names(example: Compiled, term: str, hint: str | None) -> None:
+    with pytest.raises(SelectionError) as err:
+        select(example.model, term)
+    if hint is None:
+        assert "did you mean" not in str(err.value)
+    else:
+        assert hint in str(err.value)
+
+
 def test_cumulus_output_validates_against_nvidias_nvue_schema(example: Compiled) -> None:
     """The rendered tree checked against the Pydantic models of NVIDIA's Cumulus 5.12 OpenAPI spec
     (the nvueschema package), plus unknown keys and semantic checks (ports exist, ECN min < max…)."""
