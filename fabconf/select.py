@@ -31,7 +31,7 @@ def _match(term: str, model: Model) -> set[str]:
 
 
 def _suggest(term: str, model: Model) -> str:
-    """"; did you mean …?" with the closest device and group names, or ""."""
+    """ "; did you mean …?" with the closest device and group names, or ""."""
     known = sorted(set(model.devices) | {g for dev in model.devices.values() for g in dev.groups})
     close = difflib.get_close_matches(term, known, n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

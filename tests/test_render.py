@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,3 +196,20 @@ def test_cumulus_output_validates_against_nvidias_nvue_schema(example: Compiled)
         broken = copy.deepcopy(tree)
         broken["interface"]["swp1"]["link"]["mtu"] = 9300
         assert validator.apply_errors(broken, ports), "a schema that accepts MTU 9300 proves nothing"
+
+
+def test_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+    """`fabconf render | head -0`: the reader is gone before fabconf writes; no traceback, no error line."""
+    root = Path(__file__).resolve().parent.parent
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabconf", "render", "-i", str(root / "inventory"), "-o", str(tmp_path)],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    os.close(write)
+    assert proc.returncode == 141
+    assert proc.stderr == ""

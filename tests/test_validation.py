@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 import yaml
 
 from fabconf.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CASES = yaml.safe_load((Path(__file__).parent / "validation_cases.yaml").read_text())
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -93,3 +96,25 @@ def test_bad_input_through_the_console_script_has_no_traceback(inventory_copy: P
     assert proc.returncode == 1
     assert "fabric.yaml: line 2 column 1: YAML syntax error" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_the_readme_validate_example_is_reproducible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's example, edit for edit, prints exactly what the README shows."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```\n$ fabconf validate\n", 1)[1].split("```", 1)[0]
+    shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
+    fabric = tmp_path / "inventory" / "fabric.yaml"
+    text = fabric.read_text()
+    text = text.replace("\n  priority: 3 ", "\n  priority: 9 ", 1).replace("\n  switch: 9216 ", "\n  switch: 9216x", 1)
+    fabric.write_text(text)
+    hosts = tmp_path / "inventory" / "hosts.yaml"
+    hosts.write_text(
+        hosts.read_text().replace(
+            "leaf1:\n  hostname: 192.0.2.11", "leaf1:\n  hostname: 192.0.2.11\n  hostname: 192.0.2.12", 1
+        )
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate"]) == 1
+    assert capsys.readouterr().err == block

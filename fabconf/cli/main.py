@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -17,6 +18,7 @@ from fabconf.errors import FabconfError
 from fabconf.problems import InputError
 
 EXIT_OK, EXIT_ERROR = 0, 1
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader went away
 
 
 def _version() -> str:
@@ -108,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FabconfError, ValueError) as exc:
         print(f"fabconf: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # `fabconf diff | head`: the reader is gone; exit quietly, as shell tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+        return EXIT_BROKEN_PIPE
     except jinja2.TemplateError as exc:
         print(f"fabconf: template error (a fabconf bug, please report): {exc}", file=sys.stderr)
         return EXIT_ERROR
