@@ -23,6 +23,7 @@ import yaml
 
 from fabconf.cli import report
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
+from fabconf.cli.progress import RunProgress
 from fabconf.deploy import rollout
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
@@ -98,14 +99,14 @@ def prepare(target: Target) -> tuple[Compiled, list[Job]]:
     return compiled, jobs
 
 
-def _progress(fmt: str) -> Progress | None:
-    if fmt != "text" or not sys.stderr.isatty():
-        return None
-
-    def show(o: Outcome) -> None:
-        print(f"  {o.device}: {o.state}", file=sys.stderr, flush=True)
-
-    return show
+@contextlib.contextmanager
+def progress(command: str, jobs: list[Job], fmt: str) -> Iterator[Progress | None]:
+    """Progress on stderr for text reports (a JSON report stays the only output of a machine's run)."""
+    if fmt != "text" or not jobs:
+        yield None
+        return
+    with RunProgress(command, len(jobs), sys.stderr) as shown:
+        yield shown
 
 
 EXIT_INTERRUPTED = 130
@@ -158,8 +159,8 @@ class Output:
 def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) -> int:
     out = out or Output()
     _, jobs = prepare(target)
-    with interruptible() as interrupt:
-        outcomes = rollout.diff(jobs, options, _progress(out.fmt), interrupt)
+    with interruptible() as interrupt, progress("diff", jobs, out.fmt) as shown:
+        outcomes = rollout.diff(jobs, options, shown, interrupt)
     code = EXIT_INTERRUPTED if interrupt.stopping else report.diff_exit_code(outcomes)
     return out.emit(outcomes, "diff", code, "fabconf diff (dry run: nothing was changed)")
 
@@ -167,10 +168,8 @@ def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) 
 def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
     out = out or Output()
     compiled, jobs = prepare(target)
-    with interruptible() as interrupt:
-        outcomes = rollout.verify(
-            jobs, set(compiled.model.devices), options, verify_options, _progress(out.fmt), interrupt
-        )
+    with interruptible() as interrupt, progress("verify", jobs, out.fmt) as shown:
+        outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, shown, interrupt)
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
     code = EXIT_INTERRUPTED if interrupt.stopping else code
     return out.emit(outcomes, "verify", code, "fabconf verify (read only)")
@@ -220,13 +219,13 @@ def run_push(
             if not confirm("apply these changes?"):
                 print("nothing was changed", file=sys.stderr)
                 return 1
-        with interruptible() as interrupt:
+        with interruptible() as interrupt, progress("push", jobs, out.fmt) as shown:
             outcomes = rollout.push(
                 the_plan,
                 set(compiled.model.devices),
                 push_options,
                 options,
-                _progress(out.fmt),
+                shown,
                 interrupt,
                 audit_context(target),
             )

@@ -5,7 +5,7 @@ Nornir calls every hook of a processor; only ``task_instance_completed`` carries
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 from nornir.core.inventory import Host
 from nornir.core.task import AggregatedResult, MultiResult, Task
@@ -14,7 +14,12 @@ from fabconf.deploy import audit
 from fabconf.deploy.job import Outcome, State
 from fabconf.deploy.tasks import outcome_of
 
-Progress = Callable[[Outcome], None]
+
+class Progress(Protocol):
+    """What a progress display is told: a device started, a device is done."""
+
+    def started(self, device: str) -> None: ...
+    def done(self, outcome: Outcome) -> None: ...
 
 
 class _Observer:
@@ -27,7 +32,7 @@ class _Observer:
         return None
 
     def task_instance_started(self, task: Task, host: Host) -> None:
-        return None
+        self.started(host.name)
 
     def task_instance_completed(self, task: Task, host: Host, result: MultiResult) -> None:
         outcome = outcome_of(result)
@@ -40,18 +45,24 @@ class _Observer:
     def subtask_instance_completed(self, task: Task, host: Host, result: MultiResult) -> None:
         return None
 
+    def started(self, device: str) -> None:
+        return None
+
     def completed(self, outcome: Outcome) -> None:
         return None
 
 
 class ProgressProcessor(_Observer):
-    """Calls ``callback`` with each device's Outcome as soon as the device is done."""
+    """Tells ``progress`` when each device starts and, with its Outcome, when it is done."""
 
-    def __init__(self, callback: Progress) -> None:
-        self.callback = callback
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def started(self, device: str) -> None:
+        self.progress.started(device)
 
     def completed(self, outcome: Outcome) -> None:
-        self.callback(outcome)
+        self.progress.done(outcome)
 
 
 class AuditProcessor(_Observer):
