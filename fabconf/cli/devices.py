@@ -93,7 +93,7 @@ def prepare(target: Target) -> tuple[Compiled, list[Job]]:
     if not target.inventory.is_dir():
         raise UsageError(f"{target.inventory}: no such inventory directory")
     compiled = compile_inventory(target.inventory)
-    jobs = jobs_for(compiled, target.limit)
+    jobs = rollout.push_order(jobs_for(compiled, target.limit))
     if target.lab:
         jobs = _at_lab(jobs, _lab_endpoints(target), target)
     return compiled, jobs
@@ -141,6 +141,7 @@ class Output:
 
     fmt: str = "text"
     documents: list[dict[str, Any]] | None = None
+    commands: bool = False  # show what is sent instead of the configuration diff
 
     @property
     def side(self) -> Any:
@@ -152,7 +153,7 @@ class Output:
         elif self.fmt == "json":
             print(report.as_json(outcomes, command, code))
         else:
-            report.print_text(outcomes, title)
+            report.print_text(outcomes, title, commands=self.commands)
         return code
 
 
@@ -211,7 +212,7 @@ def run_push(
             if not sys.stdin.isatty():
                 raise UsageError("push needs --yes when not run interactively")
             preview = rollout.diff(jobs, options)
-            report.print_text(preview, "fabconf push: planned changes", stream=out.side)
+            report.print_text(preview, "fabconf push: planned changes", stream=out.side, commands=out.commands)
             for label, wave in zip(the_plan.labels(), the_plan.waves, strict=True):
                 print(f"{label}: {', '.join(j.name for j in wave)}", file=out.side)
             if report.diff_exit_code(preview) == 1:
@@ -248,7 +249,7 @@ def device_options_of(args: argparse.Namespace) -> DeviceOptions:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    return run_diff(target_of(args), device_options_of(args), Output(args.format))
+    return run_diff(target_of(args), device_options_of(args), Output(args.format, commands=args.commands))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -265,7 +266,8 @@ def cmd_push(args: argparse.Namespace) -> int:
         confirm_timeout=args.confirm_timeout,
         bgp_wait=args.bgp_wait,
     )
-    return run_push(target_of(args), device_options_of(args), push_options, Output(args.format), args.yes)
+    out = Output(args.format, commands=args.commands)
+    return run_push(target_of(args), device_options_of(args), push_options, out, args.yes)
 
 
 def add_target_args(p: argparse.ArgumentParser) -> None:
@@ -282,6 +284,11 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
         inventory_arg(p)
         p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
         p.add_argument("--format", choices=("text", "json"), default="text")
+        p.add_argument(
+            "--commands",
+            action="store_true",
+            help="show exactly what is sent (remediation, nv set/unset, host commands) instead of the config diff",
+        )
         p.add_argument(
             "--workers", type=int, default=defaults.workers, help=f"switches at once (default {defaults.workers})"
         )

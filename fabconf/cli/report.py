@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fabconf.deploy.job import Outcome, State
+from fabconf.drivers.textdiff import counts
 
 STYLE = {
     State.UNCHANGED: "green",
@@ -55,12 +56,33 @@ def as_json(outcomes: list[Outcome], command: str, exit_code: int) -> str:
     return json.dumps(as_dict(outcomes, command, exit_code), indent=2)
 
 
-def print_text(outcomes: list[Outcome], title: str, stream: TextIO | None = None) -> None:
+def _line_style(line: str) -> str | None:
+    if line.startswith(("+++ ", "--- ")):
+        return "bold"
+    if line.startswith("@@"):
+        return "cyan"
+    if line.startswith("+"):
+        return "green"
+    if line.startswith("-"):
+        return "red"
+    return None
+
+
+def changed_lines(o: Outcome) -> str:
+    """``+A -R``: lines the diff adds and removes."""
+    added, removed = counts(o.diff)
+    return f"+{added} -{removed} line(s)"
+
+
+def print_text(outcomes: list[Outcome], title: str, stream: TextIO | None = None, commands: bool = False) -> None:
+    """Per device its diff (``commands``: what is sent instead), -/+ coloured on a terminal, then a table."""
     console = Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
     for o in outcomes:
-        if o.diff:
-            console.rule(f"{o.device} ({o.platform})", style="cyan")
-            console.print(o.diff.rstrip("\n"), markup=False)
+        text = o.commands if commands else o.diff
+        if text:
+            console.rule(f"{o.device} ({o.platform})" + (": commands" if commands else ""), style="cyan")
+            for line in text.rstrip("\n").splitlines():
+                console.print(line, markup=False, style=None if commands else _line_style(line))
     table = Table(title=title, show_lines=False)
     for col in ("device", "platform", "state", "detail"):
         table.add_column(col, overflow="fold")
@@ -69,7 +91,9 @@ def print_text(outcomes: list[Outcome], title: str, stream: TextIO | None = None
         if o.checks:
             detail = (detail + ": " if detail else "") + "; ".join(c.splitlines()[0] for c in o.checks)
         if o.state is State.CHANGES:
-            detail = detail or f"{sum(1 for ln in o.diff.splitlines() if ln.strip())} line(s) would change"
+            detail = detail or f"{changed_lines(o)} would change"
+        elif o.state is State.APPLIED and o.diff:
+            detail = (detail + "; " if detail else "") + f"{changed_lines(o)} changed"
         table.add_row(o.device, o.platform, f"[{STYLE[o.state]}]{o.state}[/]", detail)
     console.print(table)
     counts = ", ".join(f"{n} {state}" for state, n in summary(outcomes).items())

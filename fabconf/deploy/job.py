@@ -61,7 +61,8 @@ class Outcome:
     device: str
     platform: str
     state: State
-    diff: str = ""
+    diff: str = ""  # for people: the owned configuration, running -> intended (unified where the driver can)
+    commands: str = ""  # exactly what is (or would be) sent to the device
     message: str = ""
     checks: list[str] = field(default_factory=list)  # failed verification checks
     seconds: float = 0.0
@@ -74,6 +75,7 @@ class Outcome:
             "platform": self.platform,
             "state": str(self.state),
             "diff": self.diff,
+            "commands": self.commands,
             "message": self.message,
             "failed_checks": self.checks,
             "seconds": round(self.seconds, 3),

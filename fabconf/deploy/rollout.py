@@ -135,12 +135,17 @@ class Plan:
         return [w.label for w in self.stages]
 
 
+def push_order(jobs: list[Job]) -> list[Job]:
+    """Super-spines, spines, leaves, GPU hosts; by name within a role: the order of every report."""
+    return sorted(jobs, key=lambda j: (ROLE_ORDER.get(j.device.role, 9), j.device.role, j.name))
+
+
 def plan(jobs: list[Job], canary: int = 1, batch: str = "25%") -> Plan:
     """Waves by role (super-spines, spines, leaves, GPU hosts): a role's canary device(s) alone, then its
     batches; a wave never mixes roles, and every role finishes before the next starts. ``batch`` as N% is a
     share of the role's devices after its canary."""
     by_role: dict[str, list[Job]] = {}
-    for job in sorted(jobs, key=lambda j: (ROLE_ORDER.get(j.device.role, 9), j.device.role, j.name)):
+    for job in push_order(jobs):
         by_role.setdefault(job.device.role, []).append(job)
     stages: list[Wave] = []
     for role, members in by_role.items():

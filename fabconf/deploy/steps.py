@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
-from fabconf.drivers.contract import Driver, IntentDiff, PendingFirmware, Preflight, Reattach, RevertTimer
+from fabconf.drivers.contract import (
+    ConfigDiff,
+    Driver,
+    IntentDiff,
+    PendingFirmware,
+    Preflight,
+    Reattach,
+    RevertTimer,
+)
+from fabconf.drivers.textdiff import relabel
 from fabconf.platforms import Revert
 
 Reopen = Callable[[], Driver]
@@ -45,27 +54,41 @@ def _running(driver: Driver) -> str:
     return driver.get_config(retrieve="running")["running"]
 
 
-def stage(job: Job, driver: Driver) -> str:
-    """Load the candidate that brings the device to intent; returns the diff ("" = nothing to do, nothing
-    left staged). The driver stages only what fabconf owns (merge) or the whole document (replace)."""
+@dataclass(frozen=True)
+class Staged:
+    """A staged change: ``diff`` for people (the owned configuration, running -> intended, unified where the
+    driver can show it) and ``commands``, exactly what a commit sends. Both "" when nothing changes."""
+
+    diff: str = ""
+    commands: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.commands)
+
+
+def stage(job: Job, driver: Driver) -> Staged:
+    """Load the candidate that brings the device to intent (nothing is left staged when nothing changes).
+    The driver stages only what fabconf owns (merge) or the whole document (replace)."""
     if job.mode == "replace":
         driver.load_replace_candidate(config=job.rendered)
     else:
         driver.load_merge_candidate(config=job.rendered)
-    diff = driver.compare_config()
-    if not diff.strip():
+    commands = driver.compare_config()
+    if not commands.strip():
         driver.discard_config()
-        return ""
-    return REDACTOR(diff)
+        return Staged()
+    diff = relabel(driver.config_diff(), job.name) if isinstance(driver, ConfigDiff) else ""
+    return Staged(REDACTOR(diff or commands), REDACTOR(commands))
 
 
 def diff_device(job: Job, driver: Driver) -> Outcome:
     """Dry run: stage, compare, discard. Nothing is left on the device."""
     try:
-        diff = stage(job, driver)
+        staged = stage(job, driver)
     finally:
         _quietly(driver.discard_config)
-    return Outcome(job.name, job.platform, State.CHANGES if diff else State.UNCHANGED, diff=diff)
+    state = State.CHANGES if staged else State.UNCHANGED
+    return Outcome(job.name, job.platform, state, diff=staged.diff, commands=staged.commands)
 
 
 def verify_device(job: Job, driver: Driver, ctx: VerifyContext) -> Outcome:
@@ -86,7 +109,7 @@ def _remaining(job: Job, driver: Driver) -> str:
     if isinstance(driver, IntentDiff):
         return driver.intent_diff(job.rendered)
     try:
-        return stage(job, driver)
+        return stage(job, driver).commands
     finally:
         _quietly(driver.discard_config)
 
@@ -162,7 +185,13 @@ def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, re
     """Commit with a revert timer (or a checkpoint), verify, then confirm — or leave the device as it was.
     The Outcome carries the configuration's digest before and, where the end state is known, after."""
     before = _running(driver)
-    outcome = _push(job, driver, reopen, ctx, revert_in, before)
+    if isinstance(driver, Preflight):
+        problems = driver.preflight(config=job.rendered)
+        if problems:
+            return Outcome(job.name, job.platform, State.UNTOUCHED, message="preflight: " + "; ".join(problems))
+    staged = stage(job, driver)
+    outcome = _push(job, driver, reopen, ctx, revert_in, before, staged.diff)
+    outcome.commands = staged.commands
     outcome.config_before = digest(before)
     if outcome.state is State.APPLIED:
         with contextlib.suppress(Exception):  # the change is confirmed; a failed read only loses the digest
@@ -172,13 +201,11 @@ def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, re
     return outcome
 
 
-def _push(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int, before: str) -> Outcome:
+def _push(
+    job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int, before: str, diff: str
+) -> Outcome:
+    """Commit what is staged (``diff`` "" = nothing), verify, confirm — or undo."""
     timer = isinstance(driver, RevertTimer)
-    if isinstance(driver, Preflight):
-        problems = driver.preflight(config=job.rendered)
-        if problems:
-            return Outcome(job.name, job.platform, State.UNTOUCHED, message="preflight: " + "; ".join(problems))
-    diff = stage(job, driver)
     if not diff:
         failed = verify(job, driver, ctx)
         state = State.UNCHANGED if not failed else State.FAILED

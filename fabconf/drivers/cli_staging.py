@@ -22,7 +22,8 @@ from typing import Any
 from napalm.base import NetworkDriver, models
 
 from fabconf.drivers.contract import RevertTimer
-from fabconf.drivers.remediation import Remediation, remediate
+from fabconf.drivers.remediation import Remediation, owned_views, remediate
+from fabconf.drivers.textdiff import unified
 from fabconf.platforms import Platform
 
 __all__ = ["StagedCliDriver", "StagedTimerDriver"]
@@ -38,6 +39,7 @@ class StagedCliDriver:
         self._running: str | None = None  # the last running config read, until anything changes the device
         self._staged: Remediation | None = None  # merge mode: what was loaded; None: nothing / replace mode
         self._replace = False
+        self._views: tuple[str, str] | None = None  # owned config (running, intended) of the last load
 
     # -- connection -------------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -54,14 +56,18 @@ class StagedCliDriver:
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         intended = _text(filename, config)
-        rem = remediate(self.spec.name, self._running_config(), intended)
+        running = self._running_config()
+        rem = remediate(self.spec.name, running, intended)
         self._staged, self._replace = rem, False
+        self._views = owned_views(self.spec.name, running, intended)
         if not rem.empty:
             self.napalm.load_merge_candidate(config=rem.config)
 
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        intended = _text(filename, config)
         self._staged, self._replace = None, True
-        self.napalm.load_replace_candidate(config=_text(filename, config))
+        self._views = owned_views(self.spec.name, self._running_config(), intended, whole=True)
+        self.napalm.load_replace_candidate(config=intended)
 
     def compare_config(self) -> str:
         if self._replace:
@@ -72,6 +78,12 @@ class StagedCliDriver:
             return str(self.napalm.compare_config())
         return self._staged.config
 
+    def config_diff(self) -> str:
+        """The owned configuration as it runs and as intended, as a unified diff ("" when equal)."""
+        if self._views is None:
+            return ""
+        return unified(*self._views, self.hostname)
+
     def intent_diff(self, config: str) -> str:
         """The remediation still needed to reach ``config``, from the running config alone (no session)."""
         self._running = None
@@ -79,7 +91,7 @@ class StagedCliDriver:
 
     def discard_config(self) -> None:
         staged = self._replace or (self._staged is not None and not self._staged.empty)
-        self._staged, self._replace = None, False
+        self._staged, self._replace, self._views = None, False, None
         if staged:
             self.napalm.discard_config()
 

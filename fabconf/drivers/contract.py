@@ -18,6 +18,9 @@ Optional capabilities are explicit, never ``getattr`` probes:
 - ``IntentDiff``: what would still change, computed without staging anything (CLI platforms: EOS cannot
   open a second config session while a commit timer is pending).
 - ``Reattach``: a fresh connection takes over what a lost one left pending (EOS config sessions).
+- ``ConfigDiff``: the staged change as people read it — a unified diff of the device's own configuration
+  text (running -> candidate) for what fabconf owns. ``compare_config()`` stays what is SENT (remediation
+  commands, ``nv set``/``nv unset`` lines, host commands), shown with ``--commands``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from napalm.base import models
 
-__all__ = ["Driver", "IntentDiff", "PendingFirmware", "Preflight", "Reattach", "RevertTimer"]
+__all__ = ["ConfigDiff", "Driver", "IntentDiff", "PendingFirmware", "Preflight", "Reattach", "RevertTimer"]
 
 
 @runtime_checkable
@@ -89,4 +92,11 @@ class IntentDiff(Protocol):
 class Reattach(Protocol):
     def reattach(self, lost: Any) -> None:
         """Take over what the lost driver ``lost`` left pending on the device, so recovery can clean it up."""
+        ...
+
+
+@runtime_checkable
+class ConfigDiff(Protocol):
+    def config_diff(self) -> str:
+        """After a load: the owned configuration, running -> candidate, as a unified diff ("" if equal)."""
         ...

@@ -64,6 +64,7 @@ from fabconf.drivers.nvue_plan import (
     unowned_paths,
 )
 from fabconf.drivers.nvue_ssh import NvSsh
+from fabconf.drivers.textdiff import unified
 
 __all__ = ["CumulusDriver"]
 
@@ -289,6 +290,15 @@ class CumulusDriver(DriverBase, RevertTimer):
         if self._candidate is None:
             return ""
         return "\n".join(diff_lines(self._tree("applied"), self._tree(self._candidate.rev_id)))
+
+    def config_diff(self) -> str:
+        """The NVUE tree as applied and as the candidate revision would make it (secrets masked, keys in
+        natural order), as a unified diff: one changed leaf is one -/+ pair."""
+        if self._candidate is None:
+            return ""
+        before = tree_yaml(sanitize(self._tree("applied")))
+        after = tree_yaml(sanitize(self._tree(self._candidate.rev_id)))
+        return unified(before, after, self.hostname)
 
     def discard_config(self) -> None:
         if self._candidate is not None:

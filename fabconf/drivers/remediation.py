@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from hier_config import HConfig, Platform, WorkflowRemediation, get_hconfig
 
@@ -74,3 +75,47 @@ def remediate(platform: str, running: str, intended: str, interfaces: list[str] 
 def _text(tree: HConfig) -> str:
     lines = [line for line in tree.dump_simple() if line.strip()]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _lines(children: list[HConfig] | Any, depth: int, order: dict[str, Any] | None) -> list[str]:
+    """Indented lines of a tree, children ordered like ``order`` (the intended tree's sibling order): a line
+    the intended tree lacks stays right after the sibling it follows on the device, so a changed line
+    shows as one -/+ pair in a unified diff instead of moving."""
+    kids = list(children)
+    known = {} if order is None else {text: i for i, text in enumerate(order)}
+    keyed = []
+    anchor = -1
+    for i, child in enumerate(kids):
+        if child.text in known:
+            anchor = known[child.text]
+            keyed.append(((anchor, 0, 0), child))
+        else:
+            keyed.append(((anchor, 1, i), child))
+    out: list[str] = []
+    for _, child in sorted(keyed, key=lambda kc: kc[0]):
+        out.append("  " * depth + child.text)
+        sub_order = None
+        if order is not None and child.text in order:
+            sub_order = order[child.text]
+        out.extend(_lines(child.children, depth + 1, sub_order))
+    return out
+
+
+def _order(tree: Any) -> dict[str, Any]:
+    return {child.text: _order(child) for child in tree.children}
+
+
+def owned_views(platform: str, running: str, intended: str, whole: bool = False) -> tuple[str, str]:
+    """The owned configuration as it runs and as intended, as comparable text (``whole``: every section,
+    for replace mode). Sibling order follows the intended configuration."""
+    if whole:
+        run_tree = get_hconfig(_dialect(platform), _strip_comments(running))
+        want_tree = get_hconfig(_dialect(platform), _strip_comments(intended))
+    else:
+        interfaces = rendered_interfaces(intended)
+        run_tree = owned_tree(platform, running, interfaces)
+        want_tree = owned_tree(platform, intended, interfaces)
+    order = _order(want_tree)
+    before = _lines(run_tree.children, 0, order)
+    after = _lines(want_tree.children, 0, order)
+    return "\n".join(before) + "\n", "\n".join(after) + "\n"
