@@ -15,7 +15,7 @@ switch (cumulus | eos | nxos)::
 gpu host (linux)::
 
     hostname, platform, role, mtu
-    nics:     [{netdev, rdma, rail, speed_gbps, mtu, address, gateway, vlan, leaf, leaf_port}]
+    nics:     [{netdev, rdma, rail, speed_gbps, mtu, address, gateway, vlan, leaf, leaf_port, adapter}]
     qos:      {trust, pfc: [8 x 0|1], dscp2prio: [[dscp, prio]...]}
     ecn:      {np_enable: [prio...], rp_enable: [prio...], cnp_dscp, cnp_802p_prio}
     roce_tos, mlxconfig: {KEY: value}, nccl: {NCCL_*: value}
@@ -258,6 +258,8 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "vlan": hp.vlan,
             "leaf": hp.leaf,
             "leaf_port": hp.leaf_port,
+            # the card: PCI domain:bus:device without the function; ports of one card share firmware settings
+            "adapter": hp.nic.pci.rsplit(".", 1)[0] if hp.nic.pci else None,
         }
         for hp in ports
     ]

@@ -177,10 +177,13 @@ def _plan_nic(t: NicTarget, o: NicObserved, sudo: str) -> list[Change]:
 
 
 def _plan_firmware(t: NicTarget, o: NicObserved, sudo: str, activate: bool) -> list[Change]:
+    """ONE Change for every key that differs: one ``mlxconfig set`` call carries them all, so no change is
+    ever left without the command that applies it. A key the device lacks cannot be applied at all (a
+    Change without commands: the driver refuses the commit)."""
     if not o.present or not t.mlxconfig:
         return []
     out = []
-    sets: list[Change] = []
+    lines: list[str] = []
     args = []
     when = "firmware reset on commit" if activate else "pending until firmware reset or reboot"
     for key, want in sorted(t.mlxconfig.items()):
@@ -188,14 +191,13 @@ def _plan_firmware(t: NicTarget, o: NicObserved, sudo: str, activate: bool) -> l
         if have is None:
             out.append(Change(f"{t.rdma}: mlxconfig {key} not supported by the device -> {want}", [], 0))
         elif not mlx_same(want, have.next_boot):
-            sets.append(Change(f"{t.rdma}: mlxconfig {key} {have.next_boot} -> {want} ({when})", [], 0))
+            lines.append(f"{t.rdma}: mlxconfig {key} {have.next_boot} -> {want} ({when})")
             args.append(f"{key}={mlx_set_value(want)}")
-    if sets:
+    if args:
         # one mlxconfig call for the device; NEVER a firmware reset unless the caller allows it
-        sets[0].commands.append(f"{sudo}mlxconfig -d {t.rdma} -y set {' '.join(args)}")
-    out += sets
+        out.append(Change("\n".join(lines), [f"{sudo}mlxconfig -d {t.rdma} -y set {' '.join(args)}"], 0))
     pending = [k for k in sorted(t.mlxconfig) if k in o.mlx and o.mlx[k].pending]
-    if activate and (sets or pending):
+    if activate and (args or pending):
         keys = ", ".join(pending) or "the new values"
         reset = f"{sudo}mlxfwreset -d {t.rdma} -y --level 3 reset"
         out.append(Change(f"{t.rdma}: firmware reset to activate mlxconfig ({keys})", [reset], 0))
@@ -263,9 +265,13 @@ def _plan_nccl(want: FileTarget, have: str | None, sudo: str) -> list[Change]:
 def plan(target: HostTarget, observed: HostObserved, *, sudo: str = "") -> list[Change]:
     """Everything that differs, in apply order (phase, then NIC order). Empty when the host matches."""
     changes: list[Change] = []
+    adapters: set[str] = set()  # firmware settings are per card: two ports of one adapter set them once
     for nic in target.nics:
         have = observed.nics.get(nic.netdev) or NicObserved(nic.netdev, nic.rdma, present=False)
-        changes += _plan_firmware(nic, have, sudo, target.activate_firmware)
+        card = nic.adapter or nic.rdma
+        if card not in adapters:
+            adapters.add(card)
+            changes += _plan_firmware(nic, have, sudo, target.activate_firmware)
         changes += _plan_nic(nic, have, sudo)
     changes += _plan_files(target, observed, sudo)
     return sorted(changes, key=lambda c: c.phase)
@@ -302,6 +308,7 @@ def target_from_snapshot(snapshot: HostObserved, managed: HostTarget, *, activat
                 # an unset traffic_class cannot be unset again through sysfs; it keeps the committed value
                 traffic_class=old.traffic_class if want.traffic_class is not None else None,
                 mlxconfig={k: old.mlx[k].next_boot for k in want.mlxconfig if k in old.mlx},
+                adapter=want.adapter,
             )
         )
     target = HostTarget(hostname=managed.hostname, nics=nics, activate_firmware=activate_firmware)

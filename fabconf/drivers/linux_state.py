@@ -60,6 +60,7 @@ class NicTarget:
     cma_tos: int | None = None
     traffic_class: int | None = None
     mlxconfig: dict[str, str] = field(default_factory=dict)  # compared with Next Boot
+    adapter: str | None = None  # the card (PCI bus:device) when the document names it; ports of one card share firmware
 
 
 @dataclass
@@ -204,6 +205,8 @@ def _nic(item: Any, index: int, host: NicTarget) -> NicTarget:
         nic.mtu = _int(item["mtu"], f"nics[{index}].mtu", 68, 65535)
     if item.get("speed_gbps") is not None:
         nic.speed_gbps = _int(item["speed_gbps"], f"nics[{index}].speed_gbps", 1, 10_000)
+    if item.get("adapter") is not None:
+        nic.adapter = str(item["adapter"])
     return nic
 
 
