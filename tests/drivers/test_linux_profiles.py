@@ -8,13 +8,13 @@ others as having no command.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from profiles import PROFILE_B, profile_inventory
 from test_linux_driver import connect, managed, start_host
 
 from fabconf.drivers.linux import LinuxDriver
@@ -25,41 +25,10 @@ from fabconf.lab.gpuhost import GpuHostSim
 from fabconf.pipeline import compile_inventory
 from fabconf.render import render
 
-ROOT = Path(__file__).resolve().parents[2]
-
-# A second RoCE profile: other data DSCP and priority, two lossless priorities (DCQCN on both), another CNP
-# DSCP and priority, so the host needs three mlxconfig keys changed, and extra NCCL keys.
-PROFILE_B: dict[str, Any] = {
-    "roce": {
-        "dscp": 34,
-        "priority": 4,
-        "pfc_priorities": [3, 4],
-        "cnp": {"dscp": 46, "priority": 7},
-        "ecn": {"min_threshold_bytes": 200000, "max_threshold_bytes": 2000000, "probability": 50},
-    },
-    "hosts": {
-        "mlxconfig": {"ROCE_CC_PRIO_MASK_P1": 24},
-        "nccl": {"NCCL_IB_QPS_PER_CONNECTION": 4, "NCCL_IB_TIMEOUT": 22, "NCCL_DEBUG": "WARN"},
-    },
-}
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = value
-    return base
-
 
 def profile_doc(tmp_path: Path, profile: dict[str, Any]) -> str:
     """gpu01's rendered desired state for the example inventory with ``profile`` over its fabric.yaml."""
-    inventory = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inventory)
-    fabric = inventory / "fabric.yaml"
-    fabric.write_text(yaml.safe_dump(_merge(yaml.safe_load(fabric.read_text()), profile), sort_keys=False))
-    compiled = compile_inventory(inventory)  # validated: the profile is a legal fabric
+    compiled = compile_inventory(profile_inventory(tmp_path, profile))  # validated: the profile is legal
     return render(compiled.data["gpu01"])
 
 

@@ -33,10 +33,10 @@ def free_network() -> str:
     raise RuntimeError("no free 127.X.0.0/16 for the lab")
 
 
-def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inventory: Path = ROOT / "inventory") -> Iterator[Lab]:
     the_lab = Lab(
-        compile_inventory(ROOT / "inventory"),
-        ROOT / "inventory",
+        compile_inventory(inventory),
+        inventory,
         tmp_path / "lab",
         network=free_network(),
         password=PASSWORD,
