@@ -61,10 +61,11 @@ from fabconf.drivers.linux_plan import (
     Change,
     desired_target,
     diff_text,
-    heredoc_write,
+    file_write,
     link_problems,
     plan,
     restore_limits,
+    sh,
     target_from_snapshot,
 )
 from fabconf.drivers.linux_ssh import HostCommandError, HostOutputError, HostShell, LinuxHostError, Output
@@ -150,33 +151,33 @@ class LinuxDriver(DriverBase):
         paths = [f"{base}/{kind}/enable/{p}" for kind in ("roce_np", "roce_rp") for p in range(PRIOS)]
         paths += [f"{base}/roce_np/cnp_dscp", f"{base}/roce_np/cnp_802p_prio"]
         return [
-            f"ip -j link show dev {netdev}",
-            f"{self.sudo}mlnx_qos -i {netdev}",
-            "cat " + " ".join(paths),
-            f"{self.sudo}cma_roce_tos -d {rdma}",
-            f"cat /sys/class/infiniband/{rdma}/tc/1/traffic_class",
+            sh("ip", "-j", "link", "show", "dev", netdev),
+            self.sudo + sh("mlnx_qos", "-i", netdev),
+            sh("cat", *paths),
+            self.sudo + sh("cma_roce_tos", "-d", rdma),
+            sh("cat", f"/sys/class/infiniband/{rdma}/tc/1/traffic_class"),
             # [U] recent MFT accepts the RDMA device name for -d (the reference shows mst paths and PCI addresses)
-            f"{self.sudo}mlxconfig -d {rdma} -e q",
+            self.sudo + sh("mlxconfig", "-d", rdma, "-e", "q"),
         ]
 
     def _nic(self, netdev: str, rdma: str, reads: list[tuple[str, Output]]) -> NicObserved:
-        sh = self._shell
+        shell = self._shell
         (link_cmd, link_out), qos, ecn_read, tos, (tc_cmd, tc_out), mlx = reads
         if link_out.status != 0 and "does not exist" in link_out.stderr:
             return NicObserved(netdev, rdma, present=False)
-        link = sh.parse(link_cmd, link_out, lambda text: parse_ip_link(text, netdev))
-        report = sh.parse(*qos, parse_mlnx_qos)
-        ecn = sh.parse(*ecn_read, lambda text: parse_int_lines(text, 2 * PRIOS + 2, "ECN sysfs", 0, 63))
+        link = shell.parse(link_cmd, link_out, lambda text: parse_ip_link(text, netdev))
+        report = shell.parse(*qos, parse_mlnx_qos)
+        ecn = shell.parse(*ecn_read, lambda text: parse_int_lines(text, 2 * PRIOS + 2, "ECN sysfs", 0, 63))
         nic = NicObserved(netdev, rdma, mtu=link.mtu, oper_up=link.oper_up, trust=report.trust, pfc=report.pfc)
         nic.dscp2prio, nic.lldpad_warning = report.dscp2prio, report.lldpad_warning
         nic.ecn_np, nic.ecn_rp = ecn[:PRIOS], ecn[PRIOS : 2 * PRIOS]
         nic.cnp_dscp, nic.cnp_802p_prio = ecn[-2], ecn[-1]
-        nic.cma_tos = sh.parse(*tos, parse_cma_roce_tos)
+        nic.cma_tos = shell.parse(*tos, parse_cma_roce_tos)
         if tc_out.status != 0 and "No such file" in tc_out.stderr:
             nic.traffic_class_file = False  # inbox driver: the OFED-only file is absent (§4.2)
         else:
-            nic.traffic_class = sh.parse(tc_cmd, tc_out, parse_traffic_class)
-        nic.mlx = sh.parse(*mlx, parse_mlxconfig_query)
+            nic.traffic_class = shell.parse(tc_cmd, tc_out, parse_traffic_class)
+        nic.mlx = shell.parse(*mlx, parse_mlxconfig_query)
         return nic
 
     def _enabled(self, command: str, result: Output) -> bool:
@@ -192,9 +193,9 @@ class LinuxDriver(DriverBase):
         host.append(f"systemctl is-enabled {UNIT_NAME}")
         commands = host + [c for netdev, rdma in pairs for c in self._nic_reads(netdev, rdma)]
         results = list(zip(commands, self._shell.batch(commands), strict=True))
-        sh = self._shell
-        observed = HostObserved(sh.parse(*results[0], _one_word), {})
-        observed.nccl, observed.unit, observed.script = (sh.file(*r) for r in results[1:4])
+        shell = self._shell
+        observed = HostObserved(shell.parse(*results[0], _one_word), {})
+        observed.nccl, observed.unit, observed.script = (shell.file(*r) for r in results[1:4])
         observed.enabled = self._enabled(*results[4])
         for i, (netdev, rdma) in enumerate(pairs):
             start = len(host) + i * NIC_READS
@@ -307,8 +308,8 @@ class LinuxDriver(DriverBase):
 
     def _save_checkpoint(self, snapshot: Snapshot) -> None:
         directory = CHECKPOINT_PATH.rsplit("/", 1)[0]
-        self._run(f"{self.sudo}mkdir -p {directory}")
-        self._run(heredoc_write(self.sudo, CHECKPOINT_PATH, snapshot.to_json() + "\n"))
+        self._run(self.sudo + sh("mkdir", "-p", directory))
+        self._run(file_write(self.sudo, CHECKPOINT_PATH, snapshot.to_json() + "\n"))
 
     def _load_checkpoint(self) -> Snapshot | None:
         command = f"{self.sudo}cat {CHECKPOINT_PATH}"
@@ -360,7 +361,7 @@ class LinuxDriver(DriverBase):
         """mlxconfig values set but not active yet, per RDMA device: {dev: {KEY: {"current", "next_boot"}}}."""
         out: dict[str, dict[str, dict[str, str]]] = {}
         devices = [rdma for _netdev, rdma in self._pairs(self._candidate)]
-        commands = [f"{self.sudo}mlxconfig -d {rdma} -e q" for rdma in devices]
+        commands = [self.sudo + sh("mlxconfig", "-d", rdma, "-e", "q") for rdma in devices]
         for rdma, command, result in zip(devices, commands, self._shell.batch(commands), strict=True):
             values = self._shell.parse(command, result, parse_mlxconfig_query)
             pending = {k: {"current": str(v.current), "next_boot": v.next_boot} for k, v in values.items() if v.pending}
@@ -419,7 +420,7 @@ class LinuxDriver(DriverBase):
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         out = {}
         for link in self._shell.read("ip -j link show", parse_ip_links):
-            speed_text = self._optional(f"cat /sys/class/net/{link.ifname}/speed")
+            speed_text = self._optional(sh("cat", f"/sys/class/net/{link.ifname}/speed"))
             try:
                 speed = float(parse_int(speed_text, "speed", -1)) if speed_text else -1.0
             except ParseError:

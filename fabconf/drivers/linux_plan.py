@@ -9,6 +9,8 @@ MTU, ECN sysfs and the RoCE ToS are runtime-only and must be re-applied at boot 
 
 from __future__ import annotations
 
+import base64
+import shlex
 from dataclasses import dataclass
 
 from fabconf.drivers.linux_parse import DSCPS, IbPort, RdmaLink, mlx_same, mlx_set_value, parse_nccl_conf
@@ -69,27 +71,27 @@ def _runtime_commands(nic: NicTarget) -> list[str]:
     out = []
     base = f"/sys/class/net/{nic.netdev}/ecn"
     if nic.trust is not None:
-        out.append(f"mlnx_qos -i {nic.netdev} --trust {nic.trust} >/dev/null")
+        out.append(sh("mlnx_qos", "-i", nic.netdev, "--trust", nic.trust) + " >/dev/null")
     if nic.pfc is not None:
-        out.append(f"mlnx_qos -i {nic.netdev} --pfc {','.join(map(str, nic.pfc))} >/dev/null")
+        out.append(sh("mlnx_qos", "-i", nic.netdev, "--pfc", ",".join(map(str, nic.pfc))) + " >/dev/null")
     if nic.dscp2prio is not None:
         # after boot the map is the default one: only the entries that differ need setting
-        sets = [f"--dscp2prio set,{d},{p}" for d, p in enumerate(nic.dscp2prio) if p != d >> 3]
+        sets = [a for d, p in enumerate(nic.dscp2prio) if p != d >> 3 for a in ("--dscp2prio", f"set,{d},{p}")]
         if sets:
-            out.append(f"mlnx_qos -i {nic.netdev} {' '.join(sets)} >/dev/null")
+            out.append(sh("mlnx_qos", "-i", nic.netdev, *sets) + " >/dev/null")
     if nic.mtu is not None:
-        out.append(f"ip link set dev {nic.netdev} mtu {nic.mtu}")
+        out.append(sh("ip", "link", "set", "dev", nic.netdev, "mtu", nic.mtu))
     for kind, flags in (("roce_np", nic.ecn_np), ("roce_rp", nic.ecn_rp)):
-        out.extend(f"echo {v} > {base}/{kind}/enable/{p}" for p, v in enumerate(flags or []))
+        out.extend(f"{sh('echo', v)} > {sh(f'{base}/{kind}/enable/{p}')}" for p, v in enumerate(flags or []))
     if nic.cnp_dscp is not None:
-        out.append(f"echo {nic.cnp_dscp} > {base}/roce_np/cnp_dscp")
+        out.append(f"{sh('echo', nic.cnp_dscp)} > {sh(f'{base}/roce_np/cnp_dscp')}")
     if nic.cnp_802p_prio is not None:
-        out.append(f"echo {nic.cnp_802p_prio} > {base}/roce_np/cnp_802p_prio")
+        out.append(f"{sh('echo', nic.cnp_802p_prio)} > {sh(f'{base}/roce_np/cnp_802p_prio')}")
     if nic.cma_tos is not None:
-        out.append(f"cma_roce_tos -d {nic.rdma} -t {nic.cma_tos} >/dev/null")
+        out.append(sh("cma_roce_tos", "-d", nic.rdma, "-t", nic.cma_tos) + " >/dev/null")
     if nic.traffic_class is not None:
-        path = f"/sys/class/infiniband/{nic.rdma}/tc/1/traffic_class"
-        out.append(f"[ ! -e {path} ] || echo {nic.traffic_class} > {path}")  # OFED-only file (§4.2)
+        path = sh(f"/sys/class/infiniband/{nic.rdma}/tc/1/traffic_class")
+        out.append(f"[ ! -e {path} ] || {sh('echo', nic.traffic_class)} > {path}")  # OFED-only file (§4.2)
     return out
 
 
@@ -113,29 +115,36 @@ def _prios(flags: list[int]) -> str:
     return ",".join(str(p) for p, v in enumerate(flags) if v) or "none"
 
 
+def sh(*argv: object) -> str:
+    """One shell command line from its arguments, each quoted (``shlex.quote``): no value can add a word,
+    a command, a redirection or a line. Safe words stay as they are (``mlnx_qos -i ens1f0np0``)."""
+    return " ".join(shlex.quote(str(arg)) for arg in argv)
+
+
 def _write(sudo: str, path: str, value: object) -> str:
-    return f"echo {value} | {sudo}tee {path} >/dev/null"
+    return f"{sh('echo', value)} | {sudo}{sh('tee', path)} >/dev/null"
 
 
-def heredoc_write(sudo: str, path: str, content: str) -> str:
-    """``tee`` a file from a quoted here-document (no expansion); the end marker never occurs in the content.
-    A missing final newline is added (the marker must start a line)."""
+def file_write(sudo: str, path: str, content: str) -> str:
+    """Write a whole file without a here-document or any expansion: the content travels base64-encoded as
+    ONE quoted argument and is decoded on the host (``printf %s B64 | base64 -d | tee PATH``). A missing
+    final newline is added."""
     if content and not content.endswith("\n"):
         content += "\n"
-    marker = "FABCONF_EOF"
-    while marker in content.splitlines():
-        marker += "_"
-    return f"{sudo}tee {path} >/dev/null <<'{marker}'\n{content}{marker}"
+    encoded = base64.b64encode(content.encode()).decode()
+    return f"{sh('printf', '%s', encoded)} | base64 -d | {sudo}{sh('tee', path)} >/dev/null"
 
 
 def _plan_qos(t: NicTarget, o: NicObserved, sudo: str) -> list[Change]:
     out = []
-    qos = f"{sudo}mlnx_qos -i {t.netdev}"
+    qos = sudo + sh("mlnx_qos", "-i", t.netdev)
     if t.trust is not None and t.trust != o.trust:
         hidden = o.dscp2prio is None and t.dscp2prio is not None
-        out.append(Change(f"{t.netdev}: trust {o.trust} -> {t.trust}", [f"{qos} --trust {t.trust}"], 1, hidden))
+        command = f"{qos} {sh('--trust', t.trust)}"
+        out.append(Change(f"{t.netdev}: trust {o.trust} -> {t.trust}", [command], 1, hidden))
     if t.pfc is not None and t.pfc != o.pfc:
-        out.append(Change(f"{t.netdev}: pfc {bits(o.pfc)} -> {bits(t.pfc)}", [f"{qos} --pfc {bits(t.pfc)}"], 1))
+        command = f"{qos} {sh('--pfc', bits(t.pfc))}"
+        out.append(Change(f"{t.netdev}: pfc {bits(o.pfc)} -> {bits(t.pfc)}", [command], 1))
     if t.dscp2prio is not None and o.dscp2prio is not None:
         wrong = [d for d in range(DSCPS) if t.dscp2prio[d] != o.dscp2prio[d]]
         if wrong:
@@ -151,7 +160,7 @@ def _plan_nic(t: NicTarget, o: NicObserved, sudo: str) -> list[Change]:
         return [Change(f"{t.netdev}: missing on the host (no such netdev)", [], 1)]
     out = _plan_qos(t, o, sudo)
     if t.mtu is not None and t.mtu != o.mtu:
-        cmd = f"{sudo}ip link set dev {t.netdev} mtu {t.mtu}"
+        cmd = sudo + sh("ip", "link", "set", "dev", t.netdev, "mtu", t.mtu)
         out.append(Change(f"{t.netdev}: mtu {o.mtu} -> {t.mtu}", [cmd], 1))
     base = f"/sys/class/net/{t.netdev}/ecn"
     for kind, want, have in (("roce_np", t.ecn_np, o.ecn_np), ("roce_rp", t.ecn_rp, o.ecn_rp)):
@@ -164,7 +173,7 @@ def _plan_nic(t: NicTarget, o: NicObserved, sudo: str) -> list[Change]:
                 Change(f"{t.netdev}: ecn {name} {now} -> {want}", [_write(sudo, f"{base}/roce_np/{name}", want)], 1)
             )
     if t.cma_tos is not None and t.cma_tos != o.cma_tos:
-        cmd = f"{sudo}cma_roce_tos -d {t.rdma} -t {t.cma_tos}"
+        cmd = sudo + sh("cma_roce_tos", "-d", t.rdma, "-t", t.cma_tos)
         out.append(Change(f"{t.rdma}: roce_tos (cma_roce_tos) {o.cma_tos} -> {t.cma_tos}", [cmd], 1))
     # no tc/1/traffic_class file: inbox (non-OFED) driver, nothing to manage there (§4.2)
     if t.traffic_class is not None and o.traffic_class_file and t.traffic_class != o.traffic_class:
@@ -195,11 +204,11 @@ def _plan_firmware(t: NicTarget, o: NicObserved, sudo: str, activate: bool) -> l
             args.append(f"{key}={mlx_set_value(want)}")
     if args:
         # one mlxconfig call for the device; NEVER a firmware reset unless the caller allows it
-        out.append(Change("\n".join(lines), [f"{sudo}mlxconfig -d {t.rdma} -y set {' '.join(args)}"], 0))
+        out.append(Change("\n".join(lines), [sudo + sh("mlxconfig", "-d", t.rdma, "-y", "set", *args)], 0))
     pending = [k for k in sorted(t.mlxconfig) if k in o.mlx and o.mlx[k].pending]
     if activate and (args or pending):
         keys = ", ".join(pending) or "the new values"
-        reset = f"{sudo}mlxfwreset -d {t.rdma} -y --level 3 reset"
+        reset = sudo + sh("mlxfwreset", "-d", t.rdma, "-y", "--level", 3, "reset")
         out.append(Change(f"{t.rdma}: firmware reset to activate mlxconfig ({keys})", [reset], 0))
     return out
 
@@ -222,12 +231,12 @@ def _plan_boot(b: BootTarget, o: HostObserved, sudo: str) -> list[Change]:
         changed = True
         if want is None:
             lines.append(f"{label} {path} -> removed")
-            cmds.append(f"{sudo}rm -f {path}")
+            cmds.append(sudo + sh("rm", "-f", path))
             continue
         lines.append(f"{label} {path} " + ("missing" if have is None else "differs"))
-        cmds.append(heredoc_write(sudo, path, want))
+        cmds.append(file_write(sudo, path, want))
         if path == SCRIPT_PATH:
-            cmds.append(f"{sudo}chmod 0755 {path}")
+            cmds.append(sudo + sh("chmod", "0755", path))
     if changed:
         cmds.append(f"{sudo}systemctl daemon-reload")
     if keep_enabled and not o.enabled:
@@ -249,7 +258,7 @@ def _plan_nccl(want: FileTarget, have: str | None, sudo: str) -> list[Change]:
     if want.content is None:
         if have is None:
             return []
-        return [Change(f"{NCCL_CONF}: present -> removed", [f"{sudo}rm -f {NCCL_CONF}"], 2)]
+        return [Change(f"{NCCL_CONF}: present -> removed", [sudo + sh("rm", "-f", NCCL_CONF)], 2)]
     target = parse_nccl_conf(want.content)
     current = parse_nccl_conf(have) if have is not None else {}
     lines = [f"{NCCL_CONF}: missing"] if have is None else []
@@ -259,7 +268,7 @@ def _plan_nccl(want: FileTarget, have: str | None, sudo: str) -> list[Change]:
     lines += [f"{NCCL_CONF}: {key} {value} -> (removed)" for key, value in current.items() if key not in target]
     if not lines:
         return []
-    return [Change("\n".join(lines), [heredoc_write(sudo, NCCL_CONF, want.content)], 2)]
+    return [Change("\n".join(lines), [file_write(sudo, NCCL_CONF, want.content)], 2)]
 
 
 def plan(target: HostTarget, observed: HostObserved, *, sudo: str = "") -> list[Change]:

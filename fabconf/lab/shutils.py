@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import posixpath
 import re
@@ -98,6 +100,40 @@ def _tee(inv: Invocation) -> Result:
             err.append(f"tee: {name}: {exc}\n")
             status = 1
     return Result(inv.stdin, "".join(err), status)
+
+
+def _base64(inv: Invocation) -> Result:
+    """GNU coreutils ``base64 [-d] [-w COLS] [FILE|-]``: encode (wrapped at 76 columns) or decode stdin/FILE.
+    Decoding ignores newlines; other garbage is ``base64: invalid input`` with status 1."""
+    args = list(inv.argv[1:])
+    decode, wrap, names = False, 76, []
+    while args:
+        arg = args.pop(0)
+        if arg in ("-d", "--decode"):
+            decode = True
+        elif arg in ("-w", "--wrap") and args:
+            wrap = int(args.pop(0))
+        elif arg.startswith("-") and arg != "-":
+            return Result(err=f"base64: invalid option -- '{arg.lstrip('-')}'\n", status=1)
+        else:
+            names.append(arg)
+    if len(names) > 1:
+        return Result(err=f"base64: extra operand '{names[1]}'\n", status=1)
+    data = inv.stdin
+    if names and names[0] != "-":
+        try:
+            data = inv.shell.fs.read(inv.shell.path(names[0]))
+        except FsError as exc:
+            return Result(err=f"base64: {names[0]}: {exc}\n", status=1)
+    if decode:
+        try:
+            return Result(base64.b64decode("".join(data.split()), validate=True).decode("utf-8", "surrogateescape"))
+        except (binascii.Error, ValueError):
+            return Result(err="base64: invalid input\n", status=1)
+    text = base64.b64encode(data.encode("utf-8", "surrogateescape")).decode()
+    if wrap:
+        text = "\n".join(text[i : i + wrap] for i in range(0, len(text), wrap))
+    return Result(text + "\n")
 
 
 def _rm(inv: Invocation) -> Result:
@@ -414,6 +450,7 @@ BUILTINS: dict[str, CommandFn] = {
     "printf": _printf,
     "cat": _cat,
     "tee": _tee,
+    "base64": _base64,
     "rm": _rm,
     "test": _test,
     "[": _test,
