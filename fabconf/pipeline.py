@@ -47,6 +47,7 @@ def _compile(directory: Path | str) -> Compiled:
     problems = Problems()
     raw = inventory.load(directory, problems)
     schema.check_credentials(raw, problems)
+    schema.check_text(raw, problems)
     if not schema.check_files(raw, problems) or problems.errors:
         raise InputError(problems)
     resolved = model.build(raw, problems)

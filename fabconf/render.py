@@ -7,6 +7,7 @@ missing variable an error instead of an empty string. Templates see only the dev
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -24,8 +25,38 @@ def templates_dir() -> Path:
 
 
 def _quote(value: Any) -> str:
-    """A YAML-safe scalar: strings always double-quoted (JSON is YAML), numbers and booleans as is."""
-    return json.dumps(value)
+    """A YAML-safe scalar: strings always double-quoted (JSON is YAML), numbers and booleans as is. A
+    control character is refused even though JSON would escape it: no device value carries one."""
+    return json.dumps(_finalize(value))
+
+
+# A line break or control character in a value would end a CLI line, a YAML scalar, a line of nccl.conf or
+# a shell command on the device: validation refuses them in the inventory, and rendering refuses them again
+# here, in the one place every {{ value }} of every template goes through, in case data arrives unvalidated.
+UNSAFE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+COMMENT_MAX = 200
+
+
+class UnsafeValueError(jinja2.TemplateError):
+    """A value would add lines to a rendered configuration."""
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, str) and UNSAFE.search(value):
+        raise UnsafeValueError(
+            f"refusing to render {value!r}: a line break or control character would add lines to the device's "
+            "configuration"
+        )
+    return value
+
+
+def _comment(text: Any, marker: str = "#") -> str:
+    """One comment line that nothing can break out of: control characters become ``?`` and the text is cut
+    at COMMENT_MAX characters."""
+    clean = UNSAFE.sub("?", str(text))
+    if len(clean) > COMMENT_MAX:
+        clean = clean[: COMMENT_MAX - 3] + "..."
+    return f"{marker} {clean}"
 
 
 @cache
@@ -38,8 +69,10 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
         auto_reload=False,
+        finalize=_finalize,
     )
     env.filters["q"] = _quote
+    env.filters["comment"] = _comment
     return env
 
 

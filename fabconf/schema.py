@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -34,6 +35,12 @@ def _type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def _types(schema: Any) -> set[str]:
+    declared = schema.get("type") if isinstance(schema, dict) else None
+    names = [declared] if isinstance(declared, str) else list(declared or [])
+    return {{"object": "mapping", "array": "list"}.get(n, n) for n in names}
+
+
 def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
     """(path, message) pairs for one schema error, phrased for the inventory's author."""
     path = list(err.absolute_path)
@@ -54,7 +61,14 @@ def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
         want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         return [(path, f"expected {want}, got {_type_name(value)} {value!r}")]
     if kind == "pattern":
+        if "x-allowed" in schema:
+            return [(path, f"{value!r} is not allowed here: expected {schema['x-allowed']}")]
         return [(path, f"{value!r} does not match {schema['pattern']}")]
+    if kind == "anyOf" and err.context:
+        # the branch written for this value's type says what is wrong (a string against the string branch)
+        same_type = [e for e in err.context if _type_name(value) in _types(e.schema)]
+        if same_type:
+            return describe_errors(same_type[0])
     if kind == "propertyNames":
         return [(path, f"invalid name: {err.message}")]
     return [(path, err.message)]
@@ -104,4 +118,35 @@ def check_credentials(raw: RawInventory, problems: Problems) -> None:
             walk(raw.data[kind], [], raw.files[kind])
 
 
-__all__ = ["check_credentials", "check_files", "describe_errors", "format_path", "validator"]
+# Characters that end a line or a command in some target syntax (CLI, NVUE YAML, nccl.conf, a shell): never
+# valid anywhere in an inventory, whatever the field. JSON Schema patterns cannot promise it on their own:
+# the ``$`` anchor of Python's re (which jsonschema uses) also matches before a trailing newline.
+_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _control_name(char: str) -> str:
+    names = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", "\x00": "a NUL byte"}
+    return names.get(char, f"the control character U+{ord(char):04X}")
+
+
+def check_text(raw: RawInventory, problems: Problems) -> None:
+    """No key or string value in any inventory file carries a line break or another control character:
+    no inventory string can add a line, a key or a command to a device, whatever template it reaches."""
+
+    def walk(node: Any, path: list[Any], shown: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, str) and (hit := _CONTROL.search(key)):
+                    problems.add(shown, [*path, repr(key)], f"the name contains {_control_name(hit.group())}")
+                walk(value, [*path, key], shown)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, [*path, i], shown)
+        elif isinstance(node, str) and (hit := _CONTROL.search(node)):
+            problems.add(shown, path, f"{node!r} contains {_control_name(hit.group())}, which no device accepts")
+
+    for kind, doc in raw.data.items():
+        walk(doc, [], raw.files[kind])
+
+
+__all__ = ["check_credentials", "check_files", "check_text", "describe_errors", "format_path", "validator"]
