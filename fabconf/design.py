@@ -274,7 +274,7 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         "NCCL_IB_HCA": "=" + ",".join(f"{n['rdma']}:1" for n in nics),
         "NCCL_IB_GID_INDEX": fabric["hosts"]["gid_index"],
         "NCCL_IB_TC": tos,
-        "NCCL_SOCKET_IFNAME": "=" + nics[0]["netdev"] if nics else "",
+        "NCCL_SOCKET_IFNAME": f"={nics[0]['netdev']}" if nics else "",
     }
     nccl.update(fabric["hosts"]["nccl"])
     return {

@@ -167,20 +167,20 @@ def _plan_nic(t: NicTarget, o: NicObserved, sudo: str) -> list[Change]:
         if want is not None and want != have:
             cmds = [_write(sudo, f"{base}/{kind}/enable/{p}", v) for p, v in enumerate(want) if v != have[p]]
             out.append(Change(f"{t.netdev}: ecn {kind}_enable {_prios(have)} -> {_prios(want)}", cmds, 1))
-    for name, want, now in (("cnp_dscp", t.cnp_dscp, o.cnp_dscp), ("cnp_802p_prio", t.cnp_802p_prio, o.cnp_802p_prio)):
-        if want is not None and want != now:
-            out.append(
-                Change(f"{t.netdev}: ecn {name} {now} -> {want}", [_write(sudo, f"{base}/roce_np/{name}", want)], 1)
-            )
+    cnp = (("cnp_dscp", t.cnp_dscp, o.cnp_dscp), ("cnp_802p_prio", t.cnp_802p_prio, o.cnp_802p_prio))
+    for name, value, current in cnp:
+        if value is not None and value != current:
+            command = _write(sudo, f"{base}/roce_np/{name}", value)
+            out.append(Change(f"{t.netdev}: ecn {name} {current} -> {value}", [command], 1))
     if t.cma_tos is not None and t.cma_tos != o.cma_tos:
         cmd = sudo + sh("cma_roce_tos", "-d", t.rdma, "-t", t.cma_tos)
         out.append(Change(f"{t.rdma}: roce_tos (cma_roce_tos) {o.cma_tos} -> {t.cma_tos}", [cmd], 1))
     # no tc/1/traffic_class file: inbox (non-OFED) driver, nothing to manage there (§4.2)
     if t.traffic_class is not None and o.traffic_class_file and t.traffic_class != o.traffic_class:
-        now = "unset" if o.traffic_class is None else o.traffic_class
+        was = "unset" if o.traffic_class is None else str(o.traffic_class)
         path = f"/sys/class/infiniband/{t.rdma}/tc/1/traffic_class"
         out.append(
-            Change(f"{t.rdma}: traffic_class {now} -> {t.traffic_class}", [_write(sudo, path, t.traffic_class)], 1)
+            Change(f"{t.rdma}: traffic_class {was} -> {t.traffic_class}", [_write(sudo, path, t.traffic_class)], 1)
         )
     return out
 
