@@ -14,6 +14,17 @@ EXAMPLE = ROOT / "inventory"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark by folder: ``pytest -m "not lab and not e2e"`` is the quick unit layer (a few seconds)."""
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        if "e2e" in parts:
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.lab)
+        elif "lab" in parts or "drivers" in parts:
+            item.add_marker(pytest.mark.lab)
+
+
 @pytest.fixture(scope="session")
 def example() -> Compiled:
     return compile_inventory(EXAMPLE)

@@ -27,7 +27,9 @@ def test_push_hosts_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixture[s
     assert "ens1f0np0: mtu 1500 -> 9000" in diffs["gpu01"]
     assert "ROCE_CC_PRIO_MASK_P1" in diffs["gpu01"] and "pending" in diffs["gpu01"]
 
-    code, out = fab(capsys, "push", "-i", inv(lab), "--limit", "gpu_hosts", "--yes", "--format", "json")
+    code, out = fab(
+        capsys, "push", "-i", inv(lab), "--limit", "gpu_hosts", "--yes", "--batch", "100%", "--format", "json"
+    )
     report = json.loads(out)
     assert code == 0, json.dumps(report, indent=1)
     for device in report["devices"]:
