@@ -4,12 +4,11 @@ in process against the lab's own inventory with the lab's credentials."""
 from __future__ import annotations
 
 import json
-import random
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from network import free_network
 
 from fabconf.cli import main
 from fabconf.lab.orchestrator import Lab
@@ -17,20 +16,6 @@ from fabconf.pipeline import compile_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "Lab-Pw-7f3k9Q"
-
-
-def free_network() -> str:
-    """A 127.X.0.0/16 nobody listens in (parallel test runs must not collide)."""
-    rng = random.Random()
-    for _ in range(50):
-        octet = rng.randrange(90, 250)
-        probe = socket.socket()
-        probe.settimeout(0.2)
-        busy = probe.connect_ex((f"127.{octet}.0.1", 22)) == 0
-        probe.close()
-        if not busy:
-            return f"127.{octet}.0.0/16"
-    raise RuntimeError("no free 127.X.0.0/16 for the lab")
 
 
 def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inventory: Path = ROOT / "inventory") -> Iterator[Lab]:

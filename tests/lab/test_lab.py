@@ -19,12 +19,14 @@ import napalm
 import paramiko
 import pytest
 import yaml
+from network import free_network
 
 from fabconf.lab.orchestrator import Lab
 from fabconf.pipeline import compile_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
-NETWORK = "127.79.0.0/16"
+NETWORK = free_network()  # this module's lab, one per test process
+PREFIX = NETWORK.rsplit(".", 2)[0] + "."  # "127.X."
 
 
 def fabconf(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -74,7 +76,7 @@ def test_state_inventory_is_a_valid_fabconf_inventory(lab_state: Path) -> None:
     out = fabconf("validate", "-i", str(lab_state / "inventory")).stdout
     assert "valid: 6 switches, 8 GPU hosts, 24 links" in out
     hosts = _hosts(lab_state)
-    assert hosts["leaf1"]["hostname"].startswith("127.79.")
+    assert hosts["leaf1"]["hostname"].startswith(PREFIX)
     assert hosts["leaf1"]["groups"] == ["leaves", "sn5600"]
 
 
@@ -176,17 +178,25 @@ def test_faults_via_cli(lab_state: Path) -> None:
     fabconf("lab", "fault", "--state", str(lab_state), "spine1", "clear")
     bad = fabconf("lab", "fault", "--state", str(lab_state), "spine9", "hang", check=False)
     assert bad.returncode == 1 and "no lab device 'spine9'" in bad.stderr
-    assert host["hostname"].startswith("127.79.")
+    assert host["hostname"].startswith(PREFIX)
 
 
 def test_lab_down_stops_every_device(tmp_path: Path) -> None:
     state = tmp_path / "lab"
-    fabconf("lab", "up", "--state", str(state), "--network", "127.80.0.0/16")
-    assert socket.create_connection(("127.80.0.11", 443), timeout=2)
+    network = free_network()
+    leaf = network.replace("0.0/16", "0.11")
+    fabconf("lab", "up", "--state", str(state), "--network", network)
+    assert socket.create_connection((leaf, 443), timeout=2)
     fabconf("lab", "down", "--state", str(state))
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10  # `down` returns once the daemon is told; its sockets close right after
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((leaf, 443), timeout=1).close()
+        except OSError:
+            break
+        time.sleep(0.1)
     with pytest.raises(OSError):
-        socket.create_connection(("127.80.0.11", 443), timeout=1)
+        socket.create_connection((leaf, 443), timeout=1)
     assert fabconf("lab", "status", "--state", str(state), check=False).returncode == 1
 
 
@@ -199,7 +209,7 @@ def test_fifty_devices_concurrently(tmp_path: Path) -> None:
         compile_inventory(tmp_path / "inv"),
         tmp_path / "inv",
         tmp_path / "state",
-        network="127.81.0.0/16",
+        network=free_network(),
         password="pw50",
     )
     lab.start()
