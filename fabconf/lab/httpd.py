@@ -149,5 +149,12 @@ class HttpsService:
         self._thread.start()
 
     def stop(self) -> None:
-        self._server.shutdown()
+        """Stop at once: ``shutdown()`` waits for the serve loop, and shutting the listening socket down wakes
+        that loop from its select (no poll interval to sit out)."""
+        waiter = threading.Thread(target=self._server.shutdown, daemon=True)
+        waiter.start()
+        while waiter.is_alive():
+            with contextlib.suppress(OSError):
+                self._server.socket.shutdown(socket.SHUT_RDWR)
+            waiter.join(timeout=0.01)
         self._server.server_close()

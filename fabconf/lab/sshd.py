@@ -354,6 +354,9 @@ class SshService:
 
     def stop(self) -> None:
         self._stopping.set()
+        if self._sock is not None:  # wakes the accept loop now instead of at its next timeout
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None

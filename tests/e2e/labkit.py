@@ -66,4 +66,19 @@ def running(lab: Lab, name: str) -> str:
 
 
 def push_all(lab: Lab, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    return fab(capsys, "push", "-i", inv(lab), "--yes", "--bgp-wait", "10", "--batch", "50%", "--format", "json")
+    # one wave per role (spines, leaves, hosts): each role verifies its BGP sessions to the ones before it
+    return fab(
+        capsys,
+        "push",
+        "-i",
+        inv(lab),
+        "--yes",
+        "--bgp-wait",
+        "10",
+        "--canary",
+        "0",
+        "--batch",
+        "100%",
+        "--format",
+        "json",
+    )
