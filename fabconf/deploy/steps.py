@@ -45,7 +45,7 @@ class VerifyContext:
         return self.interrupt is not None and self.interrupt.aborting
 
 
-def _normalize(text: str) -> str:
+def normalize(text: str) -> str:
     lines = [ln.rstrip() for ln in text.splitlines()]
     return "\n".join(ln for ln in lines if ln and not ln.lstrip().startswith("!") and ln.strip() != "end")
 
@@ -178,7 +178,7 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
 
 def digest(config: str) -> str:
     """SHA-256 of a running configuration as fabconf compares it (comments and blank lines dropped)."""
-    return hashlib.sha256(_normalize(REDACTOR(config)).encode()).hexdigest()
+    return hashlib.sha256(normalize(REDACTOR(config)).encode()).hexdigest()
 
 
 def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int) -> Outcome:
@@ -282,7 +282,7 @@ def _recover(job: Job, reopen: Reopen, before: str, diff: str, reason: str, fail
             + (", its revert timer will restore it" if reverts else ""),
         )
     try:
-        if _normalize(_running(driver)) != _normalize(before):
+        if normalize(_running(driver)) != normalize(before):
             driver.rollback()
         return _confirm_restored(job, driver, before, diff, reason, failed or [])
     except Exception as exc:
@@ -302,7 +302,7 @@ def _confirm_restored(job: Job, driver: Driver, before: str, diff: str, reason: 
     """Wait (up to RESTORE_WAIT) until the device shows its previous configuration again."""
     deadline = time.monotonic() + RESTORE_WAIT
     while True:
-        if _normalize(_running(driver)) == _normalize(before):
+        if normalize(_running(driver)) == normalize(before):
             return Outcome(
                 job.name,
                 job.platform,
