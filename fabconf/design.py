@@ -1,6 +1,7 @@
 """Intent -> device-shaped data: one plain dict per device, the only thing templates ever see.
 
-Shape (every list already sorted; see README "Device data" and tests/golden/design/*.yaml):
+Shape (every list already sorted; typed in ``fabconf.devicedata``, checked on every golden in
+tests/golden/design/*.yaml; see README "Device data"):
 
 switch (cumulus | eos | nxos)::
 
@@ -297,6 +298,8 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
 
 
 def device_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
+    """One device's data, of the shape ``fabconf.devicedata.Switch`` or ``Host`` (checked by the tests; the
+    templates and checks read it as a plain mapping)."""
     return _host(dev, model, topo) if dev.is_host else _switch(dev, model, topo)
 
 
