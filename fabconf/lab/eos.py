@@ -65,8 +65,6 @@ from fabconf.lab.tls import LabCA
 from fabconf.lab.world import DeviceView, World
 
 MAX_OPEN_SESSIONS = 5
-_REGISTRY: dict[tuple[int, str], EosSim] = {}
-_REGISTRY_LOCK = threading.Lock()
 
 
 class _CmdError(Exception):
@@ -175,8 +173,6 @@ class EosSim(HttpDevice):
         self._service.start()
         if self.world is not None:
             self.world.register(self)
-        with _REGISTRY_LOCK:
-            _REGISTRY[(id(self.world), self.name)] = self
 
     def stop(self) -> None:
         if self._service is not None:
@@ -188,8 +184,6 @@ class EosSim(HttpDevice):
                     s.timer.cancel()
         if self.world is not None:
             self.world.unregister(self.name)
-        with _REGISTRY_LOCK:
-            _REGISTRY.pop((id(self.world), self.name), None)
 
     # -- state the orchestrator and tests may read ---------------------------------------------------------------
     def lab_view(self) -> DeviceView:
@@ -502,14 +496,14 @@ class EosSim(HttpDevice):
 
     # -- show ---------------------------------------------------------------------------------------------------------
     def _remote_router_ids(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        with _REGISTRY_LOCK:
-            peers = [s for (wid, _n), s in _REGISTRY.items() if wid == id(self.world) and s is not self]
-        for sim in peers:
-            view = sim.lab_view()
-            if view.router_id:
-                out[sim.name] = view.router_id
-        return out
+        """Router-ids of the peers this switch has a session with, as the World knows them."""
+        if self.world is None:
+            return {}
+        return {
+            s.remote_device: s.remote_router_id
+            for s in self.world.bgp_sessions(self.name)
+            if s.remote_device and s.remote_router_id
+        }
 
     def _show(self, cmd: str, fmt: str) -> dict[str, Any]:
         self._refresh_view()  # earlier commands of this request may have changed the running config

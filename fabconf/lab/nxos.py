@@ -40,8 +40,8 @@ from typing import Any
 
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
-from fabconf.lab.nxos_cli import ExecSession, NxosDevice
-from fabconf.lab.nxos_config import NxosCliError, ensure_ports, load
+from fabconf.lab.nxos_cli import NxosDevice
+from fabconf.lab.nxos_config import ExecSession, NxosCliError, ensure_ports, load
 from fabconf.lab.nxos_render import default_startup_config, render_config
 from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService
 from fabconf.lab.tls import LabCA

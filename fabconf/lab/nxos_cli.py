@@ -18,17 +18,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from fabconf.lab import nxos_show as show
 from fabconf.lab.cliconf import Node
 from fabconf.lab.faults import Faults
-from fabconf.lab.nxos_config import INVALID, ConfigSession, NxosCliError, canonical_interface, load
+from fabconf.lab.nxos_config import (
+    INVALID,
+    NO_SUCH_FILE,
+    ConfigSession,
+    ExecSession,
+    NxosCliError,
+    Reply,
+    canonical_interface,
+    load,
+)
 from fabconf.lab.nxos_render import hostname_of, lab_view, render_config, rollback_patch_text
 from fabconf.lab.nxos_replace import ConfigReplace
 from fabconf.lab.world import DeviceView, World
 
-NO_SUCH_FILE = "No such file or directory"
 _EXEC_WORDS = frozenset(
     [
         "show",
@@ -55,23 +62,6 @@ _EXEC_WORDS = frozenset(
         "where",
     ]
 )
-
-
-@dataclass
-class Reply:
-    body: Any = None  # structured output (NX-API ``cli``); None for config lines
-    text: str = ""  # the CLI text (NX-API ``cli_ascii``, SSH)
-
-
-@dataclass
-class ExecSession:
-    """Per-connection CLI state: config context, ``terminal dont-ask``, whether config needs ``conf t``."""
-
-    nxapi: bool
-    config: ConfigSession | None = None
-    dont_ask: bool = False
-    committed: bool = False  # a config line was applied in this session/request
-    generation: int = -1  # the device's config generation the config context belongs to
 
 
 @dataclass

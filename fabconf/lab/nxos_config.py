@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from fabconf.lab import cliconf
 from fabconf.lab.cliconf import CliError, Editor, Node
@@ -446,3 +447,24 @@ def load(text: str, ports: list[str]) -> Node:
     check_references(root)
     ensure_ports(root, ports)
     return root
+
+
+# -- what an exec command answers, and a connection's CLI state (shared by nxos_cli and nxos_replace) -----------
+NO_SUCH_FILE = "No such file or directory"
+
+
+@dataclass
+class Reply:
+    body: Any = None  # structured output (NX-API ``cli``); None for config lines
+    text: str = ""  # the CLI text (NX-API ``cli_ascii``, SSH)
+
+
+@dataclass
+class ExecSession:
+    """Per-connection CLI state: config context, ``terminal dont-ask``, whether config needs ``conf t``."""
+
+    nxapi: bool
+    config: ConfigSession | None = None
+    dont_ask: bool = False
+    committed: bool = False  # a config line was applied in this session/request
+    generation: int = -1  # the device's config generation the config context belongs to

@@ -19,14 +19,25 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from fabconf.lab.cliconf import Node
-from fabconf.lab.nxos_config import NxosCliError, load
+from fabconf.lab.faults import Faults
+from fabconf.lab.nxos_config import NO_SUCH_FILE, ExecSession, NxosCliError, Reply, load
 from fabconf.lab.nxos_render import rollback_patch_text
 
-if TYPE_CHECKING:
-    from fabconf.lab.nxos_cli import ExecSession, NxosDevice, Reply
+
+class NxosDevice(Protocol):
+    """What config-replace needs of the switch (``nxos_cli.NxosDevice``), without importing it."""
+
+    faults: Faults
+    lock: threading.RLock
+    ports: list[str]
+    running: Node
+
+    def read_file(self, name: str) -> bytes | None: ...
+    def replace_running(self, root: Node) -> None: ...
+
 
 TIMEOUT_RANGE = (30, 3600)
 
@@ -60,7 +71,6 @@ class ConfigReplace:
 
     # -- commands -------------------------------------------------------------------------------------------
     def _replace(self, m: re.Match[str], s: ExecSession) -> Reply:
-        from fabconf.lab.nxos_cli import NO_SUCH_FILE, Reply
 
         path, timeout_text, option = m.group(1), m.group(2), m.group(3)
         data = self.device.read_file(path)
@@ -104,7 +114,6 @@ class ConfigReplace:
         return Reply(None, text)
 
     def _commit(self, m: re.Match[str], s: ExecSession) -> Reply:
-        from fabconf.lab.nxos_cli import Reply
 
         self.device.faults.on_commit()
         with self._lock:
@@ -116,7 +125,6 @@ class ConfigReplace:
         return Reply(None, "Configure replace commit successful.\n")
 
     def _status(self, m: re.Match[str], s: ExecSession) -> Reply:
-        from fabconf.lab.nxos_cli import Reply
 
         if not self.last:
             return Reply(None, "No config-replace operation has been performed.\n")

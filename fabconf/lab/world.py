@@ -60,6 +60,7 @@ class BgpSession:
     local_address: str | None
     remote_address: str | None
     prefixes_received: int
+    remote_router_id: str | None = None  # the peer's BGP router-id (shown by `show ip bgp neighbors`)
 
 
 def _addr(port: PortView | None) -> ipaddress.IPv4Interface | None:
@@ -135,7 +136,8 @@ class World:
             # what the peer advertises to us: its own networks and what it learnt, minus what we originate
             # (eBGP drops routes carrying our own AS, so our prefixes never come back to us)
             received = len((learnt.get(rdev, set()) | set(rview.networks)) - set(view.networks))
-            out.append(BgpSession(nb.peer, rview.asn, rdev, "Established", laddr, raddr, received))
+            session = BgpSession(nb.peer, rview.asn, rdev, "Established", laddr, raddr, received, rview.router_id)
+            out.append(session)
         return out
 
     def ecmp_paths(self, device: str) -> dict[str, int]:
