@@ -59,6 +59,7 @@ from typing import Any
 from fabconf.lab import eos_config as ec
 from fabconf.lab import eos_show as show
 from fabconf.lab.cliconf import EOS, CliError, Editor, Node, load, render, unified_diff
+from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf.lab.tls import LabCA
@@ -112,7 +113,7 @@ def _hms(text: str) -> int:
     return h * 3600 + mi * 60 + s
 
 
-class EosSim(HttpDevice):
+class EosSim(SimBase, HttpDevice):
     """One simulated EOS switch. See the module docstring for the behaviour."""
 
     def __init__(
@@ -131,17 +132,19 @@ class EosSim(HttpDevice):
         startup_config: str | None = None,
         version: str = show.VERSION,
     ) -> None:
-        self.name = name
-        self.address = address
-        self.ports = list(ports)
-        self.username = username
-        self.password = password
-        self.ca = ca
-        self.world = world
-        self.faults = faults or Faults()
+        super().__init__(
+            name,
+            address,
+            ports=ports,
+            username=username,
+            password=password,
+            ca=ca,
+            world=world,
+            state_dir=state_dir,
+            faults=faults,
+        )
         self.port = port if port is not None else (443 if ca is not None else 80)
         self.version = version
-        self.state_dir = Path(state_dir) if state_dir is not None else None
         crc = zlib.crc32(name.encode())
         self.serial = f"JPE{crc % 10**8:08d}"
         self.system_mac = f"00:1c:73:{crc >> 16 & 255:02x}:{crc >> 8 & 255:02x}:{crc & 255:02x}"

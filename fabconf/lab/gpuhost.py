@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from fabconf.lab import hostsvc, mlnxqos, mlxcmds, niccmds
+from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import DropConnection, Faults
 from fabconf.lab.hostshell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
 from fabconf.lab.nicstate import HostState, NicPort, default_host_state
@@ -80,7 +81,7 @@ def default_startup_config(hostname: str, ports: list[str]) -> HostState:
     return default_host_state(hostname, ports)
 
 
-class GpuHostSim:
+class GpuHostSim(SimBase):
     def __init__(
         self,
         name: str,
@@ -98,14 +99,22 @@ class GpuHostSim:
         nics: list[dict[str, Any]] | None = None,
         boot_seconds: float = 0.0,
     ) -> None:
-        self.name = name
-        self.address = address
-        self.username = username
-        self.password = password
-        self.world = world
-        self.faults: Faults = faults if faults is not None else HostFaults()
+        super().__init__(
+            name,
+            address,
+            ports=ports,
+            username=username,
+            password=password,
+            ca=ca,
+            world=world,
+            state_dir=state_dir,
+            faults=faults,
+        )
+        saved = self._saved_state()
         if startup_config is not None:
             self.state = startup_config.copy()
+        elif saved is not None and saved.exists():  # the host as `lab down` left it
+            self.state = HostState.from_json(saved.read_text())
         else:
             self.state = default_host_state(name, ports, nics)
         self.lock = threading.RLock()
@@ -143,6 +152,22 @@ class GpuHostSim:
     def stop(self) -> None:
         self._running = False
         self.ssh.stop()
+        saved = self._saved_state()
+        if saved is not None:  # hosts keep their state across `lab down`/`lab up`, as switches do
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            with self.lock:
+                saved.write_text(self.state.to_json())
+
+    def _saved_state(self) -> Path | None:
+        return self.state_dir / "host-state.json" if self.state_dir is not None else None
+
+    def running_config(self) -> str:
+        """The host's whole state (NICs, files, units) as deterministic JSON."""
+        with self.lock:
+            return self.state.to_json()
+
+    def new_faults(self) -> Faults:
+        return HostFaults()
 
     def _come_back(self) -> None:
         if self._running:

@@ -17,7 +17,9 @@ no ``startup_config``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,6 +218,21 @@ class HostState:
 
     def copy(self) -> HostState:
         return copy.deepcopy(self)
+
+    def to_json(self) -> str:
+        """The whole state as JSON, keys and sets sorted: deterministic (a running configuration for tests)
+        and what the lab keeps across ``lab down``/``lab up``."""
+        doc = dataclasses.asdict(self)
+        for key in ("units_enabled",):
+            doc[key] = sorted(doc[key])
+        return json.dumps(doc, sort_keys=True, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> HostState:
+        doc = json.loads(text)
+        doc["nics"] = [NicPort(**nic) for nic in doc["nics"]]
+        doc["units_enabled"] = set(doc["units_enabled"])
+        return cls(**doc)
 
 
 def nic_from_dict(spec: dict[str, Any], index: int) -> NicPort:

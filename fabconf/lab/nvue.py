@@ -59,6 +59,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from fabconf.lab import nvue_tree
+from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf.lab.nvue_cli import NvCli
@@ -109,7 +110,7 @@ def _error(status: int, detail: str) -> HttpReply:
     return HttpReply.json({"status": status, "title": title, "detail": detail, "type": "about:blank"}, status)
 
 
-class NvueSim(HttpDevice):
+class NvueSim(SimBase, HttpDevice):
     """One Cumulus switch. See the module docstring for the protocol."""
 
     def __init__(
@@ -132,16 +133,19 @@ class NvueSim(HttpDevice):
         patch_validation: bool = True,
         validator: Validator | None = None,
     ) -> None:
-        self.name = name
-        self.address = address
-        self.ports = list(ports)
-        self.username = username
-        self.password = password
-        self.ca = ca
-        self.world = world
-        self.lab_state_dir = Path(state_dir) if state_dir is not None else None
+        super().__init__(
+            name,
+            address,
+            ports=ports,
+            username=username,
+            password=password,
+            ca=ca,
+            world=world,
+            state_dir=state_dir,
+            faults=faults,
+        )
+        self.lab_state_dir = self.state_dir
         self.state_dir = self.lab_state_dir / "nvue" / name if self.lab_state_dir is not None else None
-        self.faults = faults if faults is not None else Faults()
         self.port = port if port is not None else DEFAULT_PORT
         self.ssh_port = ssh_port
         self.patch_validation = patch_validation
@@ -207,6 +211,10 @@ class NvueSim(HttpDevice):
 
     def lab_view(self) -> DeviceView:
         return device_view(self.name, self.store.tree("applied"), self.ports)
+
+    def running_config(self) -> str:
+        """The applied revision as JSON, keys sorted (what ``nv config show -o json`` prints)."""
+        return json.dumps(self.store.tree("applied"), sort_keys=True, indent=2) + "\n"
 
     def prompt(self) -> str:
         return f"{self.username}@{self.hostname}:mgmt:~$ "

@@ -38,6 +38,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf.lab.nxos_cli import NxosDevice
@@ -76,7 +77,7 @@ _MODE_PROMPTS = {
 }
 
 
-class NxosSim(HttpDevice):
+class NxosSim(SimBase, HttpDevice):
     """One NX-OS switch.
 
     ``port`` is the NX-API port: 443 with TLS (``ca`` given), 80 plain HTTP without; 0 picks a free one.
@@ -102,17 +103,19 @@ class NxosSim(HttpDevice):
         startup_config: str | None = None,
         ssh_port: int | None = 22,
     ) -> None:
-        self.name = name
-        self.address = address
-        self.username = username
-        self.password = password
-        self.ca = ca
-        self.world = world
-        self.faults = faults if faults is not None else Faults()
-        self.state_dir = Path(state_dir) if state_dir is not None else None  # this device's own directory
+        super().__init__(
+            name,
+            address,
+            ports=ports,
+            username=username,
+            password=password,
+            ca=ca,
+            world=world,
+            state_dir=state_dir,  # this device's own directory
+            faults=faults,
+        )
         self.http_port = (443 if ca is not None else 80) if port is None else port
         self.ssh_port = ssh_port
-        self.ports = list(ports)
         startup = startup_config if startup_config is not None else default_startup_config(name, self.ports)
         saved = self.state_dir / "startup-config" if self.state_dir is not None else None
         if saved is not None and saved.exists():
@@ -172,12 +175,10 @@ class NxosSim(HttpDevice):
     def lab_view(self) -> DeviceView:
         return self.device.view()
 
-    @property
     def running_config(self) -> str:
         """The running configuration body (no header lines), as ``show running-config`` prints it."""
         return self.device.running_text()
 
-    @property
     def startup_config(self) -> str:
         with self.device.lock:
             return self.device.startup

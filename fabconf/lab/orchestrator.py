@@ -18,13 +18,13 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
-from fabconf.lab.faults import Faults
+from fabconf.lab.contract import Simulator
 from fabconf.lab.tls import LabCA
-from fabconf.lab.world import DeviceView, World
+from fabconf.lab.world import World
 from fabconf.pipeline import Compiled
 
 DEFAULT_NETWORK = "127.77.0.0/16"
@@ -41,21 +41,12 @@ SIMULATORS: dict[str, tuple[str, str]] = {
 SERVICE_PORTS: dict[str, tuple[int, ...]] = {"eos": (443,), "nxos": (443, 22), "cumulus": (8765, 22), "linux": (22,)}
 
 
-class Sim(Protocol):
-    name: str
-    faults: Faults
-
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
-    def lab_view(self) -> DeviceView: ...
-
-
 @dataclass
 class LabDevice:
     name: str
     platform: str
     address: str
-    sim: Any
+    sim: Simulator
 
     @property
     def ports(self) -> tuple[int, ...]:

@@ -17,7 +17,10 @@ from __future__ import annotations
 import ipaddress
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fabconf.lab.contract import Simulator
 
 
 @dataclass(frozen=True)
@@ -43,12 +46,6 @@ class DeviceView:
     neighbors: tuple[NeighborView, ...] = ()
     networks: tuple[str, ...] = ()  # prefixes advertised into BGP
     maximum_paths: int = 1
-
-
-class Simulator(Protocol):
-    name: str
-
-    def lab_view(self) -> DeviceView: ...
 
 
 @dataclass(frozen=True)

@@ -298,7 +298,7 @@ def test_nxapi_shapes_errors_and_auth(make_sim) -> None:
         "message": "Invalid params",
         "data": {"msg": "% Invalid command at '^' marker.\n"},
     }
-    assert "interface Ethernet1/3\n  description before\n\ninterface Ethernet1/4" in sim.running_config
+    assert "interface Ethernet1/3\n  description before\n\ninterface Ethernet1/4" in sim.running_config()
     status, body = nxapi(sim, rpc(["show running-config"], "cli_ascii"))
     assert body["result"]["msg"].startswith("!Command: show running-config\n")
     status, body = nxapi(sim, rpc(["show hostname"]), password="wrong")
@@ -347,15 +347,15 @@ def test_merge_compare_commit(make_sim) -> None:
     diff = d.compare_config()
     assert "interface Ethernet1/1\n  mtu 9216" in diff
     assert "pause pfc-cos 3" in diff and "feature bgp" in diff
-    assert "mtu 9216" not in sim.running_config  # nothing applied before commit
+    assert "mtu 9216" not in sim.running_config()  # nothing applied before commit
     d.commit_config()
-    run = sim.running_config
+    run = sim.running_config()
     assert (
         "interface Ethernet1/1\n  description old-uplink-do-not-use\n  mtu 9216\n  priority-flow-control mode on" in run
     )
     assert "system qos\n  service-policy type network-qos qos_network" in run
     assert "router bgp 65010\n  address-family ipv4 unicast\n    maximum-paths 64" in run
-    assert sim.startup_config == run  # copy run start
+    assert sim.startup_config() == run  # copy run start
     assert "rollback_config.txt" in sim.bootflash()
     # compare after commit: nothing left to merge
     d.load_merge_candidate(config=QOS_MERGE)
@@ -365,7 +365,7 @@ def test_merge_compare_commit(make_sim) -> None:
 
 def test_replace_over_ssh_scp_compare_commit_discard_rollback(make_sim) -> None:
     sim = make_sim()
-    before = sim.running_config
+    before = sim.running_config()
     target = default_startup_config("leaf1", PORTS)
     target = target.replace("vlan 99\n  name OLD-STORAGE\n", "").replace(
         "do-not-use\n  mtu 9000", "do-not-use\n  mtu 9216"
@@ -382,17 +382,17 @@ def test_replace_over_ssh_scp_compare_commit_discard_rollback(make_sim) -> None:
         assert "router bgp 65020\n  neighbor 10.0.0.1\n    remote-as 65000" in diff
         d.discard_config()
         assert "candidate_config.txt" not in sim.bootflash()
-        assert sim.running_config == before
+        assert sim.running_config() == before
 
         d.load_replace_candidate(config=target)
         d.commit_config()
-        run = sim.running_config
+        run = sim.running_config()
         assert "vlan 99" not in run and "router bgp 65020" in run and "  mtu 9216" in run
-        assert sim.startup_config == run
+        assert sim.startup_config() == run
 
         d.rollback()
-        assert sim.running_config == before
-        assert sim.startup_config == before
+        assert sim.running_config() == before
+        assert sim.startup_config() == before
     finally:
         d.close()
     assert took < 10
@@ -400,24 +400,24 @@ def test_replace_over_ssh_scp_compare_commit_discard_rollback(make_sim) -> None:
 
 def test_rejected_line_leaves_running_unchanged(make_sim) -> None:
     sim = make_sim()
-    before = sim.running_config
+    before = sim.running_config()
     sim.faults.set("reject", r"^priority-flow-control mode")
     d = driver(sim)
     d.load_merge_candidate(config=QOS_MERGE)
     with pytest.raises(MergeConfigException, match="Invalid command"):
         d.commit_config()
-    assert sim.running_config == before  # lines before the rejected one were rolled back by the driver
+    assert sim.running_config() == before  # lines before the rejected one were rolled back by the driver
 
 
 def test_invalid_rollback_target_is_atomic(make_sim) -> None:
     sim = make_sim()
-    before = sim.running_config
+    before = sim.running_config()
     status, _ = nxapi(sim, rpc(["terminal dont-ask", "checkpoint file good.cfg"]))
     assert status == 200
     sim.device.write_file("bootflash:bad.cfg", (before + "interface Ethernet1/1\n  mtu 99999\n").encode())
     status, body = nxapi(sim, rpc(["rollback running-config file bad.cfg"], "cli_ascii"))
     assert status == 500 and "Rollback failed." in body["error"]["data"]["msg"]
-    assert sim.running_config == before
+    assert sim.running_config() == before
     status, body = nxapi(sim, rpc(["show diff rollback-patch file good.cfg file good.cfg"], "cli_ascii"))
     assert "Rollback Patch is Empty" in body["result"]["msg"]
 
@@ -472,7 +472,7 @@ def test_roce_qos_merge_is_accepted_and_idempotent(make_sim) -> None:
     d.load_merge_candidate(config=ROCE_QOS)
     assert "pause pfc-cos 3" in d.compare_config()
     d.commit_config()
-    run = sim.running_config
+    run = sim.running_config()
     for block in (
         "policy-map type network-qos qos_network\n  class type network-qos c-8q-nq3\n    mtu 9216\n    pause pfc-cos 3",
         "  class type queuing c-out-8q-q7\n    priority level 1",
@@ -519,7 +519,7 @@ def _scp_put(sim: NxosSim, name: str, data: bytes) -> None:
 
 def test_configure_replace_commit_timeout(make_sim) -> None:
     sim = make_sim()
-    before = sim.running_config
+    before = sim.running_config()
     target = before.replace("hostname leaf1", "hostname leaf1-new")
     _scp_put(sim, "target.cfg", target.encode())
     # the device's own range is 30-3600 s; the lab knob lets a test see the timer expire
@@ -529,19 +529,19 @@ def test_configure_replace_commit_timeout(make_sim) -> None:
 
     status, body = nxapi(sim, rpc(["configure replace bootflash:target.cfg commit-timeout 30"], "cli_ascii"))
     assert status == 200 and "configure replace commit" in body["result"]["msg"]
-    assert "hostname leaf1-new" in sim.running_config
+    assert "hostname leaf1-new" in sim.running_config()
     status, body = nxapi(sim, rpc(["show config-replace status"], "cli_ascii"))
     assert "Pending" in body["result"]["msg"]
     status, body = nxapi(sim, rpc(["configure replace commit"], "cli_ascii"))
-    assert status == 200 and "hostname leaf1-new" in sim.running_config
+    assert status == 200 and "hostname leaf1-new" in sim.running_config()
 
     # not confirmed in time: the previous configuration comes back by itself
     status, _ = nxapi(sim, rpc(["hostname leaf1", "copy running-config bootflash:orig.cfg"]))
-    orig = sim.running_config
+    orig = sim.running_config()
     status, _ = nxapi(sim, rpc(["configure replace bootflash:target.cfg commit-timeout 1"], "cli_ascii"))
-    assert status == 200 and "hostname leaf1-new" in sim.running_config
+    assert status == 200 and "hostname leaf1-new" in sim.running_config()
     time.sleep(1.6)
-    assert sim.running_config == orig
+    assert sim.running_config() == orig
 
     # drop-on-commit on the confirmation: the connection closes, the timer keeps running and expires
     status, _ = nxapi(sim, rpc(["configure replace bootflash:target.cfg commit-timeout 1"], "cli_ascii"))
@@ -551,7 +551,7 @@ def test_configure_replace_commit_timeout(make_sim) -> None:
         nxapi(sim, rpc(["configure replace commit"], "cli_ascii"))
     time.sleep(1.6)
     sim.faults.clear()
-    assert sim.running_config == orig
+    assert sim.running_config() == orig
     status, body = nxapi(sim, rpc(["show config-replace status"], "cli_ascii"))
     assert "previous configuration restored" in body["result"]["msg"]
 
@@ -568,7 +568,7 @@ def test_netmiko_cisco_nxos_session(make_sim) -> None:
         out = conn.send_config_set(["interface Ethernet1/5-6", "description via-ssh", "mtu 9216"])
         assert "leaf1(config-if)#" in out
         for port in ("Ethernet1/5", "Ethernet1/6"):  # a range applies to every member
-            assert f"interface {port}\n  description via-ssh\n  mtu 9216\n" in sim.running_config
+            assert f"interface {port}\n  description via-ssh\n  mtu 9216\n" in sim.running_config()
         bad = conn.send_config_set(["no-such-command here"])
         assert "% Invalid command at '^' marker." in bad
         assert "interface Ethernet1/5" in conn.send_command("show running-config")
@@ -584,7 +584,7 @@ def test_netmiko_cisco_nxos_session(make_sim) -> None:
 
 def test_fault_drop_on_commit(make_sim) -> None:
     sim = make_sim()
-    before = sim.running_config
+    before = sim.running_config()
     sim.faults.set("drop-on-commit")
     d = driver(sim)
     status, body = nxapi(sim, rpc(["show ip route vrf foo"]))  # not a commit: answered, not dropped
@@ -593,16 +593,16 @@ def test_fault_drop_on_commit(make_sim) -> None:
     with pytest.raises(Exception) as info:
         d.commit_config()
     assert "Connection" in type(info.value).__name__ or "Connection" in str(info.value)
-    assert sim.running_config == before  # neither the batch nor the driver's rollback was applied
+    assert sim.running_config() == before  # neither the batch nor the driver's rollback was applied
     assert "rollback_config.txt" in sim.bootflash()  # the checkpoint before the commit was taken
     sim.faults.clear()
     d.commit_config()
-    assert "priority-flow-control mode on" in sim.running_config
+    assert "priority-flow-control mode on" in sim.running_config()
 
 
 def test_fault_drop_on_commit_over_ssh(make_sim) -> None:
     sim = make_sim()
-    before = sim.running_config
+    before = sim.running_config()
     sim.faults.set("drop-on-commit")
     client = paramiko.SSHClient()
     client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
@@ -623,7 +623,7 @@ def test_fault_drop_on_commit_over_ssh(make_sim) -> None:
         assert time.monotonic() - t0 < 3  # closed at once, no reply
     finally:
         client.close()
-    assert sim.running_config == before
+    assert sim.running_config() == before
 
 
 def test_fault_delay_and_hang(make_sim) -> None:
@@ -663,5 +663,5 @@ def test_startup_persists_in_state_dir(make_sim) -> None:
     assert status == 200
     sim.stop()
     again = make_sim(sim.name, address=sim.address)
-    assert "hostname persisted1" in again.running_config
+    assert "hostname persisted1" in again.running_config()
     assert ssl.OPENSSL_VERSION  # TLS stack present (the lab CA verified every request above)
