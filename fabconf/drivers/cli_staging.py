@@ -17,14 +17,15 @@ Every other call is NAPALM's own. The NAPALM driver is reachable as ``.napalm`` 
 from __future__ import annotations
 
 import contextlib
-from typing import Any
-
-from napalm.base import NetworkDriver, models
+from typing import TYPE_CHECKING, Any
 
 from fabconf.drivers.contract import RevertTimer
 from fabconf.drivers.remediation import Remediation, owned_views, remediate
 from fabconf.drivers.textdiff import unified
 from fabconf.platforms import Platform
+
+if TYPE_CHECKING:
+    from napalm.base import NetworkDriver, models
 
 __all__ = ["StagedCliDriver", "StagedTimerDriver"]
 

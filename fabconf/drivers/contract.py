@@ -26,9 +26,10 @@ Optional capabilities are explicit, never ``getattr`` probes:
 from __future__ import annotations
 
 from abc import ABC
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from napalm.base import models
+if TYPE_CHECKING:  # types only: importing NAPALM costs ~0.7 s, which `fabconf validate` need not pay
+    from napalm.base import models
 
 __all__ = ["ConfigDiff", "Driver", "IntentDiff", "PendingFirmware", "Preflight", "Reattach", "RevertTimer"]
 

@@ -6,9 +6,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-import napalm
-
-from fabconf.drivers.cli_staging import StagedCliDriver, StagedTimerDriver
 from fabconf.drivers.contract import Driver
 from fabconf.platforms import Revert
 from fabconf.platforms import platform as platform_spec
@@ -37,6 +34,10 @@ def driver_for(
     port = section.get("port") or port or spec.default_port
     extras = dict(section.get("extras") or {})
     if spec.driver.startswith("napalm:"):
+        import napalm  # here, not at module level: only device commands pay for importing NAPALM
+
+        from fabconf.drivers.cli_staging import StagedCliDriver, StagedTimerDriver
+
         optional_args = dict(extras.get("optional_args") or {})
         if port is not None:
             optional_args.setdefault("port", port)
