@@ -100,6 +100,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
             _print_status(daemon.request(state, {"cmd": "status"}))
             return 0
         if args.lab_command == "down":
+            if not daemon.is_running(state):
+                print(f"no lab is running for {state}: nothing to stop")
+                return 0
             daemon.stop(state)
             print(f"lab of {state} stopped")
             return 0
@@ -137,5 +140,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     common(labsub.add_parser("down", help="stop the lab"))
     fault = common(labsub.add_parser("fault", help="inject or clear a fault on one device"))
     fault.add_argument("device")
-    fault.add_argument("kind", help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | clear")
+    fault.add_argument(
+        "kind",
+        help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | garbled (hosts) | clear; "
+        "a new fault replaces the active one",
+    )
     fault.add_argument("arg", nargs="?", default=None)

@@ -67,11 +67,23 @@ def stop(state: Path, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+def _quiet_libraries() -> None:
+    """Clients that hang up are routine for a lab (every fabconf run does, NAPALM's SSH does on close):
+    paramiko's 'Socket exception: Connection reset by peer' and its tracebacks are not news. They go to the
+    log only at DEBUG (``FABCONF_LAB_DEBUG=1``)."""
+    import logging
+
+    level = logging.DEBUG if os.environ.get("FABCONF_LAB_DEBUG") else logging.CRITICAL
+    for name in ("paramiko", "paramiko.transport"):
+        logging.getLogger(name).setLevel(level)
+
+
 def _serve(inventory: Path, state: Path, network: str) -> int:
     from fabconf.lab.orchestrator import Lab
     from fabconf.pipeline import compile_inventory
     from fabconf.problems import InputError
 
+    _quiet_libraries()
     try:
         compiled = compile_inventory(inventory)
     except InputError as exc:

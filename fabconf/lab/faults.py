@@ -36,9 +36,30 @@ class Faults:
     _cleared: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def set(self, kind: str, arg: str | None = None) -> None:
+        """Inject ``kind``: it REPLACES whatever fault was active (no ``clear`` needed in between); a
+        missing or malformed argument is an error and changes nothing."""
+        if kind not in (*KINDS, "clear"):
+            raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(KINDS)} or clear")
+        if kind == "delay":
+            try:
+                seconds = float(arg) if arg is not None else -1.0
+            except ValueError:
+                seconds = -1.0
+            if not 0 < seconds <= 3600:
+                raise ValueError(f"fault 'delay' needs SECONDS in (0, 3600], got {arg!r}")
+        if kind == "reject":
+            if not arg:
+                raise ValueError("fault 'reject' needs a PATTERN")
+            try:
+                re.compile(arg)
+            except re.error as exc:
+                raise ValueError(f"fault 'reject': {arg!r} is not a regular expression: {exc}") from None
+        elif arg is not None and kind not in ("delay",):
+            raise ValueError(f"fault {kind!r} takes no argument, got {arg!r}")
+        self.clear()
         if kind == "clear":
-            self.clear()
-        elif kind == "drop-on-commit":
+            return
+        if kind == "drop-on-commit":
             self.drop_on_commit = True
         elif kind == "reject":
             if not arg:

@@ -60,6 +60,9 @@ class HostFaults(Faults):
 
     def set(self, kind: str, arg: str | None = None) -> None:
         if kind == "garbled":
+            if arg is not None:
+                raise ValueError(f"fault 'garbled' takes no argument, got {arg!r}")
+            self.clear()  # a new fault replaces the active one, as for every kind
             self.garbled = True
             return
         super().set(kind, arg)

@@ -252,3 +252,43 @@ def test_fifty_devices_concurrently(tmp_path: Path) -> None:
         assert names == [d.name for d in chosen]
     finally:
         lab.stop()
+
+
+def test_lab_cli_edges(lab_state: Path, tmp_path: Path) -> None:
+    # `lab down` when nothing runs is not an error
+    idle = fabconf("lab", "down", "--state", str(tmp_path / "nothing-here"), check=False)
+    assert idle.returncode == 0 and "no lab is running" in idle.stdout
+    # a fault's argument is checked: a delay needs its seconds
+    bad = fabconf("lab", "fault", "--state", str(lab_state), "leaf3", "delay", check=False)
+    assert bad.returncode == 1 and "needs SECONDS" in bad.stderr
+    bad = fabconf("lab", "fault", "--state", str(lab_state), "leaf3", "reject", "([", check=False)
+    assert bad.returncode == 1 and "not a regular expression" in bad.stderr
+    # a new fault replaces the active one: no `clear` needed between kinds
+    fabconf("lab", "fault", "--state", str(lab_state), "leaf3", "auth-refuse")
+    out = fabconf("lab", "fault", "--state", str(lab_state), "leaf3", "delay", "0.1").stdout
+    assert "faults: delay 0.1" in out and "auth-refuse" not in out
+    fabconf("lab", "fault", "--state", str(lab_state), "leaf3", "clear")
+    # routine disconnects (every client above hung up) leave no traceback in the lab's log
+    log = (lab_state / "lab.log").read_text()
+    assert "Traceback" not in log and "Socket exception" not in log, log[-2000:]
+
+
+def test_gpu_hosts_keep_their_state_across_lab_down_and_up(tmp_path: Path) -> None:
+    compiled = compile_inventory(ROOT / "inventory")
+    first = Lab(compiled, ROOT / "inventory", tmp_path / "lab", network=free_network(), password="pw")
+    first.start()
+    try:
+        nic = first.devices["gpu01"].sim.state.nics[0]
+        nic.trust, nic.mtu = "dscp", 9000
+        first.devices["gpu01"].sim.state.files["/etc/nccl.conf"] = "NCCL_IB_TC=106\n"
+    finally:
+        first.stop()
+    again = Lab(compiled, ROOT / "inventory", tmp_path / "lab", network=free_network(), password="pw")
+    again.start()
+    try:
+        state = again.devices["gpu01"].sim.state
+        assert (state.nics[0].trust, state.nics[0].mtu) == ("dscp", 9000)
+        assert state.files["/etc/nccl.conf"] == "NCCL_IB_TC=106\n"
+        assert again.devices["gpu02"].sim.state.nics[0].trust == "pcp"  # the others as they were
+    finally:
+        again.stop()
