@@ -18,6 +18,7 @@ from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.drivers.contract import (
+    CommandPreview,
     ConfigDiff,
     Driver,
     IntentDiff,
@@ -73,12 +74,13 @@ def stage(job: Job, driver: Driver) -> Staged:
         driver.load_replace_candidate(config=job.rendered)
     else:
         driver.load_merge_candidate(config=job.rendered)
-    commands = driver.compare_config()
-    if not commands.strip():
+    compared = driver.compare_config()
+    if not compared.strip():
         driver.discard_config()
         return Staged()
+    commands = driver.commands_preview() if isinstance(driver, CommandPreview) else compared
     diff = relabel(driver.config_diff(), job.name) if isinstance(driver, ConfigDiff) else ""
-    return Staged(REDACTOR(diff or commands), REDACTOR(commands))
+    return Staged(REDACTOR(diff or compared), REDACTOR(commands or compared))
 
 
 def diff_device(job: Job, driver: Driver) -> Outcome:

@@ -19,8 +19,10 @@ Optional capabilities are explicit, never ``getattr`` probes:
   open a second config session while a commit timer is pending).
 - ``Reattach``: a fresh connection takes over what a lost one left pending (EOS config sessions).
 - ``ConfigDiff``: the staged change as people read it — a unified diff of the device's own configuration
-  text (running -> candidate) for what fabconf owns. ``compare_config()`` stays what is SENT (remediation
-  commands, ``nv set``/``nv unset`` lines, host commands), shown with ``--commands``.
+  text (running -> candidate) for what fabconf owns.
+- ``CommandPreview``: exactly what a commit would send, where ``compare_config()`` is not that (GPU hosts
+  compare one line per setting; their commands are shell lines). Elsewhere ``compare_config()`` is what is
+  sent: EOS/NX-OS remediation, ``nv set``/``nv unset``. Shown with ``--commands``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,16 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:  # types only: importing NAPALM costs ~0.7 s, which `fabconf validate` need not pay
     from napalm.base import models
 
-__all__ = ["ConfigDiff", "Driver", "IntentDiff", "PendingFirmware", "Preflight", "Reattach", "RevertTimer"]
+__all__ = [
+    "CommandPreview",
+    "ConfigDiff",
+    "Driver",
+    "IntentDiff",
+    "PendingFirmware",
+    "Preflight",
+    "Reattach",
+    "RevertTimer",
+]
 
 
 @runtime_checkable
@@ -100,4 +111,11 @@ class Reattach(Protocol):
 class ConfigDiff(Protocol):
     def config_diff(self) -> str:
         """After a load: the owned configuration, running -> candidate, as a unified diff ("" if equal)."""
+        ...
+
+
+@runtime_checkable
+class CommandPreview(Protocol):
+    def commands_preview(self) -> str:
+        """After a load: every command a commit would run, one per line, in order ("" when nothing)."""
         ...

@@ -81,8 +81,10 @@ from fabconf.drivers.linux_state import (
     HostTarget,
     NicObserved,
     Snapshot,
+    comparable_documents,
     running_document,
 )
+from fabconf.drivers.textdiff import unified
 
 __all__ = ["HostCommandError", "HostOutputError", "LinuxDriver", "LinuxHostError"]
 
@@ -241,9 +243,25 @@ class LinuxDriver(DriverBase):
         return observed, plan(target, observed, sudo=self.sudo)
 
     def compare_config(self) -> str:
+        """What a commit would do, one line per setting (``ens1f0np0: trust pcp -> dscp``)."""
         if self._candidate is None:
             return ""
         return diff_text(self._changes(self._candidate)[1])
+
+    def commands_preview(self) -> str:
+        """Every shell command a commit would run now, in order (file contents travel base64-encoded)."""
+        if self._candidate is None:
+            return ""
+        return "\n".join(cmd for change in self._changes(self._candidate)[1] for cmd in change.commands)
+
+    def config_diff(self) -> str:
+        """The host's NIC-state document as it is and as the candidate wants it, cut to the settings the
+        candidate names, as a unified diff ("" when equal). The boot unit is not in the document: its
+        changes show in ``compare_config``."""
+        if self._candidate is None:
+            return ""
+        running = running_document(self._observe(self._pairs(self._candidate)))
+        return unified(*comparable_documents(running, self._candidate_text), self.hostname)
 
     # -- commit, verify, restore ------------------------------------------------------------------------------
     def _execute(self, changes: list[Change]) -> bool:

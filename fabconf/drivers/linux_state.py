@@ -334,3 +334,50 @@ def running_document(observed: HostObserved) -> str:
 def _mlx_next(nic: NicObserved, key: str) -> str | None:
     value = nic.mlx.get(key)
     return None if value is None else value.next_boot
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """YAML for people: multi-line strings (the NCCL file) as literal blocks, so a changed line is one line."""
+
+
+def _str_block(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _list_flow(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
+    flow = all(not isinstance(v, (dict, list)) for v in value)  # [3, 4] on one line; NICs one per block
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_BlockDumper.add_representer(str, _str_block)
+_BlockDumper.add_representer(list, _list_flow)
+
+
+def _project(running: Any, desired: Any) -> tuple[Any, Any]:
+    """The parts of both documents that the other has too: the settings the driver manages and the
+    document names. NICs are matched by netdev."""
+    if isinstance(running, dict) and isinstance(desired, dict):
+        before, after = {}, {}
+        for key, want in desired.items():
+            if key in running:
+                before[key], after[key] = _project(running[key], want)
+        return before, after
+    if isinstance(running, list) and isinstance(desired, list) and all(isinstance(x, dict) for x in running + desired):
+        by_name = {item.get("netdev"): item for item in running}
+        pairs = [_project(by_name.get(item.get("netdev"), {}), item) for item in desired]
+        return [b for b, _ in pairs], [a for _, a in pairs]
+    return running, desired
+
+
+def comparable_documents(running_text: str, desired_text: str) -> tuple[str, str]:
+    """The running document and the desired one, cut to what both hold and printed the same way, for a
+    unified diff that shows one -/+ pair per changed setting."""
+    running = yaml.safe_load(running_text) or {}
+    desired = yaml.safe_load(desired_text) or {}
+    before, after = _project(running, desired)
+
+    def dump(doc: Any) -> str:
+        return yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=120)
+
+    return dump(before), dump(after)

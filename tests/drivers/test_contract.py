@@ -93,8 +93,8 @@ def test_declared_capabilities_match_the_platform_table(driver: Driver, jobs: di
     spec = _job(jobs, driver).spec
     assert isinstance(driver, RevertTimer) == (spec.revert is Revert.TIMER)
     assert isinstance(driver, contract.Preflight) == spec.is_host
-    # switches show a unified diff of their configuration; hosts show one line per setting (their compare)
-    assert isinstance(driver, contract.ConfigDiff) == (not spec.is_host)
+    assert isinstance(driver, contract.ConfigDiff)  # every platform shows one kind of diff: unified
+    assert isinstance(driver, contract.CommandPreview) == spec.is_host  # hosts: compare is per setting
     assert isinstance(driver, contract.PendingFirmware) == spec.is_host
 
 

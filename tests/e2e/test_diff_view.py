@@ -21,6 +21,7 @@ def test_a_one_line_ecn_change_is_one_pair_on_every_platform(lab: Lab, capsys: p
     fabric = lab.state_dir / "inventory" / "fabric.yaml"
     doc = yaml.safe_load(fabric.read_text())
     doc["roce"]["ecn"]["min_threshold_bytes"] = 200000
+    doc["hosts"]["gid_index"] = 5  # and on the hosts, one NCCL line
     fabric.write_text(yaml.safe_dump(doc, sort_keys=False))
 
     code, out = fab(capsys, "diff", "-i", inv(lab), "--format", "json")
@@ -36,7 +37,11 @@ def test_a_one_line_ecn_change_is_one_pair_on_every_platform(lab: Lab, capsys: p
         (added,) = [ln for ln in d["diff"].splitlines() if ln.startswith("+") and not ln.startswith("+++")]
         assert "150" in removed and "200" in added, d["diff"]
         assert d["commands"]  # what would be sent is there too, in the device's own terms
-    assert all(devices[n]["state"] == "unchanged" for n in devices if n.startswith("gpu"))
+    for name in (n for n in devices if n.startswith("gpu")):
+        d = devices[name]
+        assert d["diff"].startswith(f"--- {name} (running)\n+++ {name} (intended)\n@@"), d["diff"]
+        assert counts(d["diff"]) == (1, 1), d["diff"]
+        assert "-  NCCL_IB_GID_INDEX=3\n+  NCCL_IB_GID_INDEX=5\n" in d["diff"]
 
     code, out = fab(capsys, "diff", "-i", inv(lab), "--limit", "leaf1", "--commands")
     assert code == 2

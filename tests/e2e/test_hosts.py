@@ -22,10 +22,15 @@ def test_push_hosts_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixture[s
 
     code, out = fab(capsys, "diff", "-i", inv(lab), "--limit", "gpu_hosts", "--format", "json")
     assert code == 2
-    diffs = {d["device"]: d["diff"] for d in json.loads(out)["devices"]}
-    assert "ens1f0np0: trust pcp -> dscp" in diffs["gpu01"]
-    assert "ens1f0np0: mtu 1500 -> 9000" in diffs["gpu01"]
-    assert "ROCE_CC_PRIO_MASK_P1" in diffs["gpu01"] and "pending" in diffs["gpu01"]
+    devices = {d["device"]: d for d in json.loads(out)["devices"]}
+    diff = devices["gpu01"]["diff"]  # the NIC-state document, running -> intended, as a unified diff
+    assert diff.startswith("--- gpu01 (running)\n+++ gpu01 (intended)\n")
+    assert "-  trust: pcp\n" in diff and "+  trust: dscp\n" in diff
+    assert "-  mtu: 1500\n" in diff and "+  mtu: 9000\n" in diff
+    assert "-  ROCE_CC_PRIO_MASK_P1: '255'\n+  ROCE_CC_PRIO_MASK_P1: '8'\n" in diff
+    commands = devices["gpu01"]["commands"].splitlines()  # exactly what a push would run
+    assert "sudo -n mlnx_qos -i ens1f0np0 --trust dscp" in commands
+    assert "sudo -n mlxconfig -d mlx5_0 -y set ROCE_CC_PRIO_MASK_P1=8" in commands
 
     code, out = fab(
         capsys, "push", "-i", inv(lab), "--limit", "gpu_hosts", "--yes", "--batch", "100%", "--format", "json"

@@ -30,7 +30,7 @@ def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixtu
     assert "qos profile FABCONF_ROCE" in out  # EOS
     assert "pause pfc-cos 3" in out  # NX-OS
     assert "qos" in out and "leaf1 (cumulus)" in out  # Cumulus
-    assert "trust pcp -> dscp" in out  # GPU host NIC
+    assert "+  trust: dscp" in out  # GPU host NIC (the unified diff of its NIC-state document)
     assert "no vlan 99" in out or "-vlan 99" in out  # a stale VLAN is removed
     # a dry run leaves nothing behind: no EOS session, no NX-OS candidate/checkpoint, no NVUE revision
     assert not [s for s in sim(lab, "leaf3").sessions.values() if s.state in ("pending", "pendingCommitTimer")]
