@@ -37,8 +37,9 @@ SSH), release="5.12", apply_seconds=0.2, patch_validation=True, validator=None)`
 ``store`` (``ConfigStore``: applied/startup trees, revisions, history). ``state_dir`` keeps
 ``nvue/<name>/startup.yaml`` (read back at construction, like a reboot) and the SSH host key.
 
-Real routing: ``fabconf.lab.nvue_frr`` translates an applied tree into frr.conf / interfaces, and
-``fabconf.lab.nvue_netns.FrrFabric`` runs real FRR per switch in network namespaces from those trees.
+Real routing: ``tests/lab/nvue_frr.py`` translates an applied tree into frr.conf / interfaces, and
+``tests/lab/nvue_netns.py`` (``FrrFabric``) runs real FRR per switch in network namespaces from those trees;
+they live next to the test that uses them, as the product never does.
 
 Validation uses the PyPI package ``nvueschema`` (Pydantic models of NVIDIA's OpenAPI spec) when it
 is installed, else a hand-written schema of the keys fabconf renders (``fabconf.lab.nvue_schema``).

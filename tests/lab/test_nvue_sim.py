@@ -18,12 +18,12 @@ from typing import Any
 import paramiko
 import pytest
 import yaml
+from nvue_frr import frr_conf
+from nvue_netns import FrrFabric
+from nvue_netns import available as netns_available
 
 from fabconf.lab.faults import Faults
 from fabconf.lab.nvue import NvueSim, default_startup_config
-from fabconf.lab.nvue_frr import frr_conf
-from fabconf.lab.nvue_netns import FrrFabric
-from fabconf.lab.nvue_netns import available as netns_available
 from fabconf.lab.nvue_schema import Validator
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fabconf.lab.nvue_frr import frr_conf, ip_commands
+from nvue_frr import frr_conf, ip_commands
+
 from fabconf.lab.nvue_tree import Tree
 
 FRR_DIR = Path("/usr/lib/frr")
