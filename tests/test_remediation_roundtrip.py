@@ -18,11 +18,11 @@ from hier_config import HConfig, get_hconfig
 from profiles import profile_inventory
 
 from fabconf.drivers.remediation import _dialect, owned_tree, remediate, rendered_interfaces
-from fabconf.lab.cliconf_core import Dialect, Editor, load
-from fabconf.lab.cliconf_core import render as render_cli
-from fabconf.lab.cliconf_dialects import EOS, NXOS
-from fabconf.lab.eos_config import default_eos_config
-from fabconf.lab.nxos_render import default_startup_config as default_nxos_config
+from fabconf.lab.cliconf.core import Dialect, Editor, load
+from fabconf.lab.cliconf.core import render as render_cli
+from fabconf.lab.cliconf.dialects import EOS, NXOS
+from fabconf.lab.eos.config import default_eos_config
+from fabconf.lab.nxos.render import default_startup_config as default_nxos_config
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.render import render
 

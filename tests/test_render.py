@@ -185,7 +185,7 @@ def test_limit_that_matches_nothing_suggests_close_names(example: Compiled, term
 def test_cumulus_output_validates_against_nvidias_nvue_schema(example: Compiled) -> None:
     """The rendered tree checked against the Pydantic models of NVIDIA's Cumulus 5.12 OpenAPI spec
     (the nvueschema package), plus unknown keys and semantic checks (ports exist, ECN min < max…)."""
-    from fabconf.lab.nvue_schema import Validator, have_nvueschema
+    from fabconf.lab.nvue.schema import Validator, have_nvueschema
 
     assert have_nvueschema(), "nvueschema is a dependency; the hand-written subset would prove less"
     validator = Validator("5.12")

@@ -1,7 +1,7 @@
 """NVUE operational trees -> NAPALM getter shapes (pure functions, no I/O).
 
 The inputs are what ``GET /nvue_v1/<path>`` (no ``rev``: applied config plus operational state) answers.
-Operational leaf names follow the lab simulator (``fabconf.lab.nvue_oper``), which imitates ``nv show``;
+Operational leaf names follow the lab simulator (``fabconf.lab.nvue.oper``), which imitates ``nv show``;
 they are marked [U] where they were not checked against a real switch. Unknown numbers are ``-1`` (as
 NAPALM drivers do), unknown text is ``""``.
 """

@@ -32,10 +32,10 @@ LAB_USERNAME = "fabconf"
 
 # platform -> (module, class); imported lazily so the lab costs nothing to the render path
 SIMULATORS: dict[str, tuple[str, str]] = {
-    "eos": ("fabconf.lab.eos", "EosSim"),
-    "nxos": ("fabconf.lab.nxos", "NxosSim"),
-    "cumulus": ("fabconf.lab.nvue", "NvueSim"),
-    "linux": ("fabconf.lab.gpuhost", "GpuHostSim"),
+    "eos": ("fabconf.lab.eos.sim", "EosSim"),
+    "nxos": ("fabconf.lab.nxos.sim", "NxosSim"),
+    "cumulus": ("fabconf.lab.nvue.sim", "NvueSim"),
+    "linux": ("fabconf.lab.host.sim", "GpuHostSim"),
 }
 # the service ports each platform answers on (what `lab up` waits for and the inventory names)
 SERVICE_PORTS: dict[str, tuple[int, ...]] = {"eos": (443,), "nxos": (443, 22), "cumulus": (8765, 22), "linux": (22,)}

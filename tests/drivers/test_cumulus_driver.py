@@ -38,7 +38,7 @@ from fabconf.drivers.nvue_plan import (
     unowned_paths,
 )
 from fabconf.lab.faults import Faults
-from fabconf.lab.nvue import NvueSim, default_startup_config
+from fabconf.lab.nvue.sim import NvueSim, default_startup_config
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
 from fabconf.render import render

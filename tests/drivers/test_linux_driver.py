@@ -27,7 +27,7 @@ from fabconf.drivers.linux_parse import (
     parse_rdma_link,
     parse_traffic_class,
 )
-from fabconf.lab.gpuhost import GpuHostSim
+from fabconf.lab.host.sim import GpuHostSim
 from fabconf.pipeline import compile_inventory
 from fabconf.render import render
 

@@ -21,7 +21,7 @@ from fabconf.drivers.linux import LinuxDriver
 from fabconf.drivers.linux_parse import mlx_same
 from fabconf.drivers.linux_plan import plan
 from fabconf.drivers.linux_state import target_from_document
-from fabconf.lab.gpuhost import GpuHostSim
+from fabconf.lab.host.sim import GpuHostSim
 from fabconf.pipeline import compile_inventory
 from fabconf.render import render
 

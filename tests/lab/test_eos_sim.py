@@ -24,7 +24,7 @@ from napalm.base.exceptions import CommitError, MergeConfigException, SessionLoc
 from pyeapi.eapilib import CommandError
 from pyeapi.eapilib import ConnectionError as EapiConnectionError
 
-from fabconf.lab.eos import EosSim, default_startup_config
+from fabconf.lab.eos.sim import EosSim, default_startup_config
 from fabconf.lab.faults import Faults
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World

@@ -14,7 +14,7 @@ import paramiko
 import pytest
 from netmiko import ConnectHandler
 
-from fabconf.lab.gpuhost import GpuHostSim, HostFaults, default_startup_config
+from fabconf.lab.host.sim import GpuHostSim, HostFaults, default_startup_config
 from fabconf.lab.world import World
 
 # one /24 of 127.12/16 per test process (port 22 is used), so concurrent runs do not collide

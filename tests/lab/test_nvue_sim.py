@@ -23,8 +23,8 @@ from nvue_netns import FrrFabric
 from nvue_netns import available as netns_available
 
 from fabconf.lab.faults import Faults
-from fabconf.lab.nvue import NvueSim, default_startup_config
-from fabconf.lab.nvue_schema import Validator
+from fabconf.lab.nvue.schema import Validator
+from fabconf.lab.nvue.sim import NvueSim, default_startup_config
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
 

@@ -21,7 +21,7 @@ from netmiko import ConnectHandler
 from netmiko.exceptions import NetmikoAuthenticationException
 
 from fabconf.lab.faults import Faults
-from fabconf.lab.nxos import NxosSim, default_startup_config
+from fabconf.lab.nxos.sim import NxosSim, default_startup_config
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
 

@@ -25,7 +25,7 @@ import types
 import typing
 from typing import Any
 
-from fabconf.lab.nvue_tree import Tree, as_int
+from fabconf.lab.nvue.tree import Tree, as_int
 
 try:  # optional dependency: Pydantic models of the NVUE OpenAPI spec
     import pydantic

@@ -35,11 +35,11 @@ from pathlib import Path
 
 import yaml
 
-from fabconf.lab import nvue_tree
 from fabconf.lab.faults import Faults
-from fabconf.lab.nvue_revisions import ConfigStore, NvueError, parse_startup_yaml
-from fabconf.lab.nvue_setcmd import set_patch, unset_paths
-from fabconf.lab.nvue_tree import Tree
+from fabconf.lab.nvue import tree as nvue_tree
+from fabconf.lab.nvue.revisions import ConfigStore, NvueError, parse_startup_yaml
+from fabconf.lab.nvue.setcmd import set_patch, unset_paths
+from fabconf.lab.nvue.tree import Tree
 
 DEFAULT_CONFIRM_SECONDS = 600.0
 

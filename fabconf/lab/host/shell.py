@@ -38,8 +38,8 @@ import posixpath
 import re
 from collections.abc import Callable
 
-from fabconf.lab.memfs import FileSystem, FsError, MemoryFs, VirtualFiles
-from fabconf.lab.shparse import (
+from fabconf.lab.host.memfs import FileSystem, FsError, MemoryFs, VirtualFiles
+from fabconf.lab.host.shparse import (
     AndOr,
     ForNode,
     IfNode,
@@ -52,8 +52,8 @@ from fabconf.lab.shparse import (
     lex,
     parse,
 )
-from fabconf.lab.shtypes import CommandFn, Invocation, Output, Result, ShellExit
-from fabconf.lab.shutils import BUILTINS, run_script
+from fabconf.lab.host.shtypes import CommandFn, Invocation, Output, Result, ShellExit
+from fabconf.lab.host.shutils import BUILTINS, run_script
 
 __all__ = [
     "CommandFn",

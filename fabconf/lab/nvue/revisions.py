@@ -36,10 +36,10 @@ from typing import Any
 
 import yaml
 
-from fabconf.lab import nvue_tree
 from fabconf.lab.faults import Faults
-from fabconf.lab.nvue_schema import Validator
-from fabconf.lab.nvue_tree import Tree
+from fabconf.lab.nvue import tree as nvue_tree
+from fabconf.lab.nvue.schema import Validator
+from fabconf.lab.nvue.tree import Tree
 
 NAMED = ("applied", "startup", "empty")
 PROMPT_SECTIONS = ("qos",)

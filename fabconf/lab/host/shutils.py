@@ -10,8 +10,8 @@ import re
 import time
 from collections.abc import Callable
 
-from fabconf.lab.memfs import FsError
-from fabconf.lab.shtypes import CommandFn, Invocation, Result, ShellExit
+from fabconf.lab.host.memfs import FsError
+from fabconf.lab.host.shtypes import CommandFn, Invocation, Result, ShellExit
 
 
 def _echo(inv: Invocation) -> Result:

@@ -13,9 +13,9 @@ failed call changes nothing (exit status 1, or 2 for a usage error).
 
 from __future__ import annotations
 
-from fabconf.lab.hostshell import Invocation, Result
-from fabconf.lab.nicstate import PRIOS, NicPort, default_dscp2prio
-from fabconf.lab.nicsysfs import NicContext, garble
+from fabconf.lab.host.nicstate import PRIOS, NicPort, default_dscp2prio
+from fabconf.lab.host.nicsysfs import NicContext, garble
+from fabconf.lab.host.shell import Invocation, Result
 
 LLDPAD_WARNING = "****** WARNING: lldpad service is running and may overwrite your settings ******"
 USAGE = "Usage: mlnx_qos -i <interface> [options]\n"

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabconf.lab import nxos_show as show
 from fabconf.lab.cliconf import Node
 from fabconf.lab.faults import Faults
-from fabconf.lab.nxos_config import (
+from fabconf.lab.nxos import show
+from fabconf.lab.nxos.config import (
     INVALID,
     NO_SUCH_FILE,
     ConfigSession,
@@ -32,8 +32,8 @@ from fabconf.lab.nxos_config import (
     canonical_interface,
     load,
 )
-from fabconf.lab.nxos_render import hostname_of, lab_view, render_config, rollback_patch_text
-from fabconf.lab.nxos_replace import ConfigReplace
+from fabconf.lab.nxos.render import hostname_of, lab_view, render_config, rollback_patch_text
+from fabconf.lab.nxos.replace import ConfigReplace
 from fabconf.lab.world import DeviceView, World
 
 _EXEC_WORDS = frozenset(

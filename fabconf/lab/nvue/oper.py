@@ -24,7 +24,7 @@ import copy
 import hashlib
 import ipaddress
 
-from fabconf.lab.nvue_tree import Tree, as_int
+from fabconf.lab.nvue.tree import Tree, as_int
 from fabconf.lab.world import BgpSession, DeviceView, NeighborView, PortView, World
 
 DEFAULT_MTU = {"swp": 9216, "eth": 1500, "lo": 65536}

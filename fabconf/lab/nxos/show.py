@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabconf.lab.cliconf import Node
-from fabconf.lab.nxos_config import NXOS_VERSION, interface_sort_key
+from fabconf.lab.nxos.config import NXOS_VERSION, interface_sort_key
 from fabconf.lab.world import BgpSession
 
 CHASSIS = "Nexus9000 C9332D-GX2B Chassis"

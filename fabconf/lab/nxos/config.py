@@ -13,7 +13,7 @@ What this adds to cliconf's ``NXOS`` dialect (extended here, cliconf itself is n
   removed). Errors carry NX-OS wording (``% Invalid command at '^' marker.``);
 - ``load``: a whole config file (checkpoint, rollback target) validated as one state.
 
-Rendering, the rollback patch and the lab view live in ``fabconf.lab.nxos_render``.
+Rendering, the rollback patch and the lab view live in ``fabconf.lab.nxos.render``.
 
 Physical interfaces always exist: every port has an ``interface X`` stanza, possibly empty.
 """

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabconf.lab.nvue_schema import Validator
-from fabconf.lab.nvue_tree import Tree, merge, wrap
+from fabconf.lab.nvue.schema import Validator
+from fabconf.lab.nvue.tree import Tree, merge, wrap
 
 
 def expand_keys(word: str) -> list[str]:

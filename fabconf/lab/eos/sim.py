@@ -56,10 +56,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabconf.lab import eos_config as ec
-from fabconf.lab import eos_show as show
 from fabconf.lab.cliconf import EOS, CliError, Editor, Node, load, render, unified_diff
 from fabconf.lab.contract import SimBase
+from fabconf.lab.eos import config as ec
+from fabconf.lab.eos import show
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf.lab.tls import LabCA

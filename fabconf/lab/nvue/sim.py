@@ -23,8 +23,8 @@ against the schema at once (400, like ``nv set`` refusing a value; turn off with
 ``patch_validation=False``) and the whole tree again, with semantic checks, at apply.
 
 Commit-confirm: ``nv config apply --confirm`` exists on the CLI only, so this simulator runs the ``nv``
-subset of ``fabconf.lab.nvue_cli`` over SSH (``fabconf.lab.sshd``); see that module and
-``fabconf.lab.nvue_revisions`` for the confirm semantics.
+subset of ``fabconf.lab.nvue.cli`` over SSH (``fabconf.lab.sshd``); see that module and
+``fabconf.lab.nvue.revisions`` for the confirm semantics.
 
 Faults: ``reject PATTERN`` fails an apply whose ``nv set``/``nv unset`` lines (applied → revision) match;
 ``drop-on-commit`` closes the connection on the apply request (REST PATCH of the revision state, or the
@@ -42,7 +42,7 @@ Real routing: ``tests/lab/nvue_frr.py`` translates an applied tree into frr.conf
 they live next to the test that uses them, as the product never does.
 
 Validation uses the PyPI package ``nvueschema`` (Pydantic models of NVIDIA's OpenAPI spec) when it
-is installed, else a hand-written schema of the keys fabconf renders (``fabconf.lab.nvue_schema``).
+is installed, else a hand-written schema of the keys fabconf renders (``fabconf.lab.nvue.schema``).
 """
 
 from __future__ import annotations
@@ -59,15 +59,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from fabconf.lab import nvue_tree
 from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
-from fabconf.lab.nvue_cli import NvCli
-from fabconf.lab.nvue_oper import device_view, operational_tree
-from fabconf.lab.nvue_revisions import NAMED, ConfigStore, NvueError
-from fabconf.lab.nvue_schema import DEFAULT_RELEASE, Validator
-from fabconf.lab.nvue_tree import Tree
+from fabconf.lab.nvue import tree as nvue_tree
+from fabconf.lab.nvue.cli import NvCli
+from fabconf.lab.nvue.oper import device_view, operational_tree
+from fabconf.lab.nvue.revisions import NAMED, ConfigStore, NvueError
+from fabconf.lab.nvue.schema import DEFAULT_RELEASE, Validator
+from fabconf.lab.nvue.tree import Tree
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import DeviceView, World
 

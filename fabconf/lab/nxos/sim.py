@@ -41,9 +41,9 @@ from typing import Any
 from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
-from fabconf.lab.nxos_cli import NxosDevice
-from fabconf.lab.nxos_config import ExecSession, NxosCliError, ensure_ports, load
-from fabconf.lab.nxos_render import default_startup_config, render_config
+from fabconf.lab.nxos.cli import NxosDevice
+from fabconf.lab.nxos.config import ExecSession, NxosCliError, ensure_ports, load
+from fabconf.lab.nxos.render import default_startup_config, render_config
 from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import DeviceView, World

@@ -28,7 +28,7 @@ QoS) plus common brownfield lines. A garbage line fails with ``% Invalid input``
 
 from __future__ import annotations
 
-from fabconf.lab.cliconf_core import (
+from fabconf.lab.cliconf.core import (
     CliError,
     Dialect,
     Editor,
@@ -42,7 +42,7 @@ from fabconf.lab.cliconf_core import (
     unified_diff,
     validate,
 )
-from fabconf.lab.cliconf_dialects import EOS, NXOS
+from fabconf.lab.cliconf.dialects import EOS, NXOS
 
 __all__ = [
     "EOS",

@@ -8,7 +8,7 @@ reference and AVD/NX-OS examples, not from a device's parser: a real switch acce
 
 from __future__ import annotations
 
-from fabconf.lab.cliconf_core import Dialect
+from fabconf.lab.cliconf.core import Dialect
 
 # ---------------------------------------------------------------------------------------------------------------
 # EOS grammar

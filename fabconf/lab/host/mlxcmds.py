@@ -14,9 +14,9 @@ Simplification: each PCI function has its own firmware configuration with ``_P1`
 
 from __future__ import annotations
 
-from fabconf.lab.hostshell import Invocation, Result
-from fabconf.lab.nicstate import MLXCONFIG_SPEC, NicPort
-from fabconf.lab.nicsysfs import NicContext, garble
+from fabconf.lab.host.nicstate import MLXCONFIG_SPEC, NicPort
+from fabconf.lab.host.nicsysfs import NicContext, garble
+from fabconf.lab.host.shell import Invocation, Result
 
 
 def render_value(key: str, value: int) -> str:

@@ -1,4 +1,4 @@
-"""Lexer and parser of the lab hosts' shell subset (see ``fabconf.lab.hostshell`` for what is supported)."""
+"""Lexer and parser of the lab hosts' shell subset (see ``fabconf.lab.host.shell`` for what is supported)."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ Users: the login user gets a ``user@host:~$`` prompt and needs ``sudo`` for priv
 ``root`` gives a root shell directly. Each exec request runs in a fresh shell; an interactive shell keeps ``$?``,
 variables and the working directory.
 
-Shell subset: see ``fabconf.lab.hostshell`` (quotes, ``$?``, ``;``/``&&``/``||``, pipes, redirections,
+Shell subset: see ``fabconf.lab.host.shell`` (quotes, ``$?``, ``;``/``&&``/``||``, pipes, redirections,
 here-documents, ``sudo``, ``bash -c``, scripts by path, core utilities). Host commands: ``mlnx_qos``
-(``fabconf.lab.mlnxqos``), ``ip``, ``rdma``, ``ibstat``, ``ibv_devinfo``, ``show_gids``, ``ibdev2netdev``,
-``cma_roce_tos`` (``fabconf.lab.niccmds``), ``mlxconfig``, ``mlxfwreset`` (``fabconf.lab.mlxcmds``),
-``systemctl``, ``pgrep``, ``lldpad``, ``hostname``, ``hostnamectl``, ``uname`` (``fabconf.lab.hostsvc``), sysfs
-and configfs files (``fabconf.lab.nicsysfs``) and the lab-only ``reboot``.
+(``fabconf.lab.host.mlnxqos``), ``ip``, ``rdma``, ``ibstat``, ``ibv_devinfo``, ``show_gids``, ``ibdev2netdev``,
+``cma_roce_tos`` (``fabconf.lab.host.niccmds``), ``mlxconfig``, ``mlxfwreset`` (``fabconf.lab.host.mlxcmds``),
+``systemctl``, ``pgrep``, ``lldpad``, ``hostname``, ``hostnamectl``, ``uname`` (``fabconf.lab.host.services``), sysfs
+and configfs files (``fabconf.lab.host.nicsysfs``) and the lab-only ``reboot``.
 
 ``reboot`` (command or method) ends every SSH session and loses the runtime state (mlnx_qos settings,
 sysfs ECN, ToS, MTU back to 1500, lldpad stopped), makes pending ``mlxconfig`` values current, clears ``/tmp``
@@ -37,12 +37,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fabconf.lab import hostsvc, mlnxqos, mlxcmds, niccmds
 from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import DropConnection, Faults
-from fabconf.lab.hostshell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
-from fabconf.lab.nicstate import HostState, NicPort, default_host_state
-from fabconf.lab.nicsysfs import NicContext, NicSysfs
+from fabconf.lab.host import mlnxqos, mlxcmds, niccmds
+from fabconf.lab.host import services as hostsvc
+from fabconf.lab.host.nicstate import HostState, NicPort, default_host_state
+from fabconf.lab.host.nicsysfs import NicContext, NicSysfs
+from fabconf.lab.host.shell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
 from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import DeviceView, PortView, World
@@ -80,7 +81,7 @@ class RebootRequested(Exception):
 
 
 def default_startup_config(hostname: str, ports: list[str]) -> HostState:
-    """The brownfield start of a GPU host (see ``fabconf.lab.nicstate.default_host_state``)."""
+    """The brownfield start of a GPU host (see ``fabconf.lab.host.nicstate.default_host_state``)."""
     return default_host_state(hostname, ports)
 
 

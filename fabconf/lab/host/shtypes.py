@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fabconf.lab.hostshell import Shell
+    from fabconf.lab.host.shell import Shell
 
 
 class ShellExit(Exception):

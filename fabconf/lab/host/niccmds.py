@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from fabconf.lab.hostshell import Invocation, Result
-from fabconf.lab.nicstate import NicPort
-from fabconf.lab.nicsysfs import MAX_MTU, MIN_MTU, NicContext, garble
+from fabconf.lab.host.nicstate import NicPort
+from fabconf.lab.host.nicsysfs import MAX_MTU, MIN_MTU, NicContext, garble
+from fabconf.lab.host.shell import Invocation, Result
 
 Tool = Callable[[NicContext, Invocation], Result]
 

@@ -16,8 +16,8 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fabconf.lab.hostshell import Invocation, Result
-from fabconf.lab.nicstate import HostState
+from fabconf.lab.host.nicstate import HostState
+from fabconf.lab.host.shell import Invocation, Result
 
 UNIT_DIRS = ("/etc/systemd/system", "/lib/systemd/system")
 WANTS = "/etc/systemd/system/multi-user.target.wants"

@@ -23,8 +23,8 @@ from typing import Protocol
 
 from fabconf.lab.cliconf import Node
 from fabconf.lab.faults import Faults
-from fabconf.lab.nxos_config import NO_SUCH_FILE, ExecSession, NxosCliError, Reply, load
-from fabconf.lab.nxos_render import rollback_patch_text
+from fabconf.lab.nxos.config import NO_SUCH_FILE, ExecSession, NxosCliError, Reply, load
+from fabconf.lab.nxos.render import rollback_patch_text
 
 
 class NxosDevice(Protocol):

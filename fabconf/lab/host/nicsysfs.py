@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fabconf.lab.hostshell import FsError
-from fabconf.lab.nicstate import HostState, NicPort
+from fabconf.lab.host.nicstate import HostState, NicPort
+from fabconf.lab.host.shell import FsError
 
 MAX_MTU = 9978
 MIN_MTU = 68

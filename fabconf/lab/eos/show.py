@@ -13,8 +13,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from fabconf.lab import eos_config as ec
 from fabconf.lab.cliconf import EOS, Node, render
+from fabconf.lab.eos import config as ec
 from fabconf.lab.world import World
 
 VERSION = "4.32.2F"  # >= 4.23.0 as napalm requires; >= 4.32 selects the new commit-timer output form

@@ -1,12 +1,12 @@
 """NX-OS configuration as the device shows it, for the lab simulator: ``show running-config`` text in NX-OS
 order (and the ``all`` variant), the ``show diff rollback-patch`` text, the ``DeviceView`` the lab world
-reads, and the default brownfield startup-config. Trees come from ``fabconf.lab.nxos_config``.
+reads, and the default brownfield startup-config. Trees come from ``fabconf.lab.nxos.config``.
 """
 
 from __future__ import annotations
 
 from fabconf.lab.cliconf import Node
-from fabconf.lab.nxos_config import DIALECT, NXOS_VERSION, interface_sort_key
+from fabconf.lab.nxos.config import DIALECT, NXOS_VERSION, interface_sort_key
 from fabconf.lab.world import DeviceView, NeighborView, PortView
 
 # ---------------------------------------------------------------------------------------------------------

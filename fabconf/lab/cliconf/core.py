@@ -1,7 +1,7 @@
 """Core of the indented-CLI config model: the tree, dialects, parse/render, the CLI editor and diffs.
 
 Import from ``fabconf.lab.cliconf`` (the public API, documented there); this module holds the machinery and
-``fabconf.lab.cliconf_dialects`` the EOS and NX-OS grammars.
+``fabconf.lab.cliconf.dialects`` the EOS and NX-OS grammars.
 """
 
 from __future__ import annotations

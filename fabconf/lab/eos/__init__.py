@@ -1,0 +1,1 @@
+"""Arista EOS simulator: eAPI, config sessions with commit timers, flash rollback files."""
