@@ -68,6 +68,7 @@ def run(hosts: int, rails: int) -> dict[str, float]:
             keep_trailing_newline=True,
         )
         env.filters["q"] = lambda v: __import__("json").dumps(v)
+        env.filters["comment"] = lambda text, marker="#": f"{marker} {text}"  # the bare minimum, no escaping
         tmpl = {p: env.get_template(f"{p}/device.j2") for p in ("cumulus", "eos", "nxos", "linux")}
         mark = time.perf_counter()
         for d in data.values():
