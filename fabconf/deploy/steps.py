@@ -270,32 +270,21 @@ def _undo(job: Job, driver: Driver, reopen: Reopen, before: str, diff: str, fail
 
 def _recover(job: Job, reopen: Reopen, before: str, diff: str, reason: str, failed: list[str] | None = None) -> Outcome:
     """After a failure with an unknown device state: reconnect, undo anything pending, check it is as before."""
+
+    def failure(message: str) -> Outcome:
+        return Outcome(job.name, job.platform, State.FAILED, diff=diff, checks=failed or [], message=message)
+
     try:
         driver = reopen()
     except Exception as exc:
-        reverts = job.spec.revert is Revert.TIMER
-        return Outcome(
-            job.name,
-            job.platform,
-            State.FAILED,
-            diff=diff,
-            checks=failed or [],
-            message=f"{reason}; reconnect failed ({_err(exc)}): device state unknown"
-            + (", its revert timer will restore it" if reverts else ""),
-        )
+        reverts = ", its revert timer will restore it" if job.spec.revert is Revert.TIMER else ""
+        return failure(f"{reason}; reconnect failed ({_err(exc)}): device state unknown{reverts}")
     try:
         if normalize(_running(driver)) != normalize(before):
             driver.rollback()
         return _confirm_restored(job, driver, before, diff, reason, failed or [])
     except Exception as exc:
-        return Outcome(
-            job.name,
-            job.platform,
-            State.FAILED,
-            diff=diff,
-            checks=failed or [],
-            message=f"{reason}; recovery failed: {_err(exc)}",
-        )
+        return failure(f"{reason}; recovery failed: {_err(exc)}")
     finally:
         _quietly(driver.close)
 
