@@ -26,6 +26,7 @@ from fabconf.lab.contract import Simulator
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
 from fabconf.pipeline import Compiled
+from fabconf.platforms import platform as platform_spec
 
 DEFAULT_NETWORK = "127.77.0.0/16"
 LAB_USERNAME = "fabconf"
@@ -114,7 +115,7 @@ class Lab:
                 "world": self.world,
                 "state_dir": self.state_dir / "devices" / name,
             }
-            if dev.platform == "linux":
+            if dev.is_host:
                 kwargs["nics"] = _nic_specs(dev.data)
                 kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
             sim = _sim_class(dev.platform)(name, address, **kwargs)
@@ -197,10 +198,12 @@ class Lab:
 
 
 def _connection_options(platform: str, ca_file: str) -> dict[str, Any]:
-    if platform == "eos":
-        return {"napalm": {"port": 443, "extras": {"optional_args": {"transport": "https", "port": 443}}}}
-    if platform == "nxos":
-        return {"napalm": {"port": 443, "extras": {"optional_args": {"transport": "https", "port": 443}}}}
-    if platform == "cumulus":
-        return {"nvue": {"port": 8765, "extras": {"ssh_port": 22, "ca_file": ca_file}}}
-    return {"netmiko": {"port": 22, "extras": {"device_type": "linux"}}}
+    """How fabconf reaches a lab device: the platform table names the connection section and default port;
+    the lab adds what is its own (HTTPS on 443 for NAPALM's eAPI/NX-API, its CA and SSH port for NVUE)."""
+    spec = platform_spec(platform)
+    section = spec.connection_section
+    if section == "napalm":
+        return {section: {"port": 443, "extras": {"optional_args": {"transport": "https", "port": 443}}}}
+    if section == "nvue":
+        return {section: {"port": spec.default_port, "extras": {"ssh_port": 22, "ca_file": ca_file}}}
+    return {section: {"port": spec.default_port, "extras": {"device_type": "linux"}}}
