@@ -121,6 +121,7 @@ class LinuxDriver(DriverBase):
         self._shell = HostShell(hostname, self.port, username, password, timeout, strict=strict)
         self._candidate: HostTarget | None = None
         self._candidate_text = ""
+        self._preview: tuple[HostTarget, HostObserved, list[Change]] | None = None
         self._snapshot: Snapshot | None = None
         self._fw_reset_done = False
         self.commands_sent: list[str] = []  # every changing command of the last commit/rollback, in order
@@ -237,22 +238,32 @@ class LinuxDriver(DriverBase):
 
     def discard_config(self) -> None:
         self._candidate, self._candidate_text = None, ""
+        self._preview = None
 
     def _changes(self, target: HostTarget) -> tuple[HostObserved, list[Change]]:
         observed = self._observe(self._pairs(target))
         return observed, plan(target, observed, sudo=self.sudo)
 
+    def _staged(self) -> tuple[HostObserved, list[Change]]:
+        """The host as read by the last compare of this candidate, and its plan: one read of the host serves
+        compare_config, commands_preview and config_diff (a commit always reads it again)."""
+        assert self._candidate is not None
+        if self._preview is None or self._preview[0] is not self._candidate:
+            self._preview = (self._candidate, *self._changes(self._candidate))
+        return self._preview[1], self._preview[2]
+
     def compare_config(self) -> str:
         """What a commit would do, one line per setting (``ens1f0np0: trust pcp -> dscp``)."""
         if self._candidate is None:
             return ""
-        return diff_text(self._changes(self._candidate)[1])
+        self._preview = None  # a compare reads the host afresh
+        return diff_text(self._staged()[1])
 
     def commands_preview(self) -> str:
         """Every shell command a commit would run now, in order (file contents travel base64-encoded)."""
         if self._candidate is None:
             return ""
-        return "\n".join(cmd for change in self._changes(self._candidate)[1] for cmd in change.commands)
+        return "\n".join(cmd for change in self._staged()[1] for cmd in change.commands)
 
     def config_diff(self) -> str:
         """The host's NIC-state document as it is and as the candidate wants it, cut to the settings the
@@ -260,7 +271,7 @@ class LinuxDriver(DriverBase):
         changes show in ``compare_config``."""
         if self._candidate is None:
             return ""
-        running = running_document(self._observe(self._pairs(self._candidate)))
+        running = running_document(self._staged()[0])
         return unified(*comparable_documents(running, self._candidate_text), self.hostname)
 
     # -- commit, verify, restore ------------------------------------------------------------------------------
@@ -290,6 +301,7 @@ class LinuxDriver(DriverBase):
         """Called between apply and verify; a seam for subclasses (e.g. to wait for DCBX to settle)."""
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        self._preview = None
         if revert_in is not None:
             raise NotImplementedError("GPU hosts have no commit timer: commit_config(revert_in=...) is not supported")
         if self._candidate is None:
@@ -360,6 +372,7 @@ class LinuxDriver(DriverBase):
     def rollback(self) -> None:
         """Restore the state captured before the last commit that changed something -- from this session, or
         from the checkpoint that commit left on the host (nothing to do when there is none)."""
+        self._preview = None
         snapshot = self._snapshot or self._load_checkpoint()
         if snapshot is None:
             return

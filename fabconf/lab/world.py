@@ -157,6 +157,11 @@ class World:
         return {p: min(n, cap) for p, n in sorted(paths.items())}
 
     # -- internals ----------------------------------------------------------------------------------
+    def router_ids(self) -> dict[str, str]:
+        """Every registered device's BGP router-id (as its running config says), without working out
+        sessions: what `show ip bgp` needs to name its peers."""
+        return {name: view.router_id for name, view in self._views().items() if view.router_id}
+
     def _views(self) -> dict[str, DeviceView]:
         with self._lock:
             sims = list(self._devices.values())

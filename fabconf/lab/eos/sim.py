@@ -499,14 +499,10 @@ class EosSim(SimBase, HttpDevice):
 
     # -- show ---------------------------------------------------------------------------------------------------------
     def _remote_router_ids(self) -> dict[str, str]:
-        """Router-ids of the peers this switch has a session with, as the World knows them."""
+        """Router-ids of the other devices of the World (the peers shown by ``show ip bgp``)."""
         if self.world is None:
             return {}
-        return {
-            s.remote_device: s.remote_router_id
-            for s in self.world.bgp_sessions(self.name)
-            if s.remote_device and s.remote_router_id
-        }
+        return {name: rid for name, rid in self.world.router_ids().items() if name != self.name}
 
     def _show(self, cmd: str, fmt: str) -> dict[str, Any]:
         self._refresh_view()  # earlier commands of this request may have changed the running config
