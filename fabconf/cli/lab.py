@@ -59,6 +59,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False) -
         proc = subprocess.Popen(
             [
                 sys.executable,
+                "-I",  # isolated: a secrets.py or json.py in the current directory is never imported
                 "-m",
                 "fabconf.lab.daemon",
                 "--inventory",

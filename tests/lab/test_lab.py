@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import ssl
 import subprocess
@@ -292,3 +293,37 @@ def test_gpu_hosts_keep_their_state_across_lab_down_and_up(tmp_path: Path) -> No
         assert again.devices["gpu02"].sim.state.nics[0].trust == "pcp"  # the others as they were
     finally:
         again.stop()
+
+
+def test_the_lab_daemon_never_imports_files_of_the_current_directory(tmp_path: Path) -> None:
+    """`fabconf lab up` started in a folder holding files named like standard-library modules runs neither."""
+    marker = tmp_path / "pwned"
+    for module in ("secrets", "json", "socket"):
+        (tmp_path / f"{module}.py").write_text(f"open({str(marker)!r}, 'a').write({module!r})\n")
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # the console script, as a user runs it (`python -m` would itself put the current directory on sys.path)
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "fabconf"),
+            "lab",
+            "up",
+            "-i",
+            str(ROOT / "inventory"),
+            "--state",
+            str(state),
+            "--network",
+            free_network(),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=240,
+        check=False,
+    )
+    try:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert not marker.exists(), marker.read_text()
+    finally:
+        subprocess.run([sys.executable, "-m", "fabconf", "lab", "down", "--state", str(state)], cwd=ROOT, check=False)
