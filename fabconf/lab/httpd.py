@@ -11,6 +11,7 @@ import contextlib
 import json
 import socket
 import ssl
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -65,6 +66,14 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 64
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-reply (a dropped commit, a killed fabconf, a TLS close without notify)
+        is routine for a lab: no traceback on stderr. Anything else is still printed, as socketserver does."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, ssl.SSLError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def _handler_for(device: HttpDevice) -> type[BaseHTTPRequestHandler]:
