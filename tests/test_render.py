@@ -213,3 +213,19 @@ def test_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
     os.close(write)
     assert proc.returncode == 141
     assert proc.stderr == ""
+
+
+def test_library_log_lines_never_reach_the_terminal() -> None:
+    """A peer resetting an SSH socket makes paramiko log an ERROR; the CLI keeps it off the terminal (the
+    device's Outcome says what happened). Run in a subprocess: pytest's own log capture would hide it."""
+    root = Path(__file__).resolve().parent.parent
+    script = (
+        "import logging, sys\n"
+        "from fabconf.cli import main\n"
+        f"main(['validate', '-i', {str(root / 'inventory')!r}])\n"
+        "logging.getLogger('paramiko.transport').error('Socket exception: Connection reset by peer (104)')\n"
+        "logging.getLogger('pyeapi.eapilib').error('a library traceback')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "Socket exception" not in proc.stderr and "library traceback" not in proc.stderr, proc.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -99,7 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Libraries whose own log lines (a peer resetting an SSH socket, a retried HTTPS call) would reach the
+# terminal through logging's last-resort handler: a device's failure is reported once, in its Outcome.
+QUIET_LOGGERS = ("paramiko", "pyeapi", "urllib3", "ncclient", "netmiko", "napalm", "nornir")
+
+
+def quiet_libraries() -> None:
+    """Third-party loggers say nothing on the terminal unless FABCONF_DEBUG is set."""
+    level = logging.DEBUG if os.environ.get("FABCONF_DEBUG") else logging.CRITICAL
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    quiet_libraries()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
