@@ -7,11 +7,12 @@ shared/reference/roce-lossless.md §6 that a single file's schema cannot express
 
 from __future__ import annotations
 
+import ipaddress
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fabconf.design import ECT0, roce_tos
+from fabconf.design import ECT0, max_paths_for, roce_tos
 from fabconf.model import Model
 from fabconf.platforms import PLATFORMS
 from fabconf.problems import Problems
@@ -67,39 +68,32 @@ def check_ecn(model: Model, topo: Topology, problems: Problems) -> None:
 
 def check_mtu(model: Model, topo: Topology, problems: Problems) -> None:
     """host MTU <= every switch port MTU; both ends of every link equal; within platform limits."""
-    f, h = _ffile(model), _hfile(model)
+    f = _ffile(model)
     host_mtu, switch_mtu = model.fabric["mtu"]["host"], model.fabric["mtu"]["switch"]
     if host_mtu > switch_mtu:
         problems.add(f, "mtu.host", f"host MTU {host_mtu} exceeds switch MTU {switch_mtu}")
     for name, facts in sorted(topo.switches.items()):
         dev = model.devices[name]
         plat = PLATFORMS[dev.platform]
-        where = [name, "data", "mtu"] if "mtu" in dev.data else "mtu.switch"
-        file = h if "mtu" in dev.data else f
+        file, where = dev.where("mtu") if "mtu" in dev.data else (f, ["mtu", "switch"])
         if facts.mtu < plat.min_mtu:
             problems.add(file, where, f"{name}: MTU {facts.mtu} is below the {dev.platform} minimum {plat.min_mtu}")
         if "mtu" in dev.data and dev.data["mtu"] > plat.max_mtu:
-            problems.add(h, where, f"{name}: MTU {dev.data['mtu']} exceeds the {dev.platform} maximum {plat.max_mtu}")
+            limit = f"the {dev.platform} maximum {plat.max_mtu}"
+            problems.add(file, where, f"{name}: MTU {dev.data['mtu']} exceeds {limit}")
         if min(facts.mtu, plat.max_mtu) < host_mtu and facts.host_ports:
             problems.add(file, where, f"{name}: host ports MTU {min(facts.mtu, plat.max_mtu)} < host MTU {host_mtu}")
-        if dev.role != "leaf":
-            continue
         for up in facts.uplinks:
-            ends = ((up.leaf, topo.switches[up.leaf].mtu), (up.spine, topo.switches[up.spine].mtu))
+            ends = ((up.lower, topo.switches[up.lower].mtu), (up.upper, topo.switches[up.upper].mtu))
             for dname, configured in ends:
                 if "mtu" in model.devices[dname].data and configured != up.mtu:
                     problems.add(
-                        h,
-                        [dname, "data", "mtu"],
-                        f"{up.leaf}:{up.leaf_port} <-> {up.spine}:{up.spine_port}: MTU {configured} on {dname} "
+                        *model.devices[dname].where("mtu"),
+                        f"{up.label()}: MTU {configured} on {dname} "
                         f"but {up.mtu} on the other end; every hop must carry the same MTU",
                     )
             if up.mtu < host_mtu:
-                problems.add(
-                    _ffile(model),
-                    "mtu.switch",
-                    f"{up.leaf}:{up.leaf_port} <-> {up.spine}:{up.spine_port}: MTU {up.mtu} < host MTU {host_mtu}",
-                )
+                problems.add(_ffile(model), "mtu.switch", f"{up.label()}: MTU {up.mtu} < host MTU {host_mtu}")
 
 
 def check_vlans(model: Model, topo: Topology, problems: Problems) -> None:
@@ -129,22 +123,78 @@ def check_vlans(model: Model, topo: Topology, problems: Problems) -> None:
 
 
 def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
-    f, h = _ffile(model), _hfile(model)
+    """Per switch: the ECMP width for its role within the platform's limit, and wide enough for its real
+    links: a leaf's uplinks, a spine's super-spine uplinks, a super-spine's links into any one pod."""
+    f = _ffile(model)
     for name, facts in sorted(topo.switches.items()):
         dev = model.devices[name]
-        override = "ecmp_max_paths" in dev.data
-        paths = int(dev.data.get("ecmp_max_paths") or model.fabric["ecmp"]["max_paths"])
-        file, where = (h, [name, "data", "ecmp_max_paths"]) if override else (f, "ecmp.max_paths")
+        paths = max_paths_for(dev, model.fabric)
+        if dev.data.get("ecmp_max_paths"):
+            file, where = dev.where("ecmp_max_paths")
+        elif isinstance(model.fabric["ecmp"]["max_paths"], dict):
+            file, where = f, ["ecmp", "max_paths", dev.role]
+        else:
+            file, where = f, ["ecmp", "max_paths"]
         plat = PLATFORMS[dev.platform]
         if paths > plat.max_ecmp:
             problems.add(file, where, f"{name}: {paths} paths exceed the {dev.platform} maximum of {plat.max_ecmp}")
-        if dev.role == "leaf":
-            if not facts.uplinks:
-                problems.add(h, [name], "leaf has no uplinks in cabling.yaml")
-            elif paths < len(facts.uplinks):
-                problems.add(file, where, f"{name}: {paths} ECMP paths < its {len(facts.uplinks)} uplinks")
-        elif dev.role == "spine" and not facts.uplinks:
-            problems.warn(h, [name], "spine has no leaf links in cabling.yaml")
+        if dev.role == "leaf" and not facts.uplinks:
+            problems.add(*_device_where(model, name), "leaf has no uplinks in cabling.yaml")
+        elif dev.role == "spine" and not facts.downlinks:
+            problems.warn(*_device_where(model, name), "spine has no leaf links in cabling.yaml")
+        per_pod: dict[str | None, int] = defaultdict(int)
+        for down in facts.downlinks:
+            per_pod[topo.switches[down.lower].pod] += 1
+        needed = len(facts.uplinks) if dev.role != "super_spine" else max(per_pod.values(), default=0)
+        what = "uplinks" if dev.role != "super_spine" else "links into one pod"
+        if paths < needed:
+            problems.add(file, where, f"{name}: {paths} ECMP paths < its {needed} {what}")
+
+
+def _device_where(model: Model, name: str) -> tuple[str, list[Any]]:
+    return model.devices[name].origin or _hfile(model), [name]
+
+
+def check_pods(model: Model, topo: Topology, problems: Problems) -> None:
+    """With more than one pod, every pod reaches the rest of the fabric through super-spines."""
+    if len(topo.pods) < 2:
+        return
+    f = _ffile(model)
+    reach: dict[str, int] = defaultdict(int)
+    members: dict[str, int] = defaultdict(int)
+    for name, facts in topo.switches.items():
+        if facts.pod is None:
+            continue
+        members[facts.pod] += 1
+        if model.devices[name].role == "spine":
+            reach[facts.pod] += len(facts.uplinks)
+    for pod in sorted(topo.pods):
+        if members[pod] and not reach[pod]:
+            problems.add(f, ["pods", pod], f"pod {pod} has no spine-super-spine link: it has no path to the other pods")
+        elif not members[pod]:
+            problems.warn(f, ["pods", pod], f"pod {pod} has no switches yet")
+
+
+def check_pools(model: Model, topo: Topology, problems: Problems) -> None:
+    """Address pools (loopbacks per tier, point-to-point per tier, VLAN subnet pools) never overlap."""
+    f = _ffile(model)
+    addressing = model.fabric["addressing"]
+    pools: list[tuple[ipaddress.IPv4Network, str]] = []
+    named = [(v, f"addressing.loopbacks.{r}") for r, v in sorted(addressing["loopbacks"].items())]
+    named += [(addressing[k], f"addressing.{k}") for k in ("p2p_pool", "spine_p2p_pool") if addressing.get(k)]
+    named += [(v["subnet_pool"], f"vlans[{i}].subnet_pool") for i, v in enumerate(model.fabric["vlans"])]
+    for value, where in named:
+        try:
+            pools.append((ipaddress.IPv4Network(value), where))
+        except ValueError:
+            continue  # reported where the pool is used
+    pools.sort(key=lambda t: (int(t[0].network_address), t[0].prefixlen))
+    widest: tuple[ipaddress.IPv4Network, str] | None = None
+    for net, where in pools:  # sorted by start: an overlap is always with the widest-reaching earlier pool
+        if widest is not None and net.overlaps(widest[0]):
+            problems.add(f, where, f"{net} overlaps {widest[1]} ({widest[0]})")
+        if widest is None or int(net.broadcast_address) > int(widest[0].broadcast_address):
+            widest = (net, where)
 
 
 def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
@@ -159,81 +209,150 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
         else:
             first.setdefault(key, owner)
 
-    spine_asn = model.fabric["bgp"]["spine_asn"]
-    for name, dev in sorted(model.devices.items()):
-        claim("mgmt", dev.hostname, name, h, [name, "hostname"], "management address")
+    asn_owner: dict[int, tuple[str, str]] = {}  # ASN -> (first device, its role/pod group)
+    # derived values claim first, so a collision is reported where an override (data.asn, data.loopback) is
+    rank = {"super_spine": 0, "spine": 1, "leaf": 2}
+    ordered = sorted(
+        model.devices.items(),
+        key=lambda kv: ("asn" in kv[1].data or "loopback" in kv[1].data, rank.get(kv[1].role, 3), kv[0]),
+    )
+    reported: set[tuple[str, str]] = set()
+    for name, dev in ordered:
+        claim("mgmt", dev.hostname, name, *_mgmt_where(model, name), "management address")
         if dev.id is not None:
-            claim(f"id-{dev.role}", dev.id, name, h, [name, "data", "id"], f"{dev.role} id")
+            claim(f"id-{dev.role}", dev.id, name, *dev.where("id"), f"{dev.role} id")
         facts = topo.switches.get(name)
         if facts is None:
             continue
-        if dev.role == "leaf" and facts.asn is not None:
-            path = [name, "data", "asn" if "asn" in dev.data else "id"]
-            if facts.asn == spine_asn:
-                problems.add(h, path, f"leaf ASN {facts.asn} equals the spine ASN")
-            claim("asn", facts.asn, name, h, path, "ASN")
+        if facts.asn is not None:
+            # RFC 7938: one ASN per super-spine tier, per pod's spines and per leaf; nothing else may share it
+            group = {"super_spine": "super-spines", "spine": f"spines of pod {facts.pod}"}.get(dev.role, name)
+            seen = asn_owner.setdefault(facts.asn, (name, group))
+            if seen[1] != group:
+                whose = seen[0] if seen[1] == seen[0] else f"{seen[0]} ({seen[1]})"
+                if "asn" in dev.data:
+                    problems.add(*dev.where("asn"), f"ASN {facts.asn} is already used by {whose}")
+                else:
+                    where = _asn_source(model, dev.role, facts.pod)
+                    if where not in reported:  # one line per fabric-level setting, not one per leaf
+                        reported.add(where)
+                        problems.add(_ffile(model), where, f"{name}: ASN {facts.asn} is already used by {whose}")
         if facts.loopback is not None:
-            claim(
-                "ip",
-                facts.loopback,
-                name,
-                h,
-                [name, "data", "loopback" if "loopback" in dev.data else "id"],
-                "loopback",
-            )
+            claim("ip", facts.loopback, name, *dev.where("loopback" if "loopback" in dev.data else "id"), "loopback")
         for vid, gw in facts.svis.items():
             claim("net", gw.network, f"{name} VLAN {vid}", h, [name], "subnet")
-    for name, facts in sorted(topo.switches.items()):
-        if model.devices[name].role != "leaf":
-            continue
+    for _name, facts in sorted(topo.switches.items()):
         for up in facts.uplinks:
-            claim("net", up.subnet, f"{up.leaf}:{up.leaf_port}", c, ["links", up.link_index], "link subnet")
+            claim("net", up.subnet, f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
     for host, ports in sorted(topo.host_ports.items()):
         for hp in ports:
             claim("ip", hp.address.ip, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
 
 
+def _asn_source(model: Model, role: str, pod: str | None) -> str:
+    """The fabric.yaml setting a derived ASN comes from."""
+    if role == "spine" and pod and (model.fabric.get("pods") or {}).get(pod, {}).get("spine_asn"):
+        return f"pods.{pod}.spine_asn"
+    return {"super_spine": "bgp.super_spine_asn", "spine": "bgp.spine_asn"}.get(role, "bgp.leaf_asn_base")
+
+
+def _mgmt_where(model: Model, name: str) -> tuple[str, list[Any]]:
+    dev = model.devices[name]
+    return dev.origin or _hfile(model), [name, "hostname"]
+
+
 def check_hosts(model: Model, topo: Topology, problems: Problems) -> None:
     """ToS, NCCL and firmware settings agree with the RoCE profile; every NIC is cabled."""
-    f, h = _ffile(model), _hfile(model)
+    f = _ffile(model)
     roce, hosts = model.fabric["roce"], model.fabric["hosts"]
     tos = roce_tos(model.fabric)
     if tos >> 2 != roce["dscp"]:
         problems.add(f, "hosts.tos", f"ToS {tos} carries DSCP {tos >> 2}, not the RoCE DSCP {roce['dscp']}")
     elif tos & 0b11 == 0:
         problems.add(f, "hosts.tos", f"ToS {tos} is Not-ECT; use {(roce['dscp'] << 2) | ECT0} so DCQCN can mark")
-    nccl_tc = hosts["nccl"].get("NCCL_IB_TC")
-    if nccl_tc is not None and int(nccl_tc) != tos:
-        problems.add(f, "hosts.nccl.NCCL_IB_TC", f"{nccl_tc} differs from the RoCE ToS {tos}")
+    nccl = hosts["nccl"]
+    # NCCL settings that must agree with the RoCE profile [V: NCCL env docs: NCCL_IB_TC is the traffic class
+    # (ToS byte) and NCCL_IB_SL the service level, which RoCE carries as the 802.1p priority]
+    for key, want, what in (
+        ("NCCL_IB_TC", tos, "the RoCE ToS"),
+        ("NCCL_IB_SL", roce["priority"], "the RoCE priority"),
+        ("NCCL_IB_GID_INDEX", hosts["gid_index"], "hosts.gid_index"),
+    ):
+        value = nccl.get(key)
+        if value is not None and str(value) != str(want):
+            problems.add(f, f"hosts.nccl.{key}", f"{value} differs from {what} {want}")
     mlx = hosts["mlxconfig"]
-    for key, want in (("CNP_DSCP_P1", roce["cnp"]["dscp"]), ("CNP_802P_PRIO_P1", roce["cnp"]["priority"])):
-        if key in mlx and str(mlx[key]) != str(want):
-            problems.add(f, f"hosts.mlxconfig.{key}", f"{mlx[key]} differs from roce.cnp ({want})")
-    mask = mlx.get("ROCE_CC_PRIO_MASK_P1")
-    if mask is not None:
-        try:
-            bits = int(str(mask), 0)
-        except ValueError:
-            problems.add(f, "hosts.mlxconfig.ROCE_CC_PRIO_MASK_P1", f"{mask!r} is not a number")
-        else:
-            for p in roce["pfc_priorities"]:
-                if not bits >> p & 1:
-                    problems.add(
-                        f, "hosts.mlxconfig.ROCE_CC_PRIO_MASK_P1", f"{mask} leaves DCQCN off on lossless priority {p}"
-                    )
+    for key, value in sorted(mlx.items()):
+        base, _, port = key.rpartition("_P")
+        if not port.isdigit():
+            continue
+        want = {"CNP_DSCP": roce["cnp"]["dscp"], "CNP_802P_PRIO": roce["cnp"]["priority"]}.get(base)
+        if want is not None and str(value) != str(want):
+            problems.add(f, f"hosts.mlxconfig.{key}", f"{value} differs from roce.cnp ({want})")
+        if base == "ROCE_CC_PRIO_MASK":
+            try:
+                bits = int(str(value), 0)
+            except ValueError:
+                problems.add(f, f"hosts.mlxconfig.{key}", f"{value!r} is not a number")
+                continue
+            for prio in roce["pfc_priorities"]:
+                if not bits >> prio & 1:
+                    problems.add(f, f"hosts.mlxconfig.{key}", f"{value} leaves DCQCN off on lossless priority {prio}")
     for name, dev in sorted(model.devices.items()):
         if not dev.is_host:
             continue
+        file, path = dev.where("nics")
         if not dev.nics:
-            problems.add(h, [name, "data", "nics"], "a GPU host needs at least one RoCE NIC")
+            problems.add(file, path, f"{name}: a GPU host needs at least one RoCE NIC")
         cabled = {hp.nic.netdev for hp in topo.host_ports.get(name, [])}
         seen: dict[str, str] = {}
+        cards: dict[tuple[str, int], str] = {}
         for i, nic in enumerate(dev.nics):
             if nic.rdma in seen:
-                problems.add(h, [name, "data", "nics", i, "rdma"], f"{nic.rdma} is already used by {seen[nic.rdma]}")
+                problems.add(file, [*path, i, "rdma"], f"{name}: {nic.rdma} is already used by {seen[nic.rdma]}")
             seen[nic.rdma] = nic.netdev
+            if nic.card in cards:
+                card, port = nic.card
+                problems.add(file, [*path, i], f"{name}: port {port} of card {card} is already {cards[nic.card]}")
+            cards.setdefault(nic.card, nic.netdev)
             if nic.netdev not in cabled:
-                problems.warn(h, [name, "data", "nics", i], f"{name}:{nic.netdev} is not cabled to a leaf")
+                problems.warn(file, [*path, i], f"{name}:{nic.netdev} is not cabled to a leaf")
+
+
+def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
+    """Rail-optimised hosts: each leaf serves one rail (a warning: small fabrics share leaves between rails).
+    Dual-homed hosts: the ports of each card go to two different leaves of one pod, as independent L3 links."""
+    rails: dict[str, set[int]] = defaultdict(set)
+    for name, ports in sorted(topo.host_ports.items()):
+        dev = model.devices[name]
+        if dev.data.get("attachment", "rail_optimised") == "rail_optimised":
+            for hp in ports:
+                rails[hp.leaf].add(hp.nic.rail)
+            continue
+        file, path = dev.where("attachment")
+        by_card: dict[str, list[Any]] = defaultdict(list)
+        for hp in ports:
+            by_card[hp.nic.card[0]].append(hp)
+        for card, members in sorted(by_card.items()):
+            leaves = [hp.leaf for hp in members]
+            if len(members) < 2:
+                problems.warn(file, path, f"{name}: card {card} has one cabled port: it is not dual-homed")
+            elif len(set(leaves)) < len(leaves):
+                problems.add(
+                    file,
+                    path,
+                    f"{name}: the ports of card {card} go to {', '.join(leaves)}; dual-homed ports "
+                    "go to the two leaves of a leaf pair",
+                )
+            elif len({topo.switches[leaf].pod for leaf in leaves if leaf in topo.switches}) > 1:
+                where = ", ".join(leaves)
+                problems.add(file, path, f"{name}: card {card} is homed to leaves of different pods ({where})")
+    for leaf, served in sorted(rails.items()):
+        if len(served) > 1:
+            problems.warn(
+                *_device_where(model, leaf),
+                f"{leaf} serves rails {', '.join(map(str, sorted(served)))}; a rail-optimised leaf serves one rail",
+            )
 
 
 # What a switch's designed QoS data says about the priority chain, per QoS dialect (design.QOS_BUILDERS):
@@ -308,7 +427,18 @@ def check_device_data(model: Model, topo: Topology, problems: Problems, data: di
                 problems.add(h, [hp.leaf], f"{hp.leaf}:{hp.leaf_port} faces {host} but has PFC off")
 
 
-CHECKS: tuple[Check, ...] = (check_priorities, check_ecn, check_mtu, check_vlans, check_ecmp, check_unique, check_hosts)
+CHECKS: tuple[Check, ...] = (
+    check_priorities,
+    check_ecn,
+    check_mtu,
+    check_vlans,
+    check_ecmp,
+    check_pods,
+    check_pools,
+    check_unique,
+    check_hosts,
+    check_attachment,
+)
 
 
 def run(model: Model, topo: Topology, problems: Problems) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabconf.drivers.linux_routing import NIC_SYSCTLS, ROUTE_TABLE_BASE, RULE_BASE
 from fabconf.model import Device, Model, natural_key
 from fabconf.platforms import PLATFORMS
 from fabconf.topology import Topology
@@ -160,6 +161,17 @@ def _qos_nxos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
     }
 
 
+def max_paths_for(dev: Device, fabric: dict[str, Any]) -> int:
+    """ECMP width of a switch: its own ``data.ecmp_max_paths``, else ``ecmp.max_paths`` for its role (a number
+    for every role, or a mapping per role with 64 for a role it leaves out)."""
+    if dev.data.get("ecmp_max_paths"):
+        return int(dev.data["ecmp_max_paths"])
+    paths = fabric["ecmp"]["max_paths"]
+    return int(paths.get(dev.role, DEFAULT_MAX_PATHS) if isinstance(paths, dict) else paths)
+
+
+DEFAULT_MAX_PATHS = 64
+
 # keyed by the platform table's ``qos_dialect``
 QOS_BUILDERS = {"nvue": _qos_cumulus, "eos_cli": _qos_eos, "nxos_cli": _qos_nxos}
 
@@ -172,13 +184,14 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     wd = bool(fabric["roce"]["pfc_watchdog"]["enabled"])
     interfaces: list[dict[str, Any]] = []
     neighbors: list[dict[str, Any]] = []
-    for up in facts.uplinks:
-        if dev.role == "leaf":
-            port, address, peer = up.leaf_port, f"{up.leaf_ip}/31", f"{up.spine}:{up.spine_port}"
-            far, far_ip = up.spine, up.spine_ip
+    links = [(up, True) for up in facts.uplinks] + [(down, False) for down in facts.downlinks]
+    for link, lower in links:
+        if lower:
+            port, address, peer = link.lower_port, f"{link.lower_ip}/31", f"{link.upper}:{link.upper_port}"
+            far, far_ip = link.upper, link.upper_ip
         else:
-            port, address, peer = up.spine_port, f"{up.spine_ip}/31", f"{up.leaf}:{up.leaf_port}"
-            far, far_ip = up.leaf, up.leaf_ip
+            port, address, peer = link.upper_port, f"{link.upper_ip}/31", f"{link.lower}:{link.lower_port}"
+            far, far_ip = link.lower, link.lower_ip
         neighbors.append(
             {"address": str(far_ip), "remote_as": topo.switches[far].asn, "description": peer, "peer_device": far}
         )
@@ -186,8 +199,8 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             {
                 "name": port,
                 "description": peer,
-                "mtu": up.mtu,
-                "kind": "uplink",
+                "mtu": link.mtu,
+                "kind": "uplink" if lower else "downlink",
                 "address": address,
                 "vlan": None,
                 "pfc": True,
@@ -217,7 +230,7 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     for vid, gw in sorted(facts.svis.items()):
         vlans.append({"id": vid, "name": vlan_names[vid], "gateway": str(gw), "mtu": mtu})
         networks.append(str(gw.network))
-    max_paths = int(dev.data.get("ecmp_max_paths") or fabric["ecmp"]["max_paths"])
+    max_paths = max_paths_for(dev, fabric)
     return {
         "hostname": dev.name,
         "platform": dev.platform,
@@ -240,6 +253,60 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     }
 
 
+def _mlx_for_port(mlxconfig: dict[str, Any], port: int) -> dict[str, Any]:
+    """The card-level ``_P1`` keys repeated for port ``port`` (``LINK_TYPE_P1`` -> ``LINK_TYPE_P2``)."""
+    if port == 1:
+        return {}
+    return {f"{k[:-3]}_P{port}": v for k, v in sorted(mlxconfig.items()) if k.endswith("_P1")}
+
+
+def _routing(fabric: dict[str, Any], ports: list[Any]) -> dict[str, Any]:
+    """Per-NIC tables and rules so RoCE traffic from a NIC's address leaves through that NIC towards every
+    fabric RoCE prefix, and a main-table route to each prefix through the NIC that lives in it."""
+    prefixes = sorted({v["subnet_pool"] for v in fabric["vlans"]}, key=lambda n: natural_key(n))
+    pool_of = {v["id"]: v["subnet_pool"] for v in fabric["vlans"]}
+    rules: list[dict[str, Any]] = []
+    routes: list[dict[str, Any]] = []
+    main: dict[str | None, Any] = {}
+    for i, hp in enumerate(ports):
+        table = ROUTE_TABLE_BASE + i
+        rules.append({"priority": RULE_BASE + i, "source": str(hp.address.ip), "table": table})
+        subnet = str(hp.address.network)
+        routes.append(
+            {
+                "destination": subnet,
+                "gateway": None,
+                "device": hp.nic.netdev,
+                "source": str(hp.address.ip),
+                "table": table,
+            }
+        )
+        for prefix in prefixes:
+            routes.append(
+                {
+                    "destination": prefix,
+                    "gateway": str(hp.gateway),
+                    "device": hp.nic.netdev,
+                    "source": None,
+                    "table": table,
+                }
+            )
+        main.setdefault(pool_of.get(hp.vlan), hp)
+    for prefix in prefixes:
+        hp = main.get(prefix)
+        if hp is not None:
+            routes.append(
+                {
+                    "destination": prefix,
+                    "gateway": str(hp.gateway),
+                    "device": hp.nic.netdev,
+                    "source": None,
+                    "table": None,
+                }
+            )
+    return {"rules": rules, "routes": routes}
+
+
 def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     fabric = model.fabric
     roce = fabric["roce"]
@@ -247,6 +314,8 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     host_mtu = int(fabric["mtu"]["host"])
     tos = roce_tos(fabric)
     ports = topo.host_ports.get(dev.name, [])
+    mlxconfig = {"CNP_DSCP_P1": cnp["dscp"], "CNP_802P_PRIO_P1": cnp["priority"]}
+    mlxconfig.update(fabric["hosts"]["mlxconfig"])
     nics = [
         {
             "netdev": hp.nic.netdev,
@@ -259,8 +328,11 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "vlan": hp.vlan,
             "leaf": hp.leaf,
             "leaf_port": hp.leaf_port,
-            # the card: PCI domain:bus:device without the function; ports of one card share firmware settings
-            "adapter": hp.nic.pci.rsplit(".", 1)[0] if hp.nic.pci else None,
+            # the card and this port's number on it: ports of one card share its firmware settings, and a
+            # second port needs the card's _P1 settings as _P2 as well
+            "adapter": hp.nic.card[0],
+            "port": hp.nic.card[1],
+            "mlxconfig": _mlx_for_port(mlxconfig, hp.nic.card[1]),
         }
         for hp in ports
     ]
@@ -269,8 +341,6 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     dscp2prio = sorted(
         [d, p] for d, p in ((roce["dscp"], roce["priority"]), (cnp["dscp"], cnp["priority"])) if d >> 3 != p
     )
-    mlxconfig = {"CNP_DSCP_P1": cnp["dscp"], "CNP_802P_PRIO_P1": cnp["priority"]}
-    mlxconfig.update(fabric["hosts"]["mlxconfig"])
     nccl: dict[str, Any] = {
         "NCCL_IB_HCA": "=" + ",".join(f"{n['rdma']}:1" for n in nics),
         "NCCL_IB_GID_INDEX": fabric["hosts"]["gid_index"],
@@ -278,6 +348,7 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         "NCCL_SOCKET_IFNAME": f"={nics[0]['netdev']}" if nics else "",
     }
     nccl.update(fabric["hosts"]["nccl"])
+    sysctl = {f"net.ipv4.conf.{n['netdev']}.{key}": value for n in nics for key, value in sorted(NIC_SYSCTLS.items())}
     return {
         "hostname": dev.name,
         "platform": dev.platform,
@@ -294,6 +365,8 @@ def _host(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         "roce_tos": tos,
         "mlxconfig": dict(sorted(mlxconfig.items())),
         "nccl": dict(sorted(nccl.items())),
+        "routing": _routing(fabric, ports),
+        "sysctl": dict(sorted(sysctl.items())),
     }
 
 

@@ -18,7 +18,7 @@ class Interface(TypedDict):
     name: str
     description: str
     mtu: int
-    kind: Literal["uplink", "host"]
+    kind: Literal["uplink", "downlink", "host"]  # to the tier above, to the tier below, to a GPU host
     address: str | None  # uplinks: the /31
     vlan: int | None  # host ports: the rail's VLAN
     pfc: bool
@@ -192,7 +192,9 @@ class Nic(TypedDict):
     vlan: int
     leaf: str
     leaf_port: str
-    adapter: str | None  # PCI domain:bus:device of the card, when the inventory names it
+    adapter: str  # the card: inventory ``adapter``, else PCI domain:bus:device, else the RDMA device
+    port: int  # this port's number on the card
+    mlxconfig: dict[str, int | str]  # the card's settings for this port beyond port 1 (``_P2`` keys)
 
 
 class HostQos(TypedDict):
@@ -208,6 +210,25 @@ class HostEcn(TypedDict):
     cnp_802p_prio: int
 
 
+class HostRule(TypedDict):
+    priority: int
+    source: str  # the NIC address the rule matches (``from``)
+    table: int
+
+
+class HostRoute(TypedDict):
+    destination: str  # a prefix
+    gateway: str | None  # None: on-link (the NIC's own subnet)
+    device: str
+    source: str | None  # preferred source address
+    table: int | None  # None: the main table
+
+
+class HostRouting(TypedDict):
+    rules: list[HostRule]
+    routes: list[HostRoute]
+
+
 class Host(TypedDict):
     hostname: str
     platform: str
@@ -219,6 +240,8 @@ class Host(TypedDict):
     roce_tos: int
     mlxconfig: dict[str, int | str]
     nccl: dict[str, int | str]
+    routing: HostRouting
+    sysctl: dict[str, int]
 
 
 DeviceData = Switch | Host

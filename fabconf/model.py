@@ -16,7 +16,10 @@ from fabconf.inventory import RawInventory
 from fabconf.platforms import PLATFORMS, Kind
 from fabconf.problems import Problems
 
-ROLES = ("spine", "leaf", "gpu_host")
+ROLES = ("super_spine", "spine", "leaf", "gpu_host")
+SWITCH_ROLES = ("super_spine", "spine", "leaf")
+# The tier above each switch role in a Clos: leaves uplink to their pod's spines, spines to the super-spines.
+UPPER_ROLE = {"leaf": "spine", "spine": "super_spine"}
 
 _RANGE = re.compile(r"^(?P<pre>[^{}]*)\{(?P<lo>\d+)-(?P<hi>\d+)\}(?P<post>[^{}]*)$")
 
@@ -48,6 +51,19 @@ class Nic:
     speed_gbps: int = 400
     pci: str | None = None
     address: str | None = None
+    adapter: str | None = None  # the card; ports of one card share its firmware settings
+    port: int | None = None  # the port number on that card (mlxconfig _P1, _P2)
+
+    @property
+    def card(self) -> tuple[str, int]:
+        """(adapter, port on it): explicit ``adapter``/``port``, else the PCI address without its function
+        (function n is port n+1), else the RDMA device alone on its card."""
+        if self.adapter:
+            return self.adapter, self.port or 1
+        if self.pci:
+            bus, _, function = self.pci.rpartition(".")
+            return bus, int(function) + 1
+        return self.rdma, self.port or 1
 
 
 @dataclass
@@ -64,6 +80,14 @@ class Device:
     origin: str = ""  # the file that defines the device
     port: int | None = None
     connection_options: dict[str, Any] = field(default_factory=dict)
+    pod: str | None = None  # spines and leaves: the pod they belong to (data.pod)
+    # where each data key was written: key -> (file, path), so a problem names the file that set the value
+    data_origin: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
+
+    def where(self, key: str) -> tuple[str, list[Any]]:
+        """(file, path) of ``data.<key>``: the host entry, the group that set it, or defaults.yaml; the host
+        entry when nobody did."""
+        return self.data_origin.get(key, (self.origin, [self.name, "data", key]))
 
     @property
     def is_switch(self) -> bool:
@@ -115,7 +139,7 @@ FABRIC_DEFAULTS: dict[str, Any] = {
         },
         "cable_length_m": 100,
     },
-    "addressing": {"uplinks_per_leaf": 8},
+    "addressing": {"uplinks_per_leaf": 8, "uplinks_per_spine": 8},
     "hosts": {"gid_index": 3, "mlxconfig": {}, "nccl": {}},
 }
 
@@ -143,6 +167,8 @@ def _group_chain(name: str, groups: dict[str, Any], seen: set[str]) -> list[str]
 def build(raw: RawInventory, problems: Problems) -> Model:
     """Resolve devices and links. Assumes the files passed their JSON schemas."""
     hosts_file = raw.files.get("hosts", "hosts.yaml")
+    groups_file = raw.files.get("groups", "groups.yaml")
+    defaults_file = raw.files.get("defaults", "defaults.yaml")
     groups = raw.groups
     defaults = raw.defaults
     devices: dict[str, Device] = {}
@@ -167,8 +193,12 @@ def build(raw: RawInventory, problems: Problems) -> Model:
             return None
 
         data: dict[str, Any] = {}
-        for layer in reversed(layers):
-            data.update(layer.get("data") or {})
+        origin: dict[str, tuple[str, list[Any]]] = {}
+        sources = [(hosts_file, [name]), *((groups_file, [g]) for g in chain), (defaults_file, [])]
+        for layer, (file, path) in reversed(list(zip(layers, sources, strict=True))):
+            for key, value in (layer.get("data") or {}).items():
+                data[key] = value
+                origin[key] = (file, [*path, "data", key])
         platform = pick("platform")
         if platform is None:
             problems.add(hosts_file, [name, "platform"], "no platform set on the host, its groups or defaults")
@@ -204,6 +234,8 @@ def build(raw: RawInventory, problems: Problems) -> Model:
             origin=hosts_file,
             port=pick("port"),
             connection_options=dict(pick("connection_options") or {}),
+            pod=data.get("pod"),
+            data_origin=origin,
         )
     links: list[Link] = []
     for i, pair in enumerate(raw.cabling.get("links") or []):

@@ -127,11 +127,14 @@ PLATFORMS: dict[str, Platform] = {
         ),
         remediation="ARISTA_EOS",
         # [U] EOS L3 MTU maximum 9214 (the reference's sample uses 9214); maximum-paths up to 128.
+        # [U] EOS takes internal VLANs for routed ports (fabconf's uplinks) from 1006-1199 by default
+        # (`vlan internal order ascending range 1006 1199`); a training VLAN there can collide with one.
         # ECN thresholds are rendered in kbytes when they divide evenly, else bytes (units explicit).
         min_mtu=68,
         max_mtu=9214,
         max_ecmp=128,
         port_pattern=re.compile(r"^Ethernet\d+(/\d+){0,2}$"),
+        reserved_vlans=((1006, 1199),),
     ),
     "nxos": Platform(
         name="nxos",
@@ -159,10 +162,14 @@ PLATFORMS: dict[str, Platform] = {
         remediation="CISCO_NXOS",
         # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
         # [U] maximum-paths 1-64.
+        # [V] Cisco Nexus 9000 Layer 2 Switching Configuration Guide, "VLAN ranges": 3968-4047 and 4094 are
+        # allocated for internal use; the reserved block (default 3968-4094, moved with `system vlan N reserve`)
+        # is refused as a whole here.
         min_mtu=576,
         max_mtu=9216,
         max_ecmp=64,
         port_pattern=re.compile(r"^Ethernet\d+/\d+(/\d+)?$"),
+        reserved_vlans=((3968, 4094),),
         ecn_unit_bytes=1000,
     ),
     "linux": Platform(

@@ -1,7 +1,7 @@
 """Ansible-style device selection for ``--limit``.
 
-A pattern is a list of terms separated by ``,`` or ``:``. Each term is a device name, a group name or a
-shell glob over either (``leaf*``, ``gpu0[1-4]``); ``!term`` removes what it matches and ``&term`` keeps
+A pattern is a list of terms separated by ``,`` or ``:``. Each term is a device name, a group name, a pod
+name (``data.pod``: ``--limit pod2`` pushes a new pod) or a shell glob over any of them (``leaf*``, ``gpu0[1-4]``); ``!term`` removes what it matches and ``&term`` keeps
 only what it also matches. Terms without a prefix are unioned, then ``&`` and ``!`` apply in order.
 """
 
@@ -27,12 +27,18 @@ def _match(term: str, model: Model) -> set[str]:
     for name, dev in model.devices.items():
         if any(fnmatch.fnmatchcase(g, term) for g in dev.groups):
             out.add(name)
+        elif dev.pod and fnmatch.fnmatchcase(dev.pod, term):
+            out.add(name)
     return out
 
 
 def _suggest(term: str, model: Model) -> str:
     """ "; did you mean …?" with the closest device and group names, or ""."""
-    known = sorted(set(model.devices) | {g for dev in model.devices.values() for g in dev.groups})
+    known = sorted(
+        set(model.devices)
+        | {g for dev in model.devices.values() for g in dev.groups}
+        | {dev.pod for dev in model.devices.values() if dev.pod}
+    )
     close = difflib.get_close_matches(term, known, n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 

@@ -10,24 +10,35 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from fabconf.model import Endpoint, Model, Nic, natural_key
+from fabconf.model import SWITCH_ROLES, UPPER_ROLE, Endpoint, Model, Nic, natural_key
 from fabconf.platforms import PLATFORMS
 from fabconf.problems import Problems
 
 
 @dataclass(frozen=True)
-class Uplink:
-    """One leaf-spine link as seen from both ends."""
+class Pod:
+    name: str
+    id: int
+    spine_asn: int | None = None  # an override from fabric.yaml pods.<name>.spine_asn
 
-    leaf: str
-    leaf_port: str
-    spine: str
-    spine_port: str
+
+@dataclass(frozen=True)
+class Uplink:
+    """One link from a switch to the tier above it (leaf -> spine, spine -> super-spine), seen from both ends.
+    The lower end's id numbers the /31: adding a device or a pod never renumbers another's links."""
+
+    lower: str
+    lower_port: str
+    upper: str
+    upper_port: str
     subnet: ipaddress.IPv4Network
-    spine_ip: ipaddress.IPv4Address
-    leaf_ip: ipaddress.IPv4Address
+    upper_ip: ipaddress.IPv4Address
+    lower_ip: ipaddress.IPv4Address
     mtu: int
     link_index: int
+
+    def label(self) -> str:
+        return f"{self.lower}:{self.lower_port} <-> {self.upper}:{self.upper_port}"
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,9 @@ class SwitchFacts:
     asn: int | None = None
     loopback: ipaddress.IPv4Address | None = None
     mtu: int = 9216
-    uplinks: list[Uplink] = field(default_factory=list)  # leaf: its uplinks; spine: its downlinks
+    pod: str | None = None  # None for super-spines
+    uplinks: list[Uplink] = field(default_factory=list)  # links to the tier above
+    downlinks: list[Uplink] = field(default_factory=list)  # links to the tier below
     host_ports: list[HostPort] = field(default_factory=list)
     svis: dict[int, ipaddress.IPv4Interface] = field(default_factory=dict)  # vlan -> gateway address
 
@@ -59,6 +72,7 @@ class Topology:
     switches: dict[str, SwitchFacts]
     host_ports: dict[str, list[HostPort]]  # gpu host -> its cabled NICs
     vlan_by_rail: dict[int, dict]
+    pods: dict[str, Pod] = field(default_factory=dict)
 
 
 def _subnet(pool: ipaddress.IPv4Network, prefix: int, index: int) -> ipaddress.IPv4Network | None:
@@ -70,6 +84,11 @@ def _subnet(pool: ipaddress.IPv4Network, prefix: int, index: int) -> ipaddress.I
     return ipaddress.IPv4Network((int(pool.network_address) + index * (1 << (32 - prefix)), prefix))
 
 
+def _pinned_ok(address: ipaddress.IPv4Interface, subnet: ipaddress.IPv4Network, gateway: ipaddress.IPv4Address) -> bool:
+    usable = subnet.prefixlen >= 31 or address.ip not in (subnet.network_address, subnet.broadcast_address)
+    return address.network == subnet and address.ip != gateway and usable
+
+
 def _net(value: str, file: str, path: list, problems: Problems) -> ipaddress.IPv4Network | None:
     try:
         return ipaddress.IPv4Network(value, strict=True)
@@ -78,56 +97,121 @@ def _net(value: str, file: str, path: list, problems: Problems) -> ipaddress.IPv
         return None
 
 
-def derive(model: Model, problems: Problems) -> Topology:
+def _pods(model: Model, problems: Problems) -> dict[str, Pod]:
+    """Declared pods (fabric.yaml ``pods``), or the one implicit pod every switch shares."""
+    ffile = model.files.get("fabric", "fabric.yaml")
+    declared = model.fabric.get("pods") or {}
+    if declared:
+        pods = {name: Pod(name, int(p["id"]), p.get("spine_asn")) for name, p in sorted(declared.items())}
+        seen: dict[int, str] = {}
+        for pod in pods.values():
+            if pod.id in seen:
+                problems.add(ffile, ["pods", pod.name, "id"], f"pod id {pod.id} is already used by {seen[pod.id]}")
+            seen.setdefault(pod.id, pod.name)
+        return pods
+    named = sorted({d.pod for d in model.devices.values() if d.role in ("spine", "leaf") and d.pod})
+    if len(named) > 1:
+        problems.add(
+            ffile,
+            "pods",
+            f"switches name pods {', '.join(named)}: declare them under pods: with an id each "
+            "(the id keeps each pod's ASN and addresses stable as pods are added)",
+        )
+    name = named[0] if named else str(model.fabric.get("name") or "pod1")
+    return {name: Pod(name, 1)}
+
+
+def _identity(model: Model, pods: dict[str, Pod], problems: Problems) -> dict[str, SwitchFacts]:
+    """Per switch: pod, ASN (RFC 7938: one per super-spine tier, one per pod's spines, one per leaf), loopback,
+    MTU. Every value is derived from ids and overridable per device."""
     fab = model.fabric
     ffile = model.files.get("fabric", "fabric.yaml")
-    cfile = model.files.get("cabling", "cabling.yaml")
-    hfile = model.files.get("hosts", "hosts.yaml")
-    devices = model.devices
-    switches: dict[str, SwitchFacts] = {}
-
-    # -- per-switch identity: id, ASN, loopback, MTU -------------------------------------------------
+    bgp = fab["bgp"]
     lo_pools = {
         role: _net(v, ffile, ["addressing", "loopbacks", role], problems)
         for role, v in fab["addressing"]["loopbacks"].items()
     }
-    for name, dev in sorted(devices.items()):
+    implicit = None if model.fabric.get("pods") else next(iter(pods.values()))
+    switches: dict[str, SwitchFacts] = {}
+    missing_pool_reported: set[str] = set()
+    for name, dev in sorted(model.devices.items()):
         if not dev.is_switch:
             continue
         facts = SwitchFacts()
         facts.mtu = int(dev.data.get("mtu") or fab["mtu"]["switch"])
-        if dev.role not in ("spine", "leaf"):
-            problems.add(hfile, [name, "data", "role"], f"a {dev.platform} switch must be a spine or a leaf")
+        if dev.role not in SWITCH_ROLES:
+            file, path = dev.where("role")
+            problems.add(file, path, f"{name}: a {dev.platform} switch must be a super_spine, spine or leaf")
             continue
         if dev.id is None and ("asn" not in dev.data or "loopback" not in dev.data):
-            problems.add(hfile, [name, "data", "id"], "a switch needs data.id (or both data.asn and data.loopback)")
+            problems.add(*dev.where("id"), "a switch needs data.id (or both data.asn and data.loopback)")
+        pod: Pod | None = None
+        if dev.role == "super_spine":
+            if dev.pod is not None and model.fabric.get("pods"):
+                file, path = dev.where("pod")
+                problems.add(file, path, f"{name}: super-spines join pods together and belong to none")
+        elif implicit is not None:
+            pod = implicit
+        elif dev.pod is None:
+            file, path = dev.where("pod")
+            problems.add(file, path, f"{name}: a {dev.role} needs data.pod (one of: {', '.join(pods)})")
+        elif dev.pod not in pods:
+            file, path = dev.where("pod")
+            problems.add(file, path, f"{name}: pod {dev.pod!r} is not declared under pods: in {ffile}")
+        else:
+            pod = pods[dev.pod]
+        facts.pod = pod.name if pod else None
         if "asn" in dev.data:
             facts.asn = int(dev.data["asn"])
-        elif dev.role == "spine":
-            facts.asn = int(fab["bgp"]["spine_asn"])
-        elif dev.id is not None:
-            facts.asn = int(fab["bgp"]["leaf_asn_base"]) + dev.id
-            if facts.asn > 4294967295:
-                problems.add(hfile, [name, "data", "id"], f"leaf ASN {facts.asn} exceeds 4294967295")
+        elif dev.role == "super_spine":
+            if bgp.get("super_spine_asn") is None:
+                if "super_spine_asn" not in missing_pool_reported:
+                    missing_pool_reported.add("super_spine_asn")
+                    problems.add(ffile, "bgp.super_spine_asn", "is required when the fabric has super-spines")
+            else:
+                facts.asn = int(bgp["super_spine_asn"])
+        elif dev.role == "spine" and pod is not None:
+            facts.asn = int(pod.spine_asn) if pod.spine_asn else int(bgp["spine_asn"]) + pod.id - 1
+        elif dev.role == "leaf" and dev.id is not None:
+            facts.asn = int(bgp["leaf_asn_base"]) + dev.id
+        if facts.asn is not None and facts.asn > 4294967295:
+            problems.add(*dev.where("id"), f"{name}: derived ASN {facts.asn} exceeds 4294967295")
+            facts.asn = None
         if "loopback" in dev.data:
             try:
                 facts.loopback = ipaddress.IPv4Address(dev.data["loopback"])
             except ValueError:
-                problems.add(hfile, [name, "data", "loopback"], f"{dev.data['loopback']!r} is not an IPv4 address")
+                problems.add(*dev.where("loopback"), f"{dev.data['loopback']!r} is not an IPv4 address")
+        elif dev.id is not None and dev.role not in lo_pools:
+            if dev.role not in missing_pool_reported:
+                missing_pool_reported.add(dev.role)
+                problems.add(ffile, f"addressing.loopbacks.{dev.role}", f"is required: {name} is a {dev.role}")
         elif dev.id is not None and lo_pools.get(dev.role) is not None:
             pool = lo_pools[dev.role]
             assert pool is not None
             if dev.id >= pool.num_addresses:
-                problems.add(
-                    hfile, [name, "data", "id"], f"id {dev.id} is outside loopback pool {pool} for role {dev.role}"
-                )
+                problems.add(*dev.where("id"), f"id {dev.id} is outside loopback pool {pool} for role {dev.role}")
             else:
                 facts.loopback = pool.network_address + dev.id
         switches[name] = facts
+    return switches
+
+
+# (lower role, upper role) -> (pool key, slots key) under ``addressing``
+_TIERS = {"leaf": ("p2p_pool", "uplinks_per_leaf"), "spine": ("spine_p2p_pool", "uplinks_per_spine")}
+
+
+def derive(model: Model, problems: Problems) -> Topology:
+    fab = model.fabric
+    ffile = model.files.get("fabric", "fabric.yaml")
+    cfile = model.files.get("cabling", "cabling.yaml")
+    devices = model.devices
+    pods = _pods(model, problems)
+    switches = _identity(model, pods, problems)
 
     # -- links: resolve endpoints, classify, detect reuse ---------------------------------------------
     used: dict[tuple[str, str], int] = {}
-    fabric_links: list[tuple[Endpoint, Endpoint, int]] = []  # (leaf end, spine end)
+    fabric_links: list[tuple[Endpoint, Endpoint, int]] = []  # (lower end, upper end)
     host_links: list[tuple[Endpoint, Endpoint, int]] = []  # (host end, leaf end)
     for link in model.links:
         ok = True
@@ -158,59 +242,81 @@ def derive(model: Model, problems: Problems) -> Topology:
         if not ok:
             continue
         ra, rb = devices[link.a.device].role, devices[link.b.device].role
-        roles = {ra, rb}
-        if roles == {"leaf", "spine"}:
-            leaf, spine = (link.a, link.b) if ra == "leaf" else (link.b, link.a)
-            fabric_links.append((leaf, spine, link.index))
-        elif roles == {"gpu_host", "leaf"}:
+        if UPPER_ROLE.get(ra) == rb or UPPER_ROLE.get(rb) == ra:
+            lower, upper = (link.a, link.b) if UPPER_ROLE.get(ra) == rb else (link.b, link.a)
+            lp = switches[lower.device].pod if lower.device in switches else None
+            up = switches[upper.device].pod if upper.device in switches else None
+            if lp and up and lp != up:
+                problems.add(
+                    cfile,
+                    ["links", link.index],
+                    f"{lower.device} (pod {lp}) is cabled to {upper.device} (pod {up}); "
+                    "leaves connect to the spines of their own pod, pods meet at the super-spines",
+                )
+                continue
+            fabric_links.append((lower, upper, link.index))
+        elif {ra, rb} == {"gpu_host", "leaf"}:
             host, leaf = (link.a, link.b) if ra == "gpu_host" else (link.b, link.a)
             host_links.append((host, leaf, link.index))
         else:
-            problems.add(cfile, ["links", link.index], f"a {ra}-{rb} link is not part of a leaf-spine fabric")
-
-    # -- leaf uplinks: /31 per link from the p2p pool, slots reserved per leaf ---------------------------
-    p2p = _net(fab["addressing"]["p2p_pool"], ffile, ["addressing", "p2p_pool"], problems)
-    per_leaf = int(fab["addressing"]["uplinks_per_leaf"])
-    by_leaf: dict[str, list[tuple[Endpoint, Endpoint, int]]] = {}
-    for leaf, spine, idx in fabric_links:
-        by_leaf.setdefault(leaf.device, []).append((leaf, spine, idx))
-    for leaf_name, ups in sorted(by_leaf.items()):
-        ups.sort(key=lambda t: natural_key(t[0].port))
-        leaf_dev = devices[leaf_name]
-        if len(ups) > per_leaf:
             problems.add(
                 cfile,
-                ["links", ups[per_leaf][2]],
-                f"{leaf_name} has {len(ups)} uplinks but addressing.uplinks_per_leaf is {per_leaf}",
+                ["links", link.index],
+                f"a {ra}-{rb} link is not part of a Clos (leaf-spine, spine-super_spine or gpu_host-leaf)",
             )
-            ups = ups[:per_leaf]
-        for slot, (leaf, spine, idx) in enumerate(ups):
-            if p2p is None or leaf_dev.id is None or leaf_name not in switches or spine.device not in switches:
+
+    # -- uplinks: a /31 per link from the lower tier's pool, slots reserved per lower device ---------------
+    by_lower: dict[str, list[tuple[Endpoint, Endpoint, int]]] = {}
+    for lower, upper, idx in fabric_links:
+        by_lower.setdefault(lower.device, []).append((lower, upper, idx))
+    pools: dict[str, ipaddress.IPv4Network | None] = {}
+    for lower_name, ups in sorted(by_lower.items()):
+        ups.sort(key=lambda t: natural_key(t[0].port))
+        lower_dev = devices[lower_name]
+        pool_key, slots_key = _TIERS[lower_dev.role]
+        if pool_key not in pools:
+            value = fab["addressing"].get(pool_key)
+            if value is None:
+                problems.add(ffile, ["addressing", pool_key], f"is required: {lower_name} has {lower_dev.role} uplinks")
+                pools[pool_key] = None
+            else:
+                pools[pool_key] = _net(value, ffile, ["addressing", pool_key], problems)
+        p2p = pools[pool_key]
+        per = int(fab["addressing"][slots_key])
+        if len(ups) > per:
+            problems.add(
+                cfile,
+                ["links", ups[per][2]],
+                f"{lower_name} has {len(ups)} uplinks but addressing.{slots_key} is {per}",
+            )
+            ups = ups[:per]
+        for slot, (lower, upper, idx) in enumerate(ups):
+            if p2p is None or lower_dev.id is None or lower_name not in switches or upper.device not in switches:
                 continue
-            subnet = _subnet(p2p, 31, (leaf_dev.id - 1) * per_leaf + slot)
+            subnet = _subnet(p2p, 31, (lower_dev.id - 1) * per + slot)
             if subnet is None:
-                problems.add(ffile, ["addressing", "p2p_pool"], f"{p2p} is too small for the uplinks of {leaf_name}")
+                problems.add(ffile, ["addressing", pool_key], f"{p2p} is too small for the uplinks of {lower_name}")
                 continue
-            spine_dev = devices[spine.device]
+            upper_dev = devices[upper.device]
             mtu = min(
-                switches[leaf_name].mtu,
-                switches[spine.device].mtu,
-                PLATFORMS[leaf_dev.platform].max_mtu,
-                PLATFORMS[spine_dev.platform].max_mtu,
+                switches[lower_name].mtu,
+                switches[upper.device].mtu,
+                PLATFORMS[lower_dev.platform].max_mtu,
+                PLATFORMS[upper_dev.platform].max_mtu,
             )
-            up = Uplink(
-                leaf_name,
-                leaf.port,
-                spine.device,
-                spine.port,
+            uplink = Uplink(
+                lower_name,
+                lower.port,
+                upper.device,
+                upper.port,
                 subnet,
                 subnet.network_address,
                 subnet.network_address + 1,
                 mtu,
                 idx,
             )
-            switches[leaf_name].uplinks.append(up)
-            switches[spine.device].uplinks.append(up)
+            switches[lower_name].uplinks.append(uplink)
+            switches[upper.device].downlinks.append(uplink)
 
     # -- host ports: rail -> VLAN -> per-leaf subnet; hosts numbered by leaf port order ----------------------
     vlan_by_rail: dict[int, dict] = {}
@@ -260,6 +366,17 @@ def derive(model: Model, problems: Problems) -> Topology:
         for n, (host, leaf, idx, nic) in enumerate(members):
             if nic.address:
                 address = ipaddress.IPv4Interface(nic.address)
+                if not _pinned_ok(address, subnet, gateway):
+                    host_dev = devices[host.device]
+                    file, path = host_dev.where("nics")
+                    position = host_dev.nics.index(nic)
+                    problems.add(
+                        file,
+                        [*path, position, "address"],
+                        f"{host.device}:{nic.netdev}: {address} must be a host address of {subnet} "
+                        f"({leaf_name} VLAN {vid}) other than the gateway {gateway}",
+                    )
+                    continue
             else:
                 address = ipaddress.IPv4Interface((int(gateway) + 1 + n, prefix))
             hp = HostPort(host.device, nic, leaf_name, leaf.port, vid, address, gateway, idx)
@@ -267,4 +384,4 @@ def derive(model: Model, problems: Problems) -> Topology:
             host_ports.setdefault(host.device, []).append(hp)
     for hps in host_ports.values():
         hps.sort(key=lambda hp: natural_key(hp.nic.netdev))
-    return Topology(switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail)
+    return Topology(switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail, pods=pods)

@@ -30,6 +30,15 @@ def example() -> Compiled:
     return compile_inventory(EXAMPLE)
 
 
+TWO_PODS = ROOT / "examples" / "two-pods"
+
+
+@pytest.fixture(scope="session")
+def two_pods() -> Compiled:
+    """The three-tier example: two pods, two super-spines, dual-homed and rail-optimised hosts."""
+    return compile_inventory(TWO_PODS)
+
+
 @pytest.fixture
 def inventory_copy(tmp_path: Path) -> Path:
     target = tmp_path / "inventory"

@@ -1,5 +1,5 @@
 """Device data has exactly the declared shape (fabconf.devicedata): every golden design snapshot and every
-designed device of the example inventory and of the second RoCE profile. An undeclared key fails."""
+designed device of the example inventory, of the second RoCE profile and of the two-pod example. An undeclared key fails."""
 
 from __future__ import annotations
 
@@ -14,22 +14,22 @@ from fabconf.devicedata import check_device
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.platforms import platform
 
-GOLDEN = sorted((Path(__file__).resolve().parent / "golden" / "design").glob("*.yaml"))
+GOLDEN = sorted((Path(__file__).resolve().parent / "golden").rglob("design/*.yaml"))
 
 
 def _dialect(data: dict) -> str:
     return platform(data["platform"]).qos_dialect
 
 
-@pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
+@pytest.mark.parametrize("path", GOLDEN, ids=[f"{p.parent.parent.name}/{p.stem}" for p in GOLDEN])
 def test_golden_design_snapshots_conform(path: Path) -> None:
     data = yaml.safe_load(path.read_text())
     assert check_device(data, _dialect(data)) == []
 
 
-def test_every_designed_device_conforms(example: Compiled, tmp_path: Path) -> None:
+def test_every_designed_device_conforms(example: Compiled, two_pods: Compiled, tmp_path: Path) -> None:
     second = compile_inventory(profile_inventory(tmp_path))
-    for compiled in (example, second):
+    for compiled in (example, second, two_pods):
         for name, data in compiled.data.items():
             assert check_device(data, _dialect(data)) == [], name
 

@@ -25,9 +25,11 @@ FEATURES = {
     "cumulus": ["base", "interfaces", "vlans", "qos", "routing"],
     "eos": ["base", "vlans", "qos", "interfaces", "routing"],
     "nxos": ["base", "vlans", "qos", "interfaces", "routing"],
-    "linux": ["nics", "qos", "firmware", "nccl"],
+    "linux": ["nics", "qos", "firmware", "nccl", "routing"],
 }
 DESIGN_DEVICES = ["leaf1", "leaf3", "leaf4", "spine1", "spine2", "gpu01"]
+# the three-tier example: every device rendered, and the design of one device per role and attachment
+TWO_PODS_DESIGN = ["ss1", "ss2", "p1-spine1", "p2-leaf1", "p1-gpu01", "p2-gpu01"]
 
 
 def _cases(example_names: list[str], platforms: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -53,17 +55,23 @@ def _produce(example: Compiled, kind: str, arg: str) -> str:
     return yaml.safe_dump(example.data[arg], sort_keys=False, default_flow_style=None, width=120)
 
 
+def _two_pods_cases(compiled: Compiled) -> dict[str, tuple[str, str]]:
+    cases = {f"two-pods/devices/{filename(n, d['platform'])}": ("device", n) for n, d in compiled.data.items()}
+    cases.update({f"two-pods/design/{n}.yaml": ("design", n) for n in TWO_PODS_DESIGN})
+    return cases
+
+
 @pytest.fixture(scope="module")
-def cases(example: Compiled) -> dict[str, tuple[str, str]]:
+def cases(example: Compiled, two_pods: Compiled) -> dict[str, tuple[str, str]]:
     platforms = {n: d["platform"] for n, d in example.data.items()}
-    return _cases(sorted(example.data), platforms)
+    return {**_cases(sorted(example.data), platforms), **_two_pods_cases(two_pods)}
 
 
-def test_golden_files(example: Compiled, cases: dict[str, tuple[str, str]]) -> None:
+def test_golden_files(example: Compiled, two_pods: Compiled, cases: dict[str, tuple[str, str]]) -> None:
     mismatched = []
     for rel, (kind, arg) in sorted(cases.items()):
         path = GOLDEN / rel
-        got = _produce(example, kind, arg)
+        got = _produce(two_pods if rel.startswith("two-pods/") else example, kind, arg)
         if UPDATE:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(got, encoding="utf-8")

@@ -60,7 +60,9 @@ def _apply(inv: Path, case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_validation_case(case: dict[str, Any], inventory_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validation_case(case: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inventory_copy = tmp_path / "inventory"
+    shutil.copytree(ROOT / case.get("base", "inventory"), inventory_copy)
     _apply(inventory_copy, case)
     rc = main(["validate", "-i", str(inventory_copy)])
     err = capsys.readouterr().err
@@ -82,6 +84,13 @@ def test_example_inventory_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "-i", str(root / "inventory")]) == 0
     captured = capsys.readouterr()
     assert "valid: 6 switches, 8 GPU hosts, 24 links, 0 warning(s)" in captured.out
+    assert captured.err == ""
+
+
+def test_two_pod_example_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "-i", str(ROOT / "examples" / "two-pods")]) == 0
+    captured = capsys.readouterr()
+    assert "valid: 10 switches, 4 GPU hosts, 24 links, 0 warning(s)" in captured.out
     assert captured.err == ""
 
 

@@ -40,6 +40,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
+from fabconf.drivers import linux_routing as routing
 from fabconf.drivers.base import DriverBase
 from fabconf.drivers.linux_parse import (
     ParseError,
@@ -68,6 +69,7 @@ from fabconf.drivers.linux_plan import (
     sh,
     target_from_snapshot,
 )
+from fabconf.drivers.linux_routing import RoutingObserved
 from fabconf.drivers.linux_ssh import HostCommandError, HostOutputError, HostShell, LinuxHostError, Output
 from fabconf.drivers.linux_state import (
     CHECKPOINT_PATH,
@@ -194,12 +196,20 @@ class LinuxDriver(DriverBase):
     def _observe(self, pairs: list[tuple[str, str]]) -> HostObserved:
         host = ["hostname", f"cat {NCCL_CONF}", f"cat {UNIT_PATH}", f"cat {SCRIPT_PATH}"]
         host.append(f"systemctl is-enabled {UNIT_NAME}")
+        host += routing.reads([netdev for netdev, _rdma in pairs])
         commands = host + [c for netdev, rdma in pairs for c in self._nic_reads(netdev, rdma)]
         results = list(zip(commands, self._shell.batch(commands), strict=True))
         shell = self._shell
         observed = HostObserved(shell.parse(*results[0], _one_word), {})
         observed.nccl, observed.unit, observed.script = (shell.file(*r) for r in results[1:4])
         observed.enabled = self._enabled(*results[4])
+        addresses, routes, rules, sysctl = results[5 : len(host)]
+        observed.routing = RoutingObserved(
+            shell.parse(*addresses, routing.parse_addresses),
+            shell.parse(*routes, routing.parse_routes),
+            shell.parse(*rules, routing.parse_rules),
+            shell.parse(*sysctl, routing.parse_sysctl),
+        )
         for i, (netdev, rdma) in enumerate(pairs):
             start = len(host) + i * NIC_READS
             observed.nics[netdev] = self._nic(netdev, rdma, results[start : start + NIC_READS])

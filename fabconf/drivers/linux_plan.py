@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import base64
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from fabconf.drivers import linux_routing as routing
 from fabconf.drivers.linux_parse import DSCPS, IbPort, RdmaLink, mlx_same, mlx_set_value, parse_nccl_conf
 from fabconf.drivers.linux_state import (
     NCCL_CONF,
@@ -104,6 +105,8 @@ def boot_script(target: HostTarget) -> str:
     ]
     for nic in target.nics:
         lines.extend(f"{command} || rc=1" for command in _runtime_commands(nic))
+    if target.routing is not None:
+        lines.extend(f"{command} || rc=1" for command in routing.boot_commands(target.routing, sh))
     lines.append("exit $rc")
     return "\n".join(lines) + "\n"
 
@@ -274,14 +277,22 @@ def _plan_nccl(want: FileTarget, have: str | None, sudo: str) -> list[Change]:
 def plan(target: HostTarget, observed: HostObserved, *, sudo: str = "") -> list[Change]:
     """Everything that differs, in apply order (phase, then NIC order). Empty when the host matches."""
     changes: list[Change] = []
-    adapters: set[str] = set()  # firmware settings are per card: two ports of one adapter set them once
+    # firmware settings are per card: one mlxconfig call per card, through its first port, with every key its
+    # ports ask for (port 1's keys and the _P2 keys of a second port)
+    cards: dict[str, NicTarget] = {}
+    for nic in target.nics:
+        card = nic.adapter or nic.rdma
+        first = cards.setdefault(card, replace(nic, mlxconfig={}))
+        first.mlxconfig.update(nic.mlxconfig)
+    for nic in cards.values():
+        have = observed.nics.get(nic.netdev) or NicObserved(nic.netdev, nic.rdma, present=False)
+        changes += _plan_firmware(nic, have, sudo, target.activate_firmware)
     for nic in target.nics:
         have = observed.nics.get(nic.netdev) or NicObserved(nic.netdev, nic.rdma, present=False)
-        card = nic.adapter or nic.rdma
-        if card not in adapters:
-            adapters.add(card)
-            changes += _plan_firmware(nic, have, sudo, target.activate_firmware)
         changes += _plan_nic(nic, have, sudo)
+    if target.routing is not None:
+        steps = routing.plan(target.routing, observed.routing, sh, sudo)
+        changes += [Change(step.line, step.commands, 1) for step in steps]
     changes += _plan_files(target, observed, sudo)
     return sorted(changes, key=lambda c: c.phase)
 
@@ -321,6 +332,8 @@ def target_from_snapshot(snapshot: HostObserved, managed: HostTarget, *, activat
             )
         )
     target = HostTarget(hostname=managed.hostname, nics=nics, activate_firmware=activate_firmware)
+    if managed.routing is not None:
+        target.routing = routing.from_observed(snapshot.routing, managed.routing)
     if managed.nccl is not None:
         target.nccl = FileTarget(snapshot.nccl)
     if managed.boot is not None:

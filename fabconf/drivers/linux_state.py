@@ -18,6 +18,8 @@ Document semantics (assumptions stated where the template leaves room):
 - ``mlxconfig`` values are compared with the Next Boot column; a Next Boot value that is right but not yet
   Current is pending (not a diff; see the driver's ``pending_firmware``).
 - ``nccl_conf`` is the whole ``/etc/nccl.conf``; it is compared by its KEY=VALUE settings.
+- ``routing`` (rules and routes as ``ip`` arguments), ``sysctl`` and each NIC's ``address``: per-NIC policy
+  routing (``linux_routing``). A NIC entry's own ``mlxconfig`` adds keys for that port of its card (``_P2``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from typing import Any
 
 import yaml
 
+from fabconf.drivers import linux_routing as routing
 from fabconf.drivers.linux_parse import DSCPS, PRIOS, MlxValue
+from fabconf.drivers.linux_routing import Route, RoutingError, RoutingObserved, RoutingTarget, Rule
 
 NCCL_CONF = "/etc/nccl.conf"
 UNIT_NAME = "fabconf-roce.service"
@@ -82,6 +86,7 @@ class HostTarget:
     nccl: FileTarget | None = None
     boot: BootTarget | None = None
     activate_firmware: bool = False  # run mlxfwreset so that Next Boot becomes Current now
+    routing: RoutingTarget | None = None  # None: addresses, routes, rules and sysctls not managed
 
 
 # -- observed state ----------------------------------------------------------------------------------------
@@ -116,6 +121,16 @@ class HostObserved:
     unit: str | None = None
     script: str | None = None
     enabled: bool = False
+    routing: RoutingObserved = field(default_factory=RoutingObserved)
+
+
+def _routing_parts(data: dict[str, Any]) -> dict[str, Any]:
+    """Route and Rule objects back from their JSON (asdict) form."""
+    out = dict(data)
+    for key, cls in (("routes", Route), ("rules", Rule)):
+        if out.get(key) is not None:
+            out[key] = [cls(**item) for item in out[key]]
+    return out
 
 
 @dataclass
@@ -139,13 +154,17 @@ class Snapshot:
         for name, nic in obs["nics"].items():
             mlx = {key: MlxValue(**value) for key, value in nic.pop("mlx").items()}
             nics[name] = NicObserved(**nic, mlx=mlx)
-        observed = HostObserved(**{**obs, "nics": nics})
+        observed = HostObserved(
+            **{**obs, "nics": nics, "routing": RoutingObserved(**_routing_parts(obs.get("routing") or {}))}
+        )
+        managed_routing = man.get("routing")
         managed = HostTarget(
             hostname=man["hostname"],
             nics=[NicTarget(**nic) for nic in man["nics"]],
             nccl=FileTarget(**man["nccl"]) if man.get("nccl") else None,
             boot=BootTarget(**man["boot"]) if man.get("boot") else None,
             activate_firmware=bool(man.get("activate_firmware")),
+            routing=RoutingTarget(**_routing_parts(managed_routing)) if managed_routing else None,
         )
         return cls(observed, managed, bool(data.get("fw_reset")))
 
@@ -207,7 +226,15 @@ def _nic(item: Any, index: int, host: NicTarget) -> NicTarget:
         nic.speed_gbps = _int(item["speed_gbps"], f"nics[{index}].speed_gbps", 1, 10_000)
     if item.get("adapter") is not None:
         nic.adapter = str(item["adapter"])
+    for key, value in _section(item, "mlxconfig").items():
+        nic.mlxconfig[_mlx_key(key, value)] = str(value)
     return nic
+
+
+def _mlx_key(key: Any, value: Any) -> str:
+    if not isinstance(key, str) or not key.replace("_", "").isalnum() or value is None or " " in str(value):
+        raise DocumentError(f"mlxconfig: bad entry {key!r}: {value!r}")
+    return key
 
 
 def target_from_document(text: str) -> HostTarget:
@@ -237,11 +264,13 @@ def target_from_document(text: str) -> HostTarget:
     if doc.get("roce_tos") is not None:
         host.cma_tos = host.traffic_class = _int(doc["roce_tos"], "roce_tos", 0, 255)
     for key, value in _section(doc, "mlxconfig").items():
-        if not isinstance(key, str) or not key.replace("_", "").isalnum() or value is None or " " in str(value):
-            raise DocumentError(f"mlxconfig: bad entry {key!r}: {value!r}")
-        host.mlxconfig[key] = str(value)
+        host.mlxconfig[_mlx_key(key, value)] = str(value)
     nics = [_nic(item, i, host) for i, item in enumerate(doc["nics"])]
     target = HostTarget(hostname=doc["hostname"], nics=nics)
+    try:
+        target.routing = routing.target_from_document(doc, doc["nics"])
+    except RoutingError as exc:
+        raise DocumentError(str(exc)) from None
     if doc.get("nccl_conf") is not None:
         if not isinstance(doc["nccl_conf"], str):
             raise DocumentError("nccl_conf: expected text")
@@ -295,6 +324,9 @@ def running_document(observed: HostObserved) -> str:
     for nic in observed.nics.values():
         entry: dict[str, Any] = {"netdev": nic.netdev, "rdma": nic.rdma}
         entry.update({"mtu": nic.mtu} if nic.present else {"missing": True})
+        if nic.present:
+            addresses = observed.routing.addresses.get(nic.netdev, [])
+            entry["address"] = addresses[0] if len(addresses) == 1 else addresses or None
         doc["nics"].append(entry)
     if present:
 
@@ -318,6 +350,7 @@ def running_document(observed: HostObserved) -> str:
         keys = sorted({key for n in present for key in n.mlx})
         doc["mlxconfig"] = {key: _uniform({n.rdma: _mlx_next(n, key) for n in present}) for key in keys}
     doc["nccl_conf"] = observed.nccl
+    doc.update(routing.document_sections(observed.routing))
     head = [f"# {observed.hostname} -- current RoCE NIC state, read by fabconf's linux driver"]
     for nic in present:
         for key, value in sorted(nic.mlx.items()):
