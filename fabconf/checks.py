@@ -216,7 +216,7 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
         model.devices.items(),
         key=lambda kv: ("asn" in kv[1].data or "loopback" in kv[1].data, rank.get(kv[1].role, 3), kv[0]),
     )
-    reported: set[tuple[str, str]] = set()
+    reported: set[str] = set()
     for name, dev in ordered:
         claim("mgmt", dev.hostname, name, *_mgmt_where(model, name), "management address")
         if dev.id is not None:

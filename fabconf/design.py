@@ -24,8 +24,10 @@ gpu host (linux)::
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
+from fabconf.drivers.linux_routing import MAIN as MAIN_TABLE
 from fabconf.drivers.linux_routing import NIC_SYSCTLS, ROUTE_TABLE_BASE, RULE_BASE
 from fabconf.model import Device, Model, natural_key
 from fabconf.platforms import PLATFORMS
@@ -231,6 +233,7 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         vlans.append({"id": vid, "name": vlan_names[vid], "gateway": str(gw), "mtu": mtu})
         networks.append(str(gw.network))
     max_paths = max_paths_for(dev, fabric)
+    ecmp_checks = _ecmp_checks(dev, topo, max_paths) if dev.role == "leaf" else []
     return {
         "hostname": dev.name,
         "platform": dev.platform,
@@ -250,7 +253,29 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "networks": networks,
         },
         "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu),
+        "verify": {"ecmp": ecmp_checks},
     }
+
+
+def _ecmp_checks(dev: Device, topo: Topology, max_paths: int) -> list[dict[str, Any]]:
+    """What ``fabconf verify`` expects of a leaf's routing table: the ECMP width to another leaf of its pod
+    (one path per spine that reaches that leaf) and to the first leaf of every other pod (one path per spine
+    with a super-spine uplink). One target per pod keeps verify cheap at any size."""
+    facts = topo.switches[dev.name]
+    checks = []
+    for pod, leaves in sorted(topo.leaves_by_pod.items(), key=lambda kv: str(kv[0])):
+        target = next((n for n in leaves if n != dev.name), None)
+        if target is None:
+            continue
+        remote = topo.switches[target]
+        if pod == facts.pod:
+            reaching = {down.upper for down in remote.uplinks}
+            paths = sum(1 for up in facts.uplinks if up.upper in reaching)
+        else:
+            paths = sum(1 for up in facts.uplinks if topo.switches[up.upper].uplinks)
+        if paths:
+            checks.append({"prefix": f"{remote.loopback}/32", "paths": min(paths, max_paths), "target": target})
+    return checks
 
 
 def _mlx_for_port(mlxconfig: dict[str, Any], port: int) -> dict[str, Any]:
@@ -304,6 +329,9 @@ def _routing(fabric: dict[str, Any], ports: list[Any]) -> dict[str, Any]:
                     "table": None,
                 }
             )
+    # the order ``ip route show table all`` lists them in (by table, main last; then by destination), so the
+    # running and the intended document line up
+    routes.sort(key=lambda r: (r["table"] or MAIN_TABLE, ipaddress.ip_network(r["destination"]), r["gateway"] or ""))
     return {"rules": rules, "routes": routes}
 
 

@@ -163,6 +163,16 @@ class NxosQos(TypedDict):
     watchdog: bool
 
 
+class EcmpCheck(TypedDict):
+    prefix: str  # a remote leaf's loopback
+    paths: int  # installed ECMP next hops verify expects
+    target: str  # the leaf that owns the prefix
+
+
+class SwitchVerify(TypedDict):
+    ecmp: list[EcmpCheck]  # what ``fabconf verify`` reads back from the routing table (templates ignore it)
+
+
 class Switch(TypedDict):
     hostname: str
     platform: str
@@ -176,6 +186,7 @@ class Switch(TypedDict):
     vlans: list[Vlan]
     bgp: Bgp
     qos: NvueQos | EosQos | NxosQos  # by the platform's qos_dialect: see QOS_TYPES
+    verify: SwitchVerify
 
 
 # -- GPU hosts ----------------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Ansible-style device selection for ``--limit``.
 
 A pattern is a list of terms separated by ``,`` or ``:``. Each term is a device name, a group name, a pod
-name (``data.pod``: ``--limit pod2`` pushes a new pod) or a shell glob over any of them (``leaf*``, ``gpu0[1-4]``); ``!term`` removes what it matches and ``&term`` keeps
-only what it also matches. Terms without a prefix are unioned, then ``&`` and ``!`` apply in order.
+name (``data.pod``: ``--limit pod2`` pushes a new pod) or a shell glob over any of them (``leaf*``,
+``gpu0[1-4]``); ``!term`` removes what it matches and ``&term`` keeps only what it also matches. Terms
+without a prefix are unioned, then ``&`` and ``!`` apply in order.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ def _match(term: str, model: Model) -> set[str]:
         return {term}
     out = {n for n in names if fnmatch.fnmatchcase(n, term)}
     for name, dev in model.devices.items():
-        if any(fnmatch.fnmatchcase(g, term) for g in dev.groups):
-            out.add(name)
-        elif dev.pod and fnmatch.fnmatchcase(dev.pod, term):
+        labels = [*dev.groups, dev.pod] if dev.pod else dev.groups
+        if any(fnmatch.fnmatchcase(g, term) for g in labels):
             out.add(name)
     return out
 

@@ -73,6 +73,7 @@ class Topology:
     host_ports: dict[str, list[HostPort]]  # gpu host -> its cabled NICs
     vlan_by_rail: dict[int, dict]
     pods: dict[str, Pod] = field(default_factory=dict)
+    leaves_by_pod: dict[str | None, list[str]] = field(default_factory=dict)  # sorted names, for verify targets
 
 
 def _subnet(pool: ipaddress.IPv4Network, prefix: int, index: int) -> ipaddress.IPv4Network | None:
@@ -384,4 +385,10 @@ def derive(model: Model, problems: Problems) -> Topology:
             host_ports.setdefault(host.device, []).append(hp)
     for hps in host_ports.values():
         hps.sort(key=lambda hp: natural_key(hp.nic.netdev))
-    return Topology(switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail, pods=pods)
+    leaves_by_pod: dict[str | None, list[str]] = {}
+    for name, facts in sorted(switches.items()):
+        if devices[name].role == "leaf" and facts.loopback is not None:
+            leaves_by_pod.setdefault(facts.pod, []).append(name)
+    return Topology(
+        switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail, pods=pods, leaves_by_pod=leaves_by_pod
+    )

@@ -26,6 +26,7 @@ from fabconf.drivers.contract import (
     Preflight,
     Reattach,
     RevertTimer,
+    RouteLookup,
 )
 from fabconf.drivers.textdiff import relabel
 from fabconf.platforms import Revert
@@ -40,6 +41,9 @@ class VerifyContext:
     required_peers: set[str]  # devices whose BGP sessions must be up (already applied, or outside the run)
     bgp_wait: float = 30.0
     interrupt: Interrupt | None = None  # an abort ends waits early and rolls back instead of confirming
+    # `fabconf verify`: also read back the ECMP width to remote leaves (data.verify.ecmp) whose leaf is in the run;
+    # a push in waves does not, since the far pod may not be pushed yet
+    check_ecmp: bool = False
 
     @property
     def aborted(self) -> bool:
@@ -175,7 +179,29 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
                 break
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
         failed += [f"BGP session to {n['address']} ({n['peer_device']}) is not established" for n in down]
+    if ctx.check_ecmp:
+        failed += _ecmp(job, driver, ctx)
     return failed
+
+
+def _ecmp(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
+    """Each designed ECMP target (a remote leaf's loopback) has as many installed next hops as designed;
+    waits like the BGP check while routes converge."""
+    wanted = [c for c in job.data.get("verify", {}).get("ecmp", []) if c["target"] in ctx.required_peers]
+    if not wanted or not isinstance(driver, RouteLookup):
+        return []
+    deadline = time.monotonic() + ctx.bgp_wait
+    while True:
+        got = {c["prefix"]: driver.route_paths(c["prefix"]) for c in wanted}
+        short = [c for c in wanted if len(got[c["prefix"]]) != c["paths"]]
+        if not short or time.monotonic() >= deadline or ctx.aborted:
+            break
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    return [
+        f"ECMP to {c['prefix']} ({c['target']}): {len(got[c['prefix']])} next hop(s) "
+        f"{', '.join(got[c['prefix']]) or '(no route)'}, designed {c['paths']}"
+        for c in short
+    ]
 
 
 def digest(config: str) -> str:

@@ -188,7 +188,7 @@ def verify_task(
     """Read only: the device holds intent, its MTUs, LLDP and BGP sessions (to ``required_peers``; default:
     every device of the Nornir inventory) are as designed."""
     peers = set(task.nornir.inventory.hosts) if required_peers is None else required_peers
-    ctx = VerifyContext(required_peers=peers, bgp_wait=bgp_wait, interrupt=interrupt)
+    ctx = VerifyContext(required_peers=peers, bgp_wait=bgp_wait, interrupt=interrupt, check_ecmp=True)
     return run_step(task, lambda job, driver: verify_device(job, driver, ctx), options, inventory, interrupt)
 
 

@@ -137,6 +137,16 @@ class StagedCliDriver:
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return self.napalm.get_bgp_neighbors()
 
+    def route_paths(self, prefix: str) -> list[str]:
+        """NAPALM's ``get_route_to`` where the driver has it (EOS); else ``show ip route PREFIX`` read through
+        NAPALM's ``cli`` (napalm's NX-API driver has no ``get_route_to``): every ``*via ADDR,`` line."""
+        try:
+            routes = self.napalm.get_route_to(destination=prefix, protocol="bgp")
+        except NotImplementedError:
+            text = self.napalm.cli([f"show ip route {prefix}"]).get(f"show ip route {prefix}", "")
+            return _via_lines(text, prefix)
+        return sorted(str(r["next_hop"]) for r in routes.get(prefix, []) if r.get("current_active"))
+
 
 class StagedTimerDriver(StagedCliDriver, RevertTimer):
     """A staged CLI driver whose device reverts an unconfirmed commit by itself (EOS commit timer)."""
@@ -146,6 +156,18 @@ class StagedTimerDriver(StagedCliDriver, RevertTimer):
 
     def has_pending_commit(self) -> bool:
         return bool(self.napalm.has_pending_commit())
+
+
+def _via_lines(text: str, prefix: str) -> list[str]:
+    """Next hops of ``prefix`` in NX-OS ``show ip route`` text: the ``*via A.B.C.D,`` lines under its header."""
+    hops: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            inside = line.split(",", 1)[0].strip() == prefix
+        elif inside and line.strip().startswith("*via "):
+            hops.append(line.strip()[5:].split(",", 1)[0])
+    return sorted(hops)
 
 
 def _text(filename: str | None, config: str | None) -> str:

@@ -101,6 +101,13 @@ class IntentDiff(Protocol):
 
 
 @runtime_checkable
+class RouteLookup(Protocol):
+    def route_paths(self, prefix: str) -> list[str]:
+        """The next-hop addresses installed for exactly ``prefix`` (its ECMP paths); [] when there is no route."""
+        ...
+
+
+@runtime_checkable
 class Reattach(Protocol):
     def reattach(self, lost: Any) -> None:
         """Take over what the lost driver ``lost`` left pending on the device, so recovery can clean it up."""

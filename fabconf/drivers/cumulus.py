@@ -494,6 +494,15 @@ class CumulusDriver(DriverBase, RevertTimer):
             _as_dict(self.api.get(path_of("router", "bgp"))), _as_dict(self.api.get(path_of("vrf")))
         )
 
+    def route_paths(self, prefix: str) -> list[str]:
+        try:
+            route = self.api.get(path_of("vrf", "default", "router", "rib", "ipv4", "route", prefix))
+        except NvueApiError as exc:
+            if exc.status == 404:
+                return []
+            raise
+        return nvue_getters.route_paths(_as_dict(route))
+
     def get_config(
         self, retrieve: str = "all", full: bool = False, sanitized: bool = False, format: str = "text"
     ) -> dict[str, str]:

@@ -40,7 +40,7 @@ class RoutingError(ParseError):
     """A route, rule, address or sysctl the document or the host gives in a form fabconf cannot read."""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Route:
     table: int
     destination: str
@@ -59,6 +59,13 @@ class Route:
             text += f" table {self.table}"
         return text
 
+    def key(self) -> tuple[int, tuple[int, ...], str, str, str]:
+        """Sort order: by table (main last), then destination address and length, gateway, device, source."""
+        dst = self.destination.replace("default", "0.0.0.0/0")
+        address, _, length = dst.partition("/")
+        parts = (*(int(x) for x in address.split(".") if x.isdigit()), int(length or 32))
+        return (self.table, parts, self.gateway or "", self.device, self.source or "")
+
     def args(self) -> list[str]:
         """``ip route`` arguments after the verb."""
         out = [self.destination]
@@ -71,7 +78,7 @@ class Route:
 
 
 @dataclass(frozen=True, order=True)
-class Rule:
+class Rule:  # ordered by priority
     priority: int
     source: str
     table: int
@@ -149,7 +156,7 @@ def target_from_document(doc: dict[str, Any], nics: list[dict[str, Any]]) -> Rou
     if not isinstance(section, dict):
         raise RoutingError("routing: expected a mapping with rules and routes")
     target = RoutingTarget()
-    target.routes = sorted(parse_route(r) for r in section.get("routes") or [])
+    target.routes = sorted((parse_route(r) for r in section.get("routes") or []), key=Route.key)
     target.rules = sorted(parse_rule(r) for r in section.get("rules") or [])
     for rule in target.rules:
         if rule.priority not in RULE_PRIORITIES:
@@ -177,7 +184,7 @@ def document_sections(observed: RoutingObserved) -> dict[str, Any]:
     return {
         "routing": {
             "rules": [str(r) for r in sorted(observed.rules)],
-            "routes": [str(r) for r in sorted(observed.routes)],
+            "routes": [str(r) for r in sorted(observed.routes, key=Route.key)],
         },
         "sysctl": dict(sorted(observed.sysctl.items())),
     }
@@ -189,7 +196,8 @@ def document_sections(observed: RoutingObserved) -> dict[str, Any]:
 def reads(netdevs: list[str]) -> list[str]:
     """The commands whose outputs ``observe`` reads, in order."""
     keys = [f"net.ipv4.conf.{n}.{k}" for n in netdevs for k in sorted(NIC_SYSCTLS)]
-    return ["ip -j -4 addr show", "ip -j route show table all", "ip -j rule show", "sysctl " + " ".join(keys)]
+    # -e: a NIC that is missing has no keys; its absence is reported by the NIC reads, not as a sysctl failure
+    return ["ip -j -4 addr show", "ip -j route show table all", "ip -j rule show", "sysctl -e " + " ".join(keys)]
 
 
 def _json(text: str, what: str) -> list[dict[str, Any]]:
@@ -221,7 +229,7 @@ def parse_routes(text: str) -> list[Route]:
         table = _table(str(item.get("table", "main")))
         source = item.get("prefsrc") if item.get("scope") == "link" else None
         out.append(Route(table, str(item["dst"]), item.get("gateway"), str(item.get("dev", "")), source))
-    return sorted(out)
+    return sorted(out, key=Route.key)
 
 
 def parse_rules(text: str) -> list[Rule]:
@@ -310,7 +318,10 @@ def boot_commands(target: RoutingTarget, sh: Any) -> list[str]:
     if target.sysctl:
         out.append(sh("sysctl", "-q", "-w", *(f"{k}={v}" for k, v in sorted(target.sysctl.items()))))
     for netdev, addresses in sorted(target.addresses.items()):
-        out += [sh("ip", "addr", "replace", address, "dev", netdev) for address in addresses]
+        # the NIC's addresses are fabconf's: whatever else configured one at boot, only the intended stays
+        # [U] a network manager that runs later (netplan/networkd) may add its own again: point it elsewhere
+        out.append(sh("ip", "-4", "addr", "flush", "dev", netdev, "scope", "global"))
+        out += [sh("ip", "addr", "add", address, "dev", netdev) for address in addresses]
     out += [sh("ip", "route", "replace", *route.args()) for route in target.routes or []]
     for rule in target.rules or []:
         out.append(f"{sh('ip', 'rule', 'del', 'pref', rule.priority)} 2>/dev/null || true")

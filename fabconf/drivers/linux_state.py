@@ -379,7 +379,8 @@ def _str_block(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 
 def _list_flow(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
-    flow = all(not isinstance(v, (dict, list)) for v in value)  # [3, 4] on one line; NICs one per block
+    # [3, 4] on one line; NICs, routes and rules one per line
+    flow = all(not isinstance(v, (dict, list)) and " " not in str(v) for v in value)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
 
 

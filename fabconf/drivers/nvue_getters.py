@@ -168,3 +168,16 @@ def bgp_neighbors(global_bgp: Tree, vrfs: Tree) -> dict[str, dict[str, Any]]:
             }
         out["global" if vname == "default" else vname] = {"router_id": _router_id(bgp, global_bgp), "peers": peers}
     return out or {"global": {"router_id": _router_id({}, global_bgp), "peers": {}}}
+
+
+def route_paths(route: Tree) -> list[str]:
+    """Next hops of the selected route in ``GET /vrf/default/router/rib/ipv4/route/<prefix>``.
+    [U] shape: route-entry -> N -> {flags: {selected: {}}, nexthop: {N: {ip, interface}}} as the lab answers;
+    NVIDIA documents the path (``nv show vrf default router rib ipv4 route PREFIX``), not every leaf."""
+    hops: list[str] = []
+    for entry in _dict(route.get("route-entry")).values():
+        entry = _dict(entry)
+        if "selected" not in _dict(entry.get("flags")):
+            continue
+        hops += [str(_dict(h).get("ip")) for h in _dict(entry.get("nexthop")).values() if _dict(h).get("ip")]
+    return sorted(hops)

@@ -7,9 +7,11 @@ would show from both ends of every cable:
 - LLDP neighbors come from the cabling (so a miscabled link shows up as the wrong neighbor);
 - a BGP session is Established only when both ends name each other with the right AS numbers, the
   link between them is cabled and up on both sides, and the peer address lives on the far end;
-- the prefixes a device learns are the networks its established peers advertise (plus what those
-  peers learnt, eBGP-style, without loops), and the ECMP width towards a prefix is the number of
-  established sessions it is learnt over, capped by the device's maximum-paths.
+- routes follow eBGP path-vector rules: a device advertises its best path to every established peer,
+  a receiver drops a path that already carries its own AS (so a pod's spines, sharing one AS, never
+  learn their own pod's routes back through a super-spine), prefers the shortest AS path, and installs
+  every session offering a path of that length (``bestpath as-path multipath-relax``) up to its
+  maximum-paths. ``routes()`` is what ``show ip route`` prints; ``ecmp_paths()`` the width per prefix.
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ class DeviceView:
 
 
 @dataclass(frozen=True)
+class NextHop:
+    address: str | None  # the peer's address on the session
+    interface: str  # the local port the session runs over
+    device: str  # the peer device
+
+
+@dataclass(frozen=True)
+class RouteView:
+    prefix: str
+    as_path: tuple[int, ...]  # the installed path's AS path (empty: originated here)
+    next_hops: tuple[NextHop, ...]  # installed next hops (capped by maximum-paths); empty when originated
+
+
+@dataclass(frozen=True)
 class BgpSession:
     peer: str  # as configured locally (address or interface)
     remote_as: int | None
@@ -76,6 +92,7 @@ class World:
         self._lock = threading.Lock()
         self._devices: dict[str, Simulator] = {}
         self._peer: dict[tuple[str, str], tuple[str, str]] = {}
+        self._rib_cache: tuple[str, dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]] | None = None
         for a, pa, b, pb in cables or []:
             self.cable(a, pa, b, pb)
 
@@ -116,7 +133,7 @@ class World:
     def bgp_sessions(self, device: str) -> list[BgpSession]:
         views = self._views()
         established = self._established(views)
-        learnt = self._routes(views, established)
+        best = self._rib(views, established)
         view = views.get(device)
         if view is None:
             return []
@@ -128,33 +145,32 @@ class World:
                 state = "Active" if view.asn else "Idle"
                 out.append(BgpSession(nb.peer, remote_as, None, state, None, None, 0))
                 continue
-            rdev, laddr, raddr = hit
+            rdev, laddr, raddr, _lport = hit
             rview = views[rdev]
-            # what the peer advertises to us: its own networks and what it learnt, minus what we originate
-            # (eBGP drops routes carrying our own AS, so our prefixes never come back to us)
-            received = len((learnt.get(rdev, set()) | set(rview.networks)) - set(view.networks))
+            # what the peer advertises to us: its best path to each prefix, minus paths through our own AS
+            received = sum(1 for path in best.get(rdev, {}).values() if view.asn not in (rview.asn, *path[0]))
             session = BgpSession(nb.peer, rview.asn, rdev, "Established", laddr, raddr, received, rview.router_id)
             out.append(session)
         return out
 
-    def ecmp_paths(self, device: str) -> dict[str, int]:
-        """Prefix -> number of paths installed (learnt over established sessions, capped by maximum-paths)."""
+    def routes(self, device: str) -> dict[str, RouteView]:
+        """The device's BGP routes (prefixes it originates have no next hops), by prefix."""
         views = self._views()
-        established = self._established(views)
         view = views.get(device)
         if view is None:
             return {}
-        learnt = self._routes(views, established)
-        paths: dict[str, int] = {}
-        for (dev, _peer), (rdev, _l, _r) in established.items():
-            if dev != device:
-                continue
-            for prefix in learnt.get(rdev, set()) | set(views[rdev].networks):
-                if prefix in view.networks:
-                    continue
-                paths[prefix] = paths.get(prefix, 0) + 1
+        established = self._established(views)
+        table = self._rib(views, established).get(device, {})
         cap = max(1, view.maximum_paths)
-        return {p: min(n, cap) for p, n in sorted(paths.items())}
+        out = {}
+        for prefix, (path, hops) in sorted(table.items()):
+            chosen = sorted(hops, key=lambda h: (h.interface, h.address or ""))[:cap]
+            out[prefix] = RouteView(prefix, path, tuple(chosen))
+        return out
+
+    def ecmp_paths(self, device: str) -> dict[str, int]:
+        """Prefix -> number of paths installed (learnt over established sessions, capped by maximum-paths)."""
+        return {p: len(r.next_hops) for p, r in self.routes(device).items() if r.next_hops}
 
     # -- internals ----------------------------------------------------------------------------------
     def router_ids(self) -> dict[str, str]:
@@ -209,8 +225,11 @@ class World:
             return local_as == remote_as
         return expected == remote_as
 
-    def _established(self, views: dict[str, DeviceView]) -> dict[tuple[str, str], tuple[str, str | None, str | None]]:
-        found: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
+    def _established(
+        self, views: dict[str, DeviceView]
+    ) -> dict[tuple[str, str], tuple[str, str | None, str | None, str]]:
+        """(device, configured peer) -> (remote device, local address, remote address, local port)."""
+        found: dict[tuple[str, str], tuple[str, str | None, str | None, str]] = {}
         for dev, view in views.items():
             for nb in view.neighbors:
                 hit = self._resolve(views, dev, nb)
@@ -230,33 +249,50 @@ class World:
                 if back:
                     la = _addr(view.ports.get(lport))
                     ra = _addr(rview.ports.get(rport))
-                    found[(dev, nb.peer)] = (rdev, str(la.ip) if la else None, str(ra.ip) if ra else None)
+                    found[(dev, nb.peer)] = (rdev, str(la.ip) if la else None, str(ra.ip) if ra else None, lport)
         return found
 
-    def _routes(self, views, established) -> dict[str, set[str]]:
-        """Prefixes each device knows beyond its own, by flooding over established sessions (AS-path loop-free)."""
-        adj: dict[str, set[str]] = {}
-        for (dev, _p), (rdev, _l, _r) in established.items():
-            adj.setdefault(dev, set()).add(rdev)
-        known: dict[str, set[str]] = {d: set(v.networks) for d, v in views.items()}
-        changed = True
-        rounds = 0
-        while changed and rounds < 16:
+    def _rib(
+        self, views: dict[str, DeviceView], established: dict[tuple[str, str], tuple[str, str | None, str | None, str]]
+    ) -> dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]:
+        """Per device, prefix -> (best AS path, next hops offering a path of that length), by synchronous
+        path-vector rounds until nothing changes. Cached while the views stay the same."""
+        key = repr(sorted(views.items()))
+        with self._lock:
+            if self._rib_cache is not None and self._rib_cache[0] == key:
+                return self._rib_cache[1]
+        sessions: dict[str, list[tuple[str, NextHop]]] = {}
+        for (dev, _peer), (rdev, _laddr, raddr, lport) in sorted(established.items()):
+            sessions.setdefault(dev, []).append((rdev, NextHop(raddr, lport, rdev)))
+        rib: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] = {
+            d: {p: ((), []) for p in v.networks} for d, v in views.items()
+        }
+        for _round in range(len(views) + 1):
             changed = False
-            rounds += 1
-            for dev in views:
-                for rdev in adj.get(dev, ()):
-                    # eBGP does not send a route back into the AS it came from: approximate by
-                    # refusing prefixes originated by a device with our own AS.
-                    new = {
-                        p
-                        for p in known[rdev]
-                        if p not in known[dev]
-                        and not any(
-                            p in views[o].networks and views[o].asn == views[dev].asn and o != dev for o in views
-                        )
-                    }
-                    if new:
-                        known[dev] |= new
-                        changed = True
-        return {d: known[d] - set(views[d].networks) for d in views}
+            new: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] = {}
+            for dev, view in views.items():
+                table = {p: ((), []) for p in view.networks}
+                for rdev, hop in sessions.get(dev, []):
+                    rasn = views[rdev].asn
+                    if rasn is None:
+                        continue
+                    for prefix, (path, _hops) in rib.get(rdev, {}).items():
+                        offered = (rasn, *path)
+                        if view.asn in offered:
+                            continue  # eBGP loop prevention: our own AS is already on the path
+                        current = table.get(prefix)
+                        if current is None or (len(offered) < len(current[0]) and current[1]):
+                            table[prefix] = (offered, [hop])
+                        elif current[1] and len(offered) == len(current[0]):
+                            current[1].append(hop)
+                new[dev] = table
+                if {p: (a, sorted(map(repr, h))) for p, (a, h) in table.items()} != {
+                    p: (a, sorted(map(repr, h))) for p, (a, h) in rib.get(dev, {}).items()
+                }:
+                    changed = True
+            rib = new
+            if not changed:
+                break
+        with self._lock:
+            self._rib_cache = (key, rib)
+        return rib

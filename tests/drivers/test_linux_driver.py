@@ -55,6 +55,24 @@ ens2f0np0: ecn roce_np_enable none -> 3
 ens2f0np0: ecn roce_rp_enable none -> 3
 mlx5_1: roce_tos (cma_roce_tos) 0 -> 106
 mlx5_1: traffic_class unset -> 106
+sysctl net.ipv4.conf.ens1f0np0.arp_announce 0 -> 2
+sysctl net.ipv4.conf.ens1f0np0.arp_ignore 0 -> 1
+sysctl net.ipv4.conf.ens2f0np0.arp_announce 0 -> 2
+sysctl net.ipv4.conf.ens2f0np0.arp_ignore 0 -> 1
+ens1f0np0: address 10.101.0.2/24 missing
+ens2f0np0: address 10.102.1.2/24 missing
+route 10.101.0.0/16 via 10.101.0.1 dev ens1f0np0 table 100: missing
+route 10.101.0.0/24 dev ens1f0np0 scope link src 10.101.0.2 table 100: missing
+route 10.102.0.0/16 via 10.101.0.1 dev ens1f0np0 table 100: missing
+route 10.101.0.0/16 via 10.102.1.1 dev ens2f0np0 table 101: missing
+route 10.102.0.0/16 via 10.102.1.1 dev ens2f0np0 table 101: missing
+route 10.102.1.0/24 dev ens2f0np0 scope link src 10.102.1.2 table 101: missing
+route 10.101.0.0/16 via 10.101.0.1 dev ens1f0np0: missing
+route 10.102.0.0/16 via 10.102.1.1 dev ens2f0np0: missing
+rule 100: from 10.101.0.2 lookup 100: missing
+rule 101: from 10.102.1.2 lookup 101: missing
+ens1f0np0: address 10.200.18.107/31 -> removed
+ens2f0np0: address 10.201.18.107/31 -> removed
 /etc/nccl.conf: NCCL_IB_GID_INDEX 0 -> 3
 /etc/nccl.conf: NCCL_IB_HCA mlx5 -> =mlx5_0:1,mlx5_1:1
 /etc/nccl.conf: NCCL_IB_TC (unset) -> 106
@@ -378,7 +396,7 @@ def test_garbled_output_is_a_clear_error_never_all_good(host: GpuHostSim, driver
         driver.compare_config()
     assert isinstance(err.value, CommandErrorException)
     message = str(err.value)
-    assert message.startswith("gpu01 (") and "`ip -j link show dev ens1f0np0`" in message
+    assert message.startswith("gpu01 (") and "`ip -j -4 addr show`" in message  # the first read after the files
     assert "unreadable output" in message and "output: " in message
     with pytest.raises(HostOutputError):
         driver.commit_config()

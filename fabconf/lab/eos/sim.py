@@ -516,6 +516,14 @@ class EosSim(SimBase, HttpDevice):
             return {"output": show.show_interfaces_text(self)} if text else show.show_interfaces(self, m.group(1))
         if cmd == "show lldp neighbors":
             return {"output": show.show_lldp_neighbors_text(self)} if text else show.show_lldp_neighbors(self)
+        if cmd == "show vrf" and not text:
+            return show.show_vrf(self)
+        m = re.fullmatch(r"show ip route vrf default (\S+)\s+(?:bgp\s+)?detail", cmd)
+        if m and not text:
+            return show.show_ip_route(self, m.group(1))
+        m = re.fullmatch(r"show ip bgp (\d\S*)\s+vrf default", cmd)
+        if m and not text:
+            return show.show_ip_bgp(self, m.group(1))
         m = re.fullmatch(r"show (ip|ipv6) bgp (summary|neighbors|peers)(?: vrf (\S+))?", cmd)
         if m:
             return self._show_bgp(m.group(1) == "ipv6", m.group(2), m.group(3) or "default", text)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from fabconf.lab.host import iproute
 from fabconf.lab.host.nicstate import NicPort
 from fabconf.lab.host.nicsysfs import MAX_MTU, MIN_MTU, NicContext, garble
 from fabconf.lab.host.shell import Invocation, Result
@@ -99,10 +100,7 @@ def _link_text(link: dict[str, object]) -> str:
 
 
 def _addrs(ctx: NicContext) -> dict[str, list[str]]:
-    out = {"lo": ["127.0.0.1/8"], ctx.state.mgmt_if: ["192.168.100.10/24"]}
-    for nic in ctx.state.nics:
-        out[nic.netdev] = [nic.address] if nic.address else []
-    return out
+    return ctx.state.addresses
 
 
 def ip(ctx: NicContext, inv: Invocation) -> Result:
@@ -126,7 +124,13 @@ def ip(ctx: NicContext, inv: Invocation) -> Result:
             return _ip_link_set(ctx, inv, rest[1:])
         return _ip_show(ctx, rest, as_json, pretty, addresses=False)
     if obj in ("addr", "address", "a"):
+        if rest and rest[0] in ("add", "del", "delete", "replace", "change", "flush"):
+            return iproute.addr_change(ctx.state, inv, rest)
         return _ip_show(ctx, rest, as_json, pretty, addresses=True)
+    if obj in ("route", "r", "ro"):
+        return iproute.route(ctx.state, inv, rest, as_json)
+    if obj in ("rule", "ru"):
+        return iproute.rule(ctx.state, inv, rest, as_json)
     return Result(err=f'Object "{obj}" is unknown, try "ip help".\n', status=255)
 
 
@@ -145,7 +149,15 @@ def _ip_show(ctx: NicContext, rest: list[str], as_json: bool, pretty: bool, addr
         if addresses:
             for link in links:
                 link["addr_info"] = [
-                    {"family": "inet", "local": a.split("/")[0], "prefixlen": int(a.split("/")[1]), "scope": "global"}
+                    {
+                        "family": "inet",
+                        "local": a.split("/")[0],
+                        "prefixlen": int(a.split("/")[1]),
+                        "scope": "host" if link["ifname"] == "lo" else "global",
+                        "label": link["ifname"],
+                        "valid_life_time": 4294967295,
+                        "preferred_life_time": 4294967295,
+                    }
                     for a in addrs.get(str(link["ifname"]), [])
                 ]
         return _out(
@@ -156,7 +168,9 @@ def _ip_show(ctx: NicContext, rest: list[str], as_json: bool, pretty: bool, addr
         block = _link_text(link)
         if addresses:
             for a in addrs.get(str(link["ifname"]), []):
-                block += f"    inet {a} scope global {link['ifname']}\n       valid_lft forever preferred_lft forever\n"
+                scope = "host" if link["ifname"] == "lo" else "global"
+                block += f"    inet {a} scope {scope} {link['ifname']}\n"
+                block += "       valid_lft forever preferred_lft forever\n"
         text.append(block)
     return _out(ctx, "".join(text))
 
@@ -370,13 +384,15 @@ def ibv_devinfo(ctx: NicContext, inv: Invocation) -> Result:
 # -- GIDs, ibdev2netdev, cma_roce_tos ----------------------------------------------------------------
 
 
-def gids(nic: NicPort) -> list[tuple[int, str, str, str]]:
-    """(index, gid, ipv4, version): link-local v1/v2 at 0/1, then the IPv4-mapped v1/v2 at 2/3."""
+def gids(nic: NicPort, addresses: list[str] | None = None) -> list[tuple[int, str, str, str]]:
+    """(index, gid, ipv4, version): link-local v1/v2 at 0/1, then the IPv4-mapped v1/v2 at 2/3 for the port's
+    first address (``addresses``: its current ones; default its initial address)."""
     g = nic.guid
     link_local = "fe80:0000:0000:0000:" + ":".join(g[i : i + 4] for i in range(0, 16, 4))
     rows = [(0, link_local, "", "v1"), (1, link_local, "", "v2")]
-    if nic.address:
-        addr = nic.address.split("/")[0]
+    first = next(iter(addresses), None) if addresses is not None else nic.address
+    if first:
+        addr = first.split("/")[0]
         octets = [int(x) for x in addr.split(".")]
         mapped = f"0000:0000:0000:0000:0000:ffff:{octets[0]:02x}{octets[1]:02x}:{octets[2]:02x}{octets[3]:02x}"
         rows += [(2, mapped, addr, "v1"), (3, mapped, addr, "v2")]
@@ -392,7 +408,7 @@ def show_gids(ctx: NicContext, inv: Invocation) -> Result:
     ]
     count = 0
     for nic in nics:
-        for index, gid, ipv4, ver in gids(nic):
+        for index, gid, ipv4, ver in gids(nic, ctx.state.addresses.get(nic.netdev)):
             ip_col = f"{ipv4}  \t" if ipv4 else "\t\t"
             lines.append(f"{nic.rdma}\t1\t{index}\t{gid}\t{ip_col}{ver}\t{nic.netdev}")
             count += 1

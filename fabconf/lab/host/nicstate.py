@@ -56,6 +56,10 @@ MLXCONFIG_SPEC: dict[str, tuple[str | dict[str, int], int]] = {
 }
 
 
+MGMT_ADDRESS = "192.168.100.10/24"
+MGMT_GATEWAY = "192.168.100.1"
+
+
 def mlxconfig_defaults() -> dict[str, int]:
     return {key: default for key, (_kind, default) in MLXCONFIG_SPEC.items()}
 
@@ -200,6 +204,35 @@ class HostState:
     mgmt_mac: str = "3c:ec:ef:10:20:30"
     boots: int = 1
     boot_log: list[str] = field(default_factory=list)
+    # IP configuration (runtime: a reboot puts back the initial NIC addresses and the defaults; see
+    # ``fabconf.lab.host.iproute``). Addresses per interface; routes and rules as added with ``ip``.
+    addresses: dict[str, list[str]] = field(default_factory=dict)
+    routes: list[dict[str, Any]] = field(default_factory=list)
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    sysctls: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.sysctls:  # a new state, or one saved before the lab modelled IP configuration
+            self.reset_network()
+
+    def reset_network(self) -> None:
+        """What a boot leaves: each NIC's initial address (``NicPort.address``), the management addresses, no
+        routes or rules beyond the defaults, and Ubuntu 22.04's sysctl defaults."""
+        self.addresses = {"lo": ["127.0.0.1/8"], self.mgmt_if: [MGMT_ADDRESS]}
+        self.addresses.update({nic.netdev: [nic.address] if nic.address else [] for nic in self.nics})
+        self.routes = [
+            {"table": 254, "dst": "default", "gateway": MGMT_GATEWAY, "dev": self.mgmt_if, "protocol": 4},
+        ]
+        self.rules = [
+            {"priority": 0, "src": "all", "srclen": 0, "table": 255},
+            {"priority": 32766, "src": "all", "srclen": 0, "table": 254},
+            {"priority": 32767, "src": "all", "srclen": 0, "table": 253},
+        ]
+        # [U] Ubuntu 22.04: rp_filter 2 (loose) from /usr/lib/sysctl.d/50-default.conf, ARP settings 0
+        self.sysctls = {"net.ipv4.ip_forward": 0}
+        for ifname in ("all", "default", "lo", self.mgmt_if, *(nic.netdev for nic in self.nics)):
+            for key, value in (("arp_announce", 0), ("arp_ignore", 0), ("rp_filter", 0 if ifname == "lo" else 2)):
+                self.sysctls[f"net.ipv4.conf.{ifname}.{key}"] = value
 
     def nic(self, name: str) -> NicPort | None:
         """Find a port by netdev, RDMA device (``mlx5_0``), PCI address (with or without domain) or mst path."""

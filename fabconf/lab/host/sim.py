@@ -39,7 +39,7 @@ from typing import Any
 
 from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import DropConnection, Faults
-from fabconf.lab.host import mlnxqos, mlxcmds, niccmds
+from fabconf.lab.host import iproute, mlnxqos, mlxcmds, niccmds
 from fabconf.lab.host import services as hostsvc
 from fabconf.lab.host.nicstate import HostState, NicPort, default_host_state
 from fabconf.lab.host.nicsysfs import NicContext, NicSysfs
@@ -187,6 +187,7 @@ class GpuHostSim(SimBase):
                     nic.apply_pending()
                     nic.reset_runtime()
                 state.lldpad_running = False
+                state.reset_network()
                 for path in [p for p in state.files if p.startswith(("/tmp/", "/run/"))]:
                     del state.files[path]
                 state.hostname = state.files.get("/etc/hostname", state.hostname).strip() or state.hostname
@@ -209,7 +210,12 @@ class GpuHostSim(SimBase):
     def lab_view(self) -> DeviceView:
         with self.lock:
             ports = {
-                nic.netdev: PortView(nic.netdev, enabled=nic.admin_up, mtu=nic.mtu, address=nic.address)
+                nic.netdev: PortView(
+                    nic.netdev,
+                    enabled=nic.admin_up,
+                    mtu=nic.mtu,
+                    address=next(iter(self.state.addresses.get(nic.netdev) or []), None),
+                )
                 for nic in self.state.nics
             }
             return DeviceView(hostname=self.state.hostname, ports=ports)
@@ -224,6 +230,7 @@ class GpuHostSim(SimBase):
         for name in ("pgrep", "lldpad", "hostname", "hostnamectl", "uname"):
             commands[name] = partial(getattr(hostsvc, name), self.state)
         commands["reboot"] = self._reboot_command
+        commands["sysctl"] = partial(iproute.sysctl, self.state)
         return commands
 
     def new_shell(self, user: str | None = None) -> Shell:

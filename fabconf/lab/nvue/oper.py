@@ -232,6 +232,18 @@ def operational_tree(
             if s.remote_as is not None:
                 node["remote-as-operational"] = s.remote_as
             node.setdefault("address-family", {}).setdefault("ipv4-unicast", {})["rx-prefix"] = s.prefixes_received
+        routes = world.routes(name) if world is not None else {}
+        rib = out["vrf"]["default"]["router"].setdefault("rib", {}).setdefault("ipv4", {}).setdefault("route", {})
+        for prefix, route in routes.items():
+            if route.next_hops:  # [U] leaf names: see fabconf.drivers.nvue_getters.route_paths
+                hops = {
+                    str(i + 1): {"ip": h.address, "interface": h.interface, "flags": {"active": {}, "installed": {}}}
+                    for i, h in enumerate(route.next_hops)
+                }
+                flags = {"selected": {}, "installed": {}, "fib-selected": {}}
+                rib[prefix] = {
+                    "route-entry": {"1": {"protocol": "bgp", "distance": 20, "flags": flags, "nexthop": hops}}
+                }
     elif (((out.get("vrf", {}) or {}).get("default", {}) or {}).get("router", {}) or {}).get("bgp"):
         for node in (out["vrf"]["default"]["router"]["bgp"].get("neighbor", {}) or {}).values():
             if isinstance(node, dict):

@@ -150,6 +150,7 @@ class NxosDevice:
             (r(r"show run(?:ning-config|ning)?( all)?"), self._show_running),
             (r(r"show start(?:up-config)?"), self._show_startup),
             (r(r"show (?:bgp all|ip bgp|bgp ipv4 unicast) summary(?: vrf (?:all|default))?"), self._show_bgp),
+            (r(r"show ip route (\d[\d./]*)(?: vrf default)?"), self._show_route),
             (r(r"show clock"), lambda m, s: Reply(text=time.strftime("%H:%M:%S.000 UTC %a %b %d %Y\n"))),
             (r(r"show file (\S+)( md5sum)?"), self._show_file),
             (r(r"show diff rollback-patch (.+)"), self._show_diff),
@@ -345,6 +346,16 @@ class NxosDevice:
         router_id = view.router_id or self._default_router_id(view)
         body = show.show_bgp_summary(asn, router_id, rows, len(view.networks))
         return Reply(body, show.show_bgp_summary_text(asn, router_id, rows))
+
+    def _show_route(self, m: re.Match[str], s: ExecSession) -> Reply:
+        routes = self.world.routes(self.name) if self.world is not None else {}
+        wanted = m.group(1)
+        found = [routes[wanted]] if wanted in routes and routes[wanted].next_hops else []
+        with self.lock:
+            bgp = next((c for c in self.running.children if c.text.startswith("router bgp ")), None)
+        asn = bgp.text.split()[2] if bgp is not None else "0"
+        body, text = show.show_ip_route(asn, found)
+        return Reply(body, text)
 
     def _default_router_id(self, view: DeviceView) -> str:
         with self.lock:

@@ -494,3 +494,53 @@ def show_pfc_text(rows: list[PfcState]) -> str:
         oper = f"On  ({r.cos_bitmap:x})" if r.oper else "Off"
         out.append(f"{r.name:<18} {r.mode.capitalize():<4} {oper:<14} {0:<10} {0:<10}")
     return "\n".join(out) + "\n"
+
+
+def show_ip_route(asn: str, routes: list[Any]) -> tuple[dict[str, Any], str]:
+    """``show ip route PREFIX`` as NX-API JSON (TABLE_vrf -> TABLE_addrf -> TABLE_prefix -> TABLE_path) and as
+    CLI text. eBGP routes have distance 20 [V: NX-OS default eBGP administrative distance]."""
+    rows = []
+    text = [
+        'IP Route Table for VRF "default"',
+        "'*' denotes best ucast next-hop",
+        "'**' denotes best mcast next-hop",
+        "'[x/y]' denotes [preference/metric]",
+        "'%<string>' in via output denotes VRF <string>",
+        "",
+    ]
+    for route in routes:
+        paths = [
+            {
+                "ipnexthop": hop.address,
+                "ifname": _short_if(hop.interface),
+                "uptime": "P1D",
+                "pref": "20",
+                "metric": "0",
+                "clientname": f"bgp-{asn}",
+                "type": "external",
+                "tag": str(route.as_path[0]) if route.as_path else asn,
+                "ubest": "true",
+            }
+            for hop in route.next_hops
+        ]
+        rows.append(
+            {
+                "ipprefix": route.prefix,
+                "ucast-nhops": str(len(paths)),
+                "mcast-nhops": "0",
+                "attached": "false",
+                "TABLE_path": {"ROW_path": table(paths)},
+            }
+        )
+        text.append(f"{route.prefix}, ubest/mbest: {len(paths)}/0")
+        text += [
+            f"    *via {p['ipnexthop']}, {p['ifname']}, [20/0], 1d00h, bgp-{asn}, external, tag {p['tag']}"
+            for p in paths
+        ]
+    addrf = {"addrf": "ipv4"}
+    if rows:
+        addrf["TABLE_prefix"] = {"ROW_prefix": table(rows)}  # type: ignore[assignment]
+    body = {"TABLE_vrf": {"ROW_vrf": {"vrf-name-out": "default", "TABLE_addrf": {"ROW_addrf": addrf}}}}
+    if not rows:
+        text.append("Route not found")
+    return body, "\n".join(text) + "\n"
