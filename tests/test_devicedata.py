@@ -1,5 +1,6 @@
 """Device data has exactly the declared shape (fabconf.devicedata): every golden design snapshot and every
-designed device of the example inventory, of the second RoCE profile and of the two-pod example. An undeclared key fails."""
+designed device of the example inventory, of the second RoCE profile and of the two-pod example. An undeclared
+key fails."""
 
 from __future__ import annotations
 

@@ -24,9 +24,10 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
 
 def test_push_then_verify_across_tiers(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
     code, text = push_all(lab, capsys)
-    assert code == 0, text
     report = json.loads(text[text.index("{") :])
-    assert {d["state"] for d in report["devices"]} == {"applied"}, text
+    summary = {d["device"]: (d["state"], d["message"], d["failed_checks"]) for d in report["devices"]}
+    assert code == 0, [f"{k}: {v}" for k, v in summary.items() if v[0] != "applied"] or text[-3000:]
+    assert {state for state, _m, _c in summary.values()} == {"applied"}, summary
 
     code, text = fab(capsys, "verify", "-i", inv(lab), "--bgp-wait", "10")
     assert code == 0, text
@@ -56,3 +57,13 @@ def test_push_then_verify_across_tiers(lab: Lab, capsys: pytest.CaptureFixture[s
     assert host.run("sysctl -n net.ipv4.conf.ens1f1np1.arp_ignore").stdout.strip() == "1"
     addresses = json.loads(host.run("ip -j -4 addr show dev ens1f1np1").stdout)
     assert [a["local"] for a in addresses[0]["addr_info"]] == ["10.101.1.2"]
+
+    # an uplink of p1-leaf2 goes down: verify names the lost session and the ECMP width it costs
+    sim(lab, "p1-leaf2").run_cmds(["configure", "interface Ethernet63/1", "shutdown", "end"], "json")
+    args = ("verify", "-i", inv(lab), "--limit", "p1-leaf2,p2-leaf1", "--bgp-wait", "1", "--format", "json")
+    code, text = fab(capsys, *args)
+    assert code != 0, text
+    checks = {d["device"]: d["failed_checks"] for d in json.loads(text[text.index("{") :])["devices"]}
+    assert "BGP session to 10.254.0.8 (p1-spine1) is not established" in checks["p1-leaf2"], checks
+    assert "ECMP to 10.255.1.3/32 (p2-leaf1): 1 next hop(s) 10.254.0.10, designed 2" in checks["p1-leaf2"], checks
+    assert checks["p2-leaf1"] == [], checks

@@ -7,20 +7,21 @@
 - ``mlxfwreset -d DEV [-y] [--level 3] reset``: Next Boot becomes Current, and the driver restart drops the
   runtime state of every function of that card (same PCI bus and device). ``mlxfwreset -d DEV q`` lists levels.
 
-DEV is an RDMA device (``mlx5_0``), a PCI address (``0000:17:00.0`` or ``17:00.0``) or an mst path.
-Simplification: each PCI function has its own firmware configuration with ``_P1`` keys.
+DEV is an RDMA device (``mlx5_0``), a PCI address (``0000:17:00.0`` or ``17:00.0``) or an mst path. A card's
+firmware configuration is one: any of its functions (ports) reads and sets it, and a dual-port card shows its
+per-port keys twice (``LINK_TYPE_P1``, ``LINK_TYPE_P2``). Single-function cards have ``_P1`` keys only.
 [U] error texts and the ``-e`` footer are plausible stand-ins (the reference gives only the normal outputs).
 """
 
 from __future__ import annotations
 
-from fabconf.lab.host.nicstate import MLXCONFIG_SPEC, NicPort
+from fabconf.lab.host.nicstate import NicPort, card_of, spec_of
 from fabconf.lab.host.nicsysfs import NicContext, garble
 from fabconf.lab.host.shell import Invocation, Result
 
 
 def render_value(key: str, value: int) -> str:
-    kind = MLXCONFIG_SPEC.get(key, ("int", 0))[0]
+    kind = (spec_of(key) or ("int", 0))[0]
     if kind == "bool":
         return f"{'True' if value else 'False'}({value})"
     if isinstance(kind, dict):
@@ -30,7 +31,7 @@ def render_value(key: str, value: int) -> str:
 
 
 def parse_value(key: str, text: str) -> int | None:
-    kind = MLXCONFIG_SPEC[key][0]
+    kind = (spec_of(key) or ("int", 0))[0]
     word = text.strip()
     if kind == "bool":
         return {"true": 1, "1": 1, "false": 0, "0": 0}.get(word.lower())
@@ -57,7 +58,7 @@ def _header(nic: NicPort, number: int) -> str:
 
 def _query(nic: NicPort, number: int, verbose: bool, keys: list[str]) -> str:
     out = [_header(nic, number)]
-    names = keys or list(MLXCONFIG_SPEC)
+    names = keys or list(nic.mlx_next)
     if verbose:
         out.append("Configurations:                                      Default         Current         Next Boot\n")
         for key in names:
@@ -96,16 +97,16 @@ def mlxconfig(ctx: NicContext, inv: Invocation) -> Result:
     if dev is None:
         if command not in ("q", "query"):
             return Result(err="-E- Device must be specified for this command\n", status=1)
-        nics = list(ctx.state.nics)
+        nics = [n for n in ctx.state.nics if holder(ctx, n) is n]
     else:
         nic = ctx.state.nic(dev)
         if nic is None:
             return Result(err=f"-E- Failed to open device: {dev}. No such file or directory\n", status=1)
-        nics = [nic]
+        nics = [holder(ctx, nic)]
     if not inv.root:
         return Result(err=f"-E- Failed to open device: {dev or nics[0].pci}. Permission denied\n", status=1)
     if command in ("q", "query"):
-        unknown = [k for k in params if k not in MLXCONFIG_SPEC]
+        unknown = [k for k in params if any(k not in n.mlx_next for n in nics)]
         if unknown:
             return Result(err=f"-E- The Device doesn't support {unknown[0]} parameter\n", status=1)
         text = "".join(_query(n, i, verbose, params) for i, n in enumerate(nics, start=1))
@@ -137,7 +138,7 @@ def _set(nic: NicPort, params: list[str], assume_yes: bool, stdin: str) -> Resul
         key, eq, text = item.partition("=")
         if not eq:
             return Result(err=f"-E- Bad parameter format: {item}, expected PARAM=VALUE\n", status=1)
-        if key not in MLXCONFIG_SPEC:
+        if key not in nic.mlx_next:
             return Result(err=f"-E- The Device doesn't support {key} parameter\n", status=1)
         value = parse_value(key, text)
         if value is None:
@@ -158,15 +159,24 @@ def _set(nic: NicPort, params: list[str], assume_yes: bool, stdin: str) -> Resul
 
 
 def same_card(ctx: NicContext, nic: NicPort) -> list[NicPort]:
-    """All functions of the card ``nic`` belongs to (same PCI domain:bus:device)."""
-    base = nic.pci.rsplit(".", 1)[0]
-    return [n for n in ctx.state.nics if n.pci.rsplit(".", 1)[0] == base]
+    """All functions of the card ``nic`` belongs to (same PCI domain:bus:device), in function order."""
+    return sorted((n for n in ctx.state.nics if card_of(n.pci) == card_of(nic.pci)), key=lambda n: n.pci)
+
+
+def holder(ctx: NicContext, nic: NicPort) -> NicPort:
+    """The function that holds the card's firmware configuration (its first)."""
+    return same_card(ctx, nic)[0]
 
 
 def firmware_reset(ctx: NicContext, nic: NicPort) -> None:
-    for member in same_card(ctx, nic):
+    members = same_card(ctx, nic)
+    card = members[0]
+    for port, member in enumerate(members, start=1):
         member.apply_pending()
         member.reset_runtime()
+        if port > 1:  # the port's CNP settings come from the card's _P<port> keys
+            member.cnp_dscp = card.mlx_current.get(f"CNP_DSCP_P{port}", member.cnp_dscp)
+            member.cnp_802p_prio = card.mlx_current.get(f"CNP_802P_PRIO_P{port}", member.cnp_802p_prio)
 
 
 def mlxfwreset(ctx: NicContext, inv: Invocation) -> Result:

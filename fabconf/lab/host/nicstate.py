@@ -60,6 +60,33 @@ MGMT_ADDRESS = "192.168.100.10/24"
 MGMT_GATEWAY = "192.168.100.1"
 
 
+def spec_of(key: str) -> tuple[str | dict[str, int], int] | None:
+    """The kind and default of an mlxconfig key; a second port's key (``_P2``) is its ``_P1`` twin."""
+    if key in MLXCONFIG_SPEC:
+        return MLXCONFIG_SPEC[key]
+    base, _, port = key.rpartition("_P")
+    return MLXCONFIG_SPEC.get(f"{base}_P1") if port.isdigit() and int(port) > 1 else None
+
+
+def card_of(pci: str) -> str:
+    return pci.rsplit(".", 1)[0]
+
+
+def add_port_keys(nics: list[NicPort]) -> None:
+    """A card with several PCI functions (ports) shows its per-port keys once per port: the firmware
+    configuration lives with its first function, which gains ``_P2`` (…) twins of every ``_P1`` key."""
+    cards: dict[str, list[NicPort]] = {}
+    for nic in nics:
+        cards.setdefault(card_of(nic.pci), []).append(nic)
+    for members in cards.values():
+        members.sort(key=lambda n: n.pci)
+        holder = members[0]
+        for port in range(2, len(members) + 1):
+            for table in (holder.mlx_default, holder.mlx_current, holder.mlx_next):
+                for key in [k for k in table if k.endswith("_P1")]:
+                    table.setdefault(f"{key[:-3]}_P{port}", table[key])
+
+
 def mlxconfig_defaults() -> dict[str, int]:
     return {key: default for key, (_kind, default) in MLXCONFIG_SPEC.items()}
 
@@ -354,6 +381,7 @@ def default_host_state(
     for index, nic in enumerate(built):
         if nic.address is None and not (nics and "address" in nics[index]):
             nic.address = default_address(hostname, index)
+    add_port_keys(built)
     state = HostState(hostname=hostname, nics=built)
     state.files = {
         "/etc/hostname": f"{hostname}\n",
