@@ -69,3 +69,48 @@ def test_wrong_remote_as_keeps_the_session_down_on_both_ends() -> None:
     states = {s.peer: s.state for s in world.bgp_sessions("spine")}
     assert states == {"10.0.0.1": "Established", "10.0.0.3": "Active"}
     assert "10.1.2.0/24" not in world.ecmp_paths("leaf1")
+
+
+def _clos(leaf_max_paths: int = 64) -> World:
+    """Two pods (spines share their pod's AS), two super-spines (one AS), one leaf per pod with two uplinks."""
+    asn = {"ss1": 65000, "ss2": 65000, "p1s1": 65100, "p1s2": 65100, "p2s1": 65101, "p2s2": 65101}
+    asn |= {"p1l1": 4200000001, "p2l1": 4200000002}
+    networks = {"p1l1": ("10.255.1.1/32", "10.101.0.0/24"), "p2l1": ("10.255.1.2/32", "10.101.1.0/24")}
+    links = [("p1l1", "p1s1"), ("p1l1", "p1s2"), ("p2l1", "p2s1"), ("p2l1", "p2s2")]
+    links += [(s, ss) for s in ("p1s1", "p1s2", "p2s1", "p2s2") for ss in ("ss1", "ss2")]
+    ports: dict[str, dict[str, PortView]] = {name: {} for name in asn}
+    neighbors: dict[str, list[NeighborView]] = {name: [] for name in asn}
+    world = World()
+    for i, (low, up) in enumerate(links):
+        lp, upp = f"p{i}", f"p{i}"
+        world.cable(low, lp, up, upp)
+        ports[low][lp] = PortView(lp, True, 9216, f"10.254.0.{2 * i + 1}/31")
+        ports[up][upp] = PortView(upp, True, 9216, f"10.254.0.{2 * i}/31")
+        neighbors[low].append(NeighborView(f"10.254.0.{2 * i}", asn[up]))
+        neighbors[up].append(NeighborView(f"10.254.0.{2 * i + 1}", asn[low]))
+    for name in asn:
+        paths = leaf_max_paths if name.endswith("l1") else 64
+        view = DeviceView(name, ports[name], asn[name], None, tuple(neighbors[name]), networks.get(name, ()), paths)
+        world.register(Box(name, view))
+    return world
+
+
+def test_three_tier_routes_follow_ebgp_path_vector_rules() -> None:
+    world = _clos()
+    # a leaf reaches the other pod through both of its spines (equal AS paths: spine AS, super-spine AS, ...)
+    assert world.ecmp_paths("p1l1")["10.255.1.2/32"] == 2
+    assert world.routes("p1l1")["10.101.1.0/24"].as_path == (65100, 65000, 65101, 4200000002)
+    # a super-spine reaches a pod's leaf through both spines of that pod
+    assert world.ecmp_paths("ss1")["10.255.1.1/32"] == 2
+    # a spine reaches its own pod's leaf only directly: the path back through a super-spine carries its own AS
+    assert world.ecmp_paths("p1s1")["10.255.1.1/32"] == 1
+    assert world.routes("p1s1")["10.255.1.1/32"].next_hops[0].device == "p1l1"
+    # what a session reports as received: the peer's best paths that do not carry our AS
+    received = {s.remote_device: s.prefixes_received for s in world.bgp_sessions("p1l1")}
+    assert received == {"p1s1": 2, "p1s2": 2}  # the other pod's two prefixes, never its own two back
+
+
+def test_maximum_paths_caps_the_installed_next_hops() -> None:
+    world = _clos(leaf_max_paths=1)
+    assert world.ecmp_paths("p1l1")["10.255.1.2/32"] == 1
+    assert len(world.routes("p1l1")["10.255.1.2/32"].next_hops) == 1
