@@ -197,6 +197,48 @@ def check_pools(model: Model, topo: Topology, problems: Problems) -> None:
             widest = (net, where)
 
 
+def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
+    """PFC watchdog timers every platform in the fabric accepts (polling range, timer precision)."""
+    f, wd = _ffile(model), model.fabric["roce"]["pfc_watchdog"]
+    if not wd["enabled"]:
+        return
+    timers = {"polling_interval_ms": wd["polling_interval_ms"], "timeout_ms": wd["timeout_ms"]}
+    if wd.get("recovery_ms"):
+        timers["recovery_ms"] = wd["recovery_ms"]
+    for name in sorted({model.devices[n].platform for n in topo.switches}):
+        spec = PLATFORMS[name]
+        lo, hi = spec.watchdog_polling_ms
+        if not lo <= wd["polling_interval_ms"] <= hi:
+            problems.add(
+                f,
+                "roce.pfc_watchdog.polling_interval_ms",
+                f"{wd['polling_interval_ms']} ms: {spec.label} accepts {lo}-{hi} ms",
+            )
+        for key, value in timers.items():
+            if value % spec.watchdog_step_ms:
+                problems.add(
+                    f,
+                    f"roce.pfc_watchdog.{key}",
+                    f"{value} ms: {spec.label} takes timers in steps of {spec.watchdog_step_ms} ms",
+                )
+
+
+def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
+    """Every switch runs a release line fabconf renders for, on hardware of a known family (where the
+    platform's configuration differs by family)."""
+    for name in sorted(topo.switches):
+        dev = model.devices[name]
+        spec = PLATFORMS[dev.platform]
+        try:
+            spec.release_line(dev.data.get("os_version"))
+        except ValueError as exc:
+            problems.add(*dev.where("os_version"), f"{name}: {exc}")
+        try:
+            spec.hardware_family(dev.data.get("model"))
+        except ValueError as exc:
+            problems.add(*dev.where("model"), f"{name}: {exc}")
+
+
 def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
     """Unique management addresses, ids per role, leaf ASNs, loopbacks and interface addresses."""
     h, c = _hfile(model), model.files.get("cabling", "cabling.yaml")
@@ -362,7 +404,7 @@ ChainView = tuple[int | None, set[int], str | None]
 
 def _chain_nxos(q: dict[str, Any], dscp: int) -> ChainView:
     tc = next((c["qos_group"] for c in q["classes"] if c["dscp"] == dscp), None)
-    return tc, {x["cos"] for x in q["network_qos"]["lossless"]}, None
+    return tc, {x["pause_cos"] for x in q["network_qos"]["classes"] if x["pause_cos"] is not None}, None
 
 
 def _chain_eos(q: dict[str, Any], dscp: int) -> ChainView:
@@ -435,6 +477,8 @@ CHECKS: tuple[Check, ...] = (
     check_ecmp,
     check_pods,
     check_pools,
+    check_releases,
+    check_watchdog,
     check_unique,
     check_hosts,
     check_attachment,

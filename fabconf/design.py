@@ -25,7 +25,7 @@ gpu host (linux)::
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from typing import Any, TypedDict
 
 from fabconf.drivers.linux_routing import MAIN as MAIN_TABLE
 from fabconf.drivers.linux_routing import NIC_SYSCTLS, ROUTE_TABLE_BASE, RULE_BASE
@@ -34,6 +34,13 @@ from fabconf.platforms import PLATFORMS
 from fabconf.topology import Topology
 
 PROFILE = "FABCONF_ROCE"
+
+
+class Hardware(TypedDict):
+    family: str  # the platform's hardware family ("" where the configuration does not differ by family)
+    line: str  # the release line the configuration is rendered for
+
+
 ECT0 = 0b10
 
 
@@ -52,7 +59,7 @@ def _ets(roce: dict[str, Any]) -> tuple[dict[int, int], int]:
     return share, 100 - total
 
 
-def _qos_cumulus(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
+def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
     roce = fabric["roce"]
     cnp = roce["cnp"]
     ecn = roce["ecn"]
@@ -89,7 +96,18 @@ def _threshold(value: int) -> tuple[int, str]:
     return (value // 1000, "kbytes") if value % 1000 == 0 else (value, "bytes")
 
 
-def _qos_eos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
+# [3P] (roce-lossless.md §9) EOS's default DSCP -> traffic-class map puts DSCP 0-7 (best effort) in traffic class 1,
+# and traffic class n leaves through tx-queue n: the best-effort share is scheduled on queue 1, not queue 0.
+EOS_BEST_EFFORT_QUEUE = 1
+EOS_QUEUE_COMMAND = {"strata": "uc-tx-queue", "sand": "tx-queue"}
+
+
+def _seconds(ms: int) -> str:
+    """Milliseconds as the seconds EOS writes (at most two decimals: the checks refuse finer timers)."""
+    return f"{ms / 1000:.2f}".rstrip("0").rstrip(".")
+
+
+def _qos_eos(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
     roce = fabric["roce"]
     cnp = roce["cnp"]
     ecn = roce["ecn"]
@@ -98,7 +116,7 @@ def _qos_eos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
     hi, hi_units = _threshold(ecn["max_threshold_bytes"])
     if hi_units != units:  # both thresholds must use one unit
         lo, hi, units = ecn["min_threshold_bytes"], ecn["max_threshold_bytes"], "bytes"
-    queues: list[dict[str, Any]] = [{"id": 0, "strict": False, "bandwidth": rest, "ecn": None}]
+    queues: list[dict[str, Any]] = [{"id": EOS_BEST_EFFORT_QUEUE, "strict": False, "bandwidth": rest, "ecn": None}]
     for p, s in sorted(share.items()):
         queues.append(
             {
@@ -113,40 +131,59 @@ def _qos_eos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
     return {
         "profile": PROFILE,
         "trust": "dscp",
+        "queue_command": EOS_QUEUE_COMMAND[hw["family"]],
         "dscp_map": sorted([[roce["dscp"], roce["priority"]], [cnp["dscp"], cnp["priority"]]]),
         "pfc_priorities": sorted(roce["pfc_priorities"]),
         "tx_queues": sorted(queues, key=lambda q: q["id"]),
         "watchdog": {
             "enabled": wd["enabled"],
-            "timeout": f"{wd['timeout_ms'] / 1000:g}",
-            "polling_interval": f"{wd['polling_interval_ms'] / 1000:g}",
+            "timeout": _seconds(wd["timeout_ms"]),
+            "polling_interval": _seconds(wd["polling_interval_ms"]),
+            "recovery_time": _seconds(recovery_ms(wd)),
             "action": wd["action"],
         },
     }
 
 
-def _qos_nxos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
+def recovery_ms(watchdog: dict[str, Any]) -> int:
+    """How long a queue the watchdog shut stays shut: ``recovery_ms``, else twice the timeout [U: fabconf's
+    default; EOS and NX-OS document the knob, not a RoCE value]."""
+    return int(watchdog.get("recovery_ms") or 2 * watchdog["timeout_ms"])
+
+
+def _qos_nxos(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
+    """All eight queuing classes explicitly (c-out-8q-q-default is queue 0): the lossless queues with their
+    shares and ECN, the CNP queue strict (``priority level 1``), the default queue with the rest, every other
+    queue at 0% (traffic there is unexpected in a training fabric and gets only what is left over).
+
+    The CNP class matches the CNP DSCP (48 = CS6), which routing protocols also use: BGP and other CS6 control
+    traffic then shares the strict CNP queue. That is deliberate: both are small and latency-sensitive, and
+    strict priority keeps BGP keepalives ahead of a congested RoCE queue. Every network-qos class that can
+    carry jumbo frames (all of them in a RoCE fabric) gets the fabric MTU."""
     roce = fabric["roce"]
     cnp = roce["cnp"]
     ecn = roce["ecn"]
     share, rest = _ets(roce)
-    queuing: list[dict[str, Any]] = [
-        {"class": f"c-out-8q-q{cnp['priority']}", "priority_level": 1, "bandwidth": None, "ecn": None}
-    ]
-    for p, s in sorted(share.items()):
-        queuing.append(
-            {
-                "class": f"c-out-8q-q{p}",
-                "priority_level": None,
-                "bandwidth": s,
-                "ecn": {
+    queuing: list[dict[str, Any]] = []
+    for q in range(8):
+        name = "c-out-8q-q-default" if q == 0 else f"c-out-8q-q{q}"
+        entry: dict[str, Any] = {"class": name, "priority_level": None, "bandwidth": 0, "ecn": None}
+        if q == cnp["priority"]:
+            entry.update(priority_level=1, bandwidth=None)
+        elif q in share:
+            entry.update(
+                bandwidth=share[q],
+                ecn={
                     "min": ecn["min_threshold_bytes"] // 1000,
                     "max": ecn["max_threshold_bytes"] // 1000,
                     "probability": ecn["probability"],
                 },
-            }
-        )
-    queuing.append({"class": "c-out-8q-q-default", "priority_level": None, "bandwidth": rest, "ecn": None})
+            )
+        elif q == 0:
+            entry["bandwidth"] = rest
+        queuing.append(entry)
+    wd = roce["pfc_watchdog"]
+    lossless = set(roce["pfc_priorities"])
     return {
         "classes": [
             {"name": "FABCONF_ROCE", "dscp": roce["dscp"], "qos_group": roce["priority"]},
@@ -156,10 +193,18 @@ def _qos_nxos(fabric: dict[str, Any], mtu: int) -> dict[str, Any]:
         "network_qos": {
             "name": "FABCONF_NQ",
             "mtu": mtu,
-            "lossless": [{"class": f"c-8q-nq{p}", "cos": p} for p in sorted(roce["pfc_priorities"])],
+            "classes": [
+                {"class": "c-8q-nq-default" if q == 0 else f"c-8q-nq{q}", "pause_cos": q if q in lossless else None}
+                for q in range(8)
+            ],
         },
         "queuing": {"name": "FABCONF_QUEUING", "classes": queuing},
-        "watchdog": roce["pfc_watchdog"]["enabled"],
+        "watchdog": {
+            "enabled": wd["enabled"],
+            # [U] recalled from the Nexus 9000 QoS guide: interval 100-1000 ms, shutdown multiplier 1-10 intervals
+            "interval": wd["polling_interval_ms"],
+            "shutdown_multiplier": max(1, min(10, -(-wd["timeout_ms"] // wd["polling_interval_ms"]))),
+        },
     }
 
 
@@ -233,6 +278,10 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         vlans.append({"id": vid, "name": vlan_names[vid], "gateway": str(gw), "mtu": mtu})
         networks.append(str(gw.network))
     max_paths = max_paths_for(dev, fabric)
+    hw: Hardware = {
+        "family": plat.hardware_family(dev.data.get("model")),
+        "line": plat.release_line(dev.data.get("os_version")),
+    }
     ecmp_checks = _ecmp_checks(dev, topo, max_paths) if dev.role == "leaf" else []
     return {
         "hostname": dev.name,
@@ -252,7 +301,10 @@ def _switch(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "neighbors": neighbors,
             "networks": networks,
         },
-        "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu),
+        "os_version": str(dev.data.get("os_version") or plat.default_version),
+        "release_line": hw["line"],
+        "hardware_family": hw["family"],
+        "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu, hw),
         "verify": {"ecmp": ecmp_checks},
     }
 

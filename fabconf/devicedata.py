@@ -108,14 +108,16 @@ class EosTxQueue(TypedDict):
 
 class EosWatchdog(TypedDict):
     enabled: bool
-    timeout: str  # seconds, as EOS writes them
+    timeout: str  # seconds, as EOS writes them (at most two decimals)
     polling_interval: str
+    recovery_time: str
     action: str
 
 
 class EosQos(TypedDict):
     profile: str
     trust: str
+    queue_command: Literal["uc-tx-queue", "tx-queue"]  # by hardware family: Strata / Sand
     dscp_map: list[list[int]]  # [dscp, traffic class]
     pfc_priorities: list[int]
     tx_queues: list[EosTxQueue]
@@ -129,7 +131,7 @@ class NxosClass(TypedDict):
 
 
 # "class" is a Python keyword: these are declared in TypedDict's functional form
-NxosLosslessClass = TypedDict("NxosLosslessClass", {"class": str, "cos": int})
+NxosNetworkQosClass = TypedDict("NxosNetworkQosClass", {"class": str, "pause_cos": int | None})  # None: lossy
 
 
 class NxosEcn(TypedDict):
@@ -146,8 +148,8 @@ NxosQueuingClass = TypedDict(
 
 class NxosNetworkQos(TypedDict):
     name: str
-    mtu: int
-    lossless: list[NxosLosslessClass]
+    mtu: int  # on every class
+    classes: list[NxosNetworkQosClass]  # all eight
 
 
 class NxosQueuing(TypedDict):
@@ -155,12 +157,18 @@ class NxosQueuing(TypedDict):
     classes: list[NxosQueuingClass]
 
 
+class NxosWatchdog(TypedDict):
+    enabled: bool
+    interval: int  # ms
+    shutdown_multiplier: int  # intervals
+
+
 class NxosQos(TypedDict):
     classes: list[NxosClass]
     input_policy: str
     network_qos: NxosNetworkQos
-    queuing: NxosQueuing
-    watchdog: bool
+    queuing: NxosQueuing  # all eight queuing classes
+    watchdog: NxosWatchdog
 
 
 class EcmpCheck(TypedDict):
@@ -178,6 +186,9 @@ class Switch(TypedDict):
     platform: str
     role: str
     model: str
+    os_version: str  # data.os_version, else the platform's default release
+    release_line: str  # the release line the configuration is rendered for (platform table)
+    hardware_family: str  # e.g. EOS strata / sand; "" where the configuration does not differ
     asn: int
     router_id: str
     loopback: str

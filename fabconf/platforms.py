@@ -59,6 +59,36 @@ class Platform:
     port_pattern: re.Pattern[str] = re.compile(r"^\S+$")
     reserved_vlans: tuple[tuple[int, int], ...] = ()
     ecn_unit_bytes: int = 1  # ECN thresholds must be a multiple of this many bytes
+    # -- releases and hardware ---------------------------------------------------------------------------------
+    default_version: str = ""  # what design assumes (and the lab runs) when the inventory names no os_version
+    # (first release, last release or "", line name): the release lines fabconf renders for, oldest first
+    release_lines: tuple[tuple[str, str, str], ...] = ()
+    # (model regex, family): hardware families whose configuration differs (first match wins)
+    hardware_families: tuple[tuple[str, str], ...] = ()
+    watchdog_polling_ms: tuple[int, int] = (1, 60000)  # accepted PFC watchdog polling interval
+    watchdog_step_ms: int = 1  # watchdog timers are rendered in steps of this many ms
+
+    def release_line(self, version: str | None) -> str:
+        """The release line ``version`` (default: ``default_version``) belongs to; ValueError when fabconf does
+        not render for it."""
+        wanted = version_key(version or self.default_version)
+        for first, last, line in self.release_lines:
+            if version_key(first) <= wanted and (not last or wanted[: len(version_key(last))] <= version_key(last)):
+                return line
+        if not self.release_lines:
+            return ""
+        supported = ", ".join(f"{a}-{b}" if b else f"{a} and later" for a, b, _l in self.release_lines)
+        raise ValueError(f"{self.label} {version} is not a release fabconf renders for (supported: {supported})")
+
+    def hardware_family(self, model: str | None) -> str:
+        """The family of ``model``; ValueError when the platform has families and the model is in none."""
+        if not self.hardware_families:
+            return ""
+        for pattern, family in self.hardware_families:
+            if model and re.match(pattern, model, re.IGNORECASE):
+                return family
+        families = "; ".join(f"{f}: {p}" for p, f in self.hardware_families)
+        raise ValueError(f"model {model!r} is in no known {self.label} hardware family ({families})")
 
     @property
     def is_host(self) -> bool:
@@ -68,6 +98,11 @@ class Platform:
     def checks_lldp(self) -> bool:
         """Whether verify compares this device's LLDP neighbours with the cabling (switches do)."""
         return self.kind is Kind.SWITCH
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """``5.14.0`` -> (5, 14, 0); ``4.32.2F`` -> (4, 32, 2); ``10.3(4a)`` -> (10, 3, 4)."""
+    return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
 
 
 # Root lines whose whole section fabconf owns on the CLI platforms. VLAN 1 is the default VLAN, never owned.
@@ -103,6 +138,11 @@ PLATFORMS: dict[str, Platform] = {
         max_ecmp=128,
         port_pattern=re.compile(r"^swp\d+(s\d+)?$"),
         reserved_vlans=((3725, 3999), (4000, 4064)),
+        # [V: nvueschema] 5.15 renamed interface `ip` to `ipv4` and `enable: on` to `state: enabled`; the tree
+        # fabconf renders is one of two lines, each checked against NVIDIA's schema of a release in it
+        default_version="5.12.0",
+        release_lines=(("5.9", "5.14", "5.9"), ("5.15", "", "5.15")),
+        watchdog_polling_ms=(100, 5000),  # [V: nvueschema 5.12] qos pfc-watchdog polling-interval 100-5000 ms
     ),
     "eos": Platform(
         name="eos",
@@ -135,6 +175,16 @@ PLATFORMS: dict[str, Platform] = {
         max_ecmp=128,
         port_pattern=re.compile(r"^Ethernet\d+(/\d+){0,2}$"),
         reserved_vlans=((1006, 1199),),
+        default_version="4.32.2F",
+        release_lines=(("4.28", "", "4.28"),),
+        # [3P] (roce-lossless.md §9) the egress queue command differs by switching silicon: Strata-based
+        # switches take `uc-tx-queue N`, Sand-based (Jericho) ones `tx-queue N`
+        hardware_families=(
+            (r"(DCS-)?7(050|060|260|300|358|368|388)", "strata"),  # 7050X, 7060X, 7260X, 7300X, 7358X...
+            (r"(DCS-)?7(020|280|500|800)", "sand"),  # 7020R, 7280R/R2/R3, 7500R, 7800R
+        ),
+        # [V: AVD schema] watchdog timers take at most two decimals of a second
+        watchdog_step_ms=10,
     ),
     "nxos": Platform(
         name="nxos",
@@ -171,6 +221,9 @@ PLATFORMS: dict[str, Platform] = {
         port_pattern=re.compile(r"^Ethernet\d+/\d+(/\d+)?$"),
         reserved_vlans=((3968, 4094),),
         ecn_unit_bytes=1000,
+        default_version="10.3(4a)",
+        release_lines=(("9.3", "", "9.3"),),
+        watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` 100-1000 ms
     ),
     "linux": Platform(
         name="linux",
