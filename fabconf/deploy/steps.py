@@ -71,9 +71,57 @@ class Staged:
         return bool(self.commands)
 
 
+class IdentityMismatch(Exception):
+    """The device runs another release line or hardware family than its configuration was rendered for."""
+
+
+def identity_problems(job: Job, facts: dict) -> list[str]:
+    """What the device reports (``get_facts``) against what the configuration was rendered for: the release line
+    of its OS version and, where the configuration differs by hardware, the family of its model."""
+    spec, data = job.spec, job.data
+    out = []
+    reported = str(facts.get("os_version") or "")
+    if spec.release_lines and reported:
+        try:
+            line = spec.release_line(reported)
+        except ValueError as exc:
+            line, problem = None, str(exc)
+            out.append(f"the device runs {problem}")
+        if line is not None and line != data.get("release_line"):
+            out.append(
+                f"the device runs {spec.label} {reported} but the configuration is rendered for "
+                f"{data.get('os_version')}; set data.os_version to the release it runs"
+            )
+    model = str(facts.get("model") or "")
+    if spec.hardware_families and model:
+        try:
+            family = spec.hardware_family(model)
+        except ValueError as exc:
+            family = None
+            out.append(f"the device reports {exc}")
+        if family is not None and family != data.get("hardware_family"):
+            out.append(
+                f"the device is a {model} ({family}) but the configuration is rendered for {data.get('model')} "
+                f"({data.get('hardware_family')}); set data.model to the hardware it is"
+            )
+    return out
+
+
+def check_identity(job: Job, driver: Driver) -> None:
+    """Refuse, before anything is staged, a device whose release line or hardware family differs from the one
+    its configuration was rendered for (a silent render for the wrong release would be rejected, or worse,
+    accepted with another meaning)."""
+    if not (job.spec.release_lines or job.spec.hardware_families):
+        return
+    problems = identity_problems(job, driver.get_facts())
+    if problems:
+        raise IdentityMismatch("; ".join(problems))
+
+
 def stage(job: Job, driver: Driver) -> Staged:
     """Load the candidate that brings the device to intent (nothing is left staged when nothing changes).
     The driver stages only what fabconf owns (merge) or the whole document (replace)."""
+    check_identity(job, driver)
     if job.mode == "replace":
         driver.load_replace_candidate(config=job.rendered)
     else:
@@ -91,6 +139,8 @@ def diff_device(job: Job, driver: Driver) -> Outcome:
     """Dry run: stage, compare, discard. Nothing is left on the device."""
     try:
         staged = stage(job, driver)
+    except IdentityMismatch as exc:
+        return Outcome(job.name, job.platform, State.FAILED, message=str(exc))
     finally:
         _quietly(driver.discard_config)
     state = State.CHANGES if staged else State.UNCHANGED
@@ -217,7 +267,11 @@ def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, re
         problems = driver.preflight(config=job.rendered)
         if problems:
             return Outcome(job.name, job.platform, State.UNTOUCHED, message="preflight: " + "; ".join(problems))
-    staged = stage(job, driver)
+    try:
+        staged = stage(job, driver)
+    except IdentityMismatch as exc:
+        _quietly(driver.discard_config)
+        return Outcome(job.name, job.platform, State.FAILED, message=str(exc))
     outcome = _push(job, driver, reopen, ctx, revert_in, before, staged.diff)
     outcome.commands = staged.commands
     outcome.config_before = digest(before)

@@ -48,8 +48,13 @@ class SimBase:
         world: World | None = None,
         state_dir: Path | None = None,
         faults: Faults | None = None,
+        model: str | None = None,
+        os_version: str | None = None,
     ) -> None:
         self.name = name
+        # what the device reports as its hardware model and OS release (None: the simulator's default)
+        self.model = model
+        self.os_version = os_version
         self.address = address
         self.ports = list(ports)
         self.username = username

@@ -118,6 +118,9 @@ class Lab:
             if dev.is_host:
                 kwargs["nics"] = _nic_specs(dev.data)
                 kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
+            else:  # each switch runs the release and is the model its inventory names
+                kwargs["model"] = dev.data.get("model")
+                kwargs["os_version"] = dev.data.get("os_version")
             sim = _sim_class(dev.platform)(name, address, **kwargs)
             self.devices[name] = LabDevice(name, dev.platform, address, sim)
 

@@ -335,7 +335,7 @@ qos profile ROCE
    priority-flow-control on
    priority-flow-control priority 3 no-drop
    !
-   tx-queue 3
+   uc-tx-queue 3
       bandwidth percent 50
       random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100
 !
@@ -379,7 +379,7 @@ MERGE_DIFF = """\
 +   priority-flow-control on
 +   priority-flow-control priority 3 no-drop
 +   !
-+   tx-queue 3
++   uc-tx-queue 3
 +      bandwidth percent 50
 +      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100
 +!

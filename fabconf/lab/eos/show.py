@@ -27,6 +27,7 @@ class EosState(Protocol):
     ports: list[str]
     world: World | None
     version: str
+    model: str
     boot_time: float
     serial: str
     system_mac: str
@@ -66,7 +67,7 @@ def show_version(state: EosState) -> dict[str, Any]:
     build = state.version.replace(".", "").rstrip("FM")
     return {
         "mfgName": "Arista",
-        "modelName": MODEL,
+        "modelName": state.model,
         "hardwareRevision": "11.00",
         "serialNumber": state.serial,
         "systemMacAddress": state.system_mac,
@@ -395,7 +396,7 @@ def show_bgp_summary_text(state: EosState, clock: BgpClock, remote_ids: dict[str
 
 
 def running_header(state: EosState) -> str:
-    return f"! Command: show running-config\n! device: {state.name} ({MODEL}, EOS-{state.version})\n!\n"
+    return f"! Command: show running-config\n! device: {state.name} ({state.model}, EOS-{state.version})\n!\n"
 
 
 def running_text(state: EosState, tree: Node) -> str:

@@ -59,11 +59,12 @@ from typing import Any
 from fabconf.lab.cliconf import EOS, CliError, Editor, Node, load, render, unified_diff
 from fabconf.lab.contract import SimBase
 from fabconf.lab.eos import config as ec
-from fabconf.lab.eos import show
+from fabconf.lab.eos import show, strict
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import DeviceView, World
+from fabconf.platforms import platform as platform_spec
 
 MAX_OPEN_SESSIONS = 5
 
@@ -128,6 +129,8 @@ class EosSim(SimBase, HttpDevice):
         world: World | None = None,
         state_dir: Path | None = None,
         faults: Faults | None = None,
+        model: str | None = None,
+        os_version: str | None = None,
         port: int | None = None,
         startup_config: str | None = None,
         version: str = show.VERSION,
@@ -142,9 +145,13 @@ class EosSim(SimBase, HttpDevice):
             world=world,
             state_dir=state_dir,
             faults=faults,
+            model=model,
+            os_version=os_version,
         )
         self.port = port if port is not None else (443 if ca is not None else 80)
-        self.version = version
+        self.version = os_version or version
+        self.model = model or show.MODEL
+        self.family = platform_spec("eos").hardware_family(self.model)  # strata | sand: which queue command it takes
         crc = zlib.crc32(name.encode())
         self.serial = f"JPE{crc % 10**8:08d}"
         self.system_mac = f"00:1c:73:{crc >> 16 & 255:02x}:{crc >> 8 & 255:02x}:{crc & 255:02x}"
@@ -367,6 +374,9 @@ class EosSim(SimBase, HttpDevice):
         if self.faults.rejects(cmd):
             word = cmd.split()[0] if cmd else ""
             raise _invalid(f"Invalid input (at token 0: '{word}')")
+        refused = strict.check(cmd, cli.editor, self.family)
+        if refused is not None:
+            raise _invalid(refused)
         try:
             cli.editor.apply(cmd)
         except CliError as e:

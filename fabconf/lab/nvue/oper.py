@@ -119,25 +119,28 @@ def _chassis_id(device: str) -> str:
 
 
 RELEASE = "5.12.0"
+MODEL = "SN5600"
 
 
 def _serial(device: str) -> str:
     return "MT" + hashlib.sha256(device.encode()).hexdigest()[:10].upper()
 
 
-def system_oper(name: str, applied: Tree, booted: float, now: float) -> tuple[Tree, Tree]:
+def system_oper(
+    name: str, applied: Tree, booted: float, now: float, release: str = RELEASE, model: str = MODEL
+) -> tuple[Tree, Tree]:
     """(system, platform) operational leaves. [U] key names beyond the reference."""
     hostname = (applied.get("system", {}) or {}).get("hostname") or name
     system = {
         "hostname": hostname,
-        "build": f"Cumulus Linux {RELEASE}",
+        "build": f"Cumulus Linux {release}",
         "product-name": "Cumulus Linux",
-        "product-release": RELEASE,
+        "product-release": release,
         "uptime": int(now - booted),
     }
     platform = {
         "manufacturer": "NVIDIA",
-        "product-name": "SN5600 (simulated)",
+        "product-name": model,
         "serial-number": _serial(name),
         "system-mac": _chassis_id(name),
         "asic-model": "Spectrum-4",
@@ -181,11 +184,18 @@ def roce_oper(applied: Tree) -> Tree | None:
 
 
 def operational_tree(
-    name: str, applied: Tree, ports: list[str], world: World | None, booted: float = 0.0, now: float = 0.0
+    name: str,
+    applied: Tree,
+    ports: list[str],
+    world: World | None,
+    booted: float = 0.0,
+    now: float = 0.0,
+    identity: tuple[str, str] = (RELEASE, MODEL),
 ) -> Tree:
-    """The applied tree with operational leaves added (what a GET without ``rev`` returns)."""
+    """The applied tree with operational leaves added (what a GET without ``rev`` returns); ``identity`` is the
+    (release, model) the switch reports."""
     out = copy.deepcopy(applied)
-    system, platform = system_oper(name, applied, booted, now)
+    system, platform = system_oper(name, applied, booted, now, *identity)
     out.setdefault("system", {}).update(system)
     out.setdefault("platform", {}).update(platform)
     roce = roce_oper(applied)

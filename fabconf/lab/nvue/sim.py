@@ -64,7 +64,7 @@ from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf.lab.nvue import tree as nvue_tree
 from fabconf.lab.nvue.cli import NvCli
-from fabconf.lab.nvue.oper import device_view, operational_tree
+from fabconf.lab.nvue.oper import MODEL, RELEASE, device_view, operational_tree
 from fabconf.lab.nvue.revisions import NAMED, ConfigStore, NvueError
 from fabconf.lab.nvue.schema import DEFAULT_RELEASE, Validator
 from fabconf.lab.nvue.tree import Tree
@@ -126,6 +126,8 @@ class NvueSim(SimBase, HttpDevice):
         world: World | None = None,
         state_dir: Path | None = None,
         faults: Faults | None = None,
+        model: str | None = None,
+        os_version: str | None = None,
         port: int | None = None,
         startup_config: Tree | None = None,
         ssh_port: int | None = 22,
@@ -144,12 +146,17 @@ class NvueSim(SimBase, HttpDevice):
             world=world,
             state_dir=state_dir,
             faults=faults,
+            model=model,
+            os_version=os_version,
         )
         self.lab_state_dir = self.state_dir
         self.state_dir = self.lab_state_dir / "nvue" / name if self.lab_state_dir is not None else None
         self.port = port if port is not None else DEFAULT_PORT
         self.ssh_port = ssh_port
         self.patch_validation = patch_validation
+        if os_version:  # the schema of the release the inventory names (5.12.0 -> nvueschema 5.12)
+            release = ".".join(os_version.split(".")[:2])
+        self.release = release
         self.validator = validator if validator is not None else Validator(release)
         startup = startup_config if startup_config is not None else default_startup_config(name, self.ports)
         self.store = ConfigStore(
@@ -227,7 +234,8 @@ class NvueSim(SimBase, HttpDevice):
     def operational(self) -> Tree:
         """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print)."""
         applied = self.store.tree("applied")
-        return operational_tree(self.name, applied, self.ports, self.world, self._booted, time.time())
+        identity = (self.os_version or RELEASE, self.model or MODEL)
+        return operational_tree(self.name, applied, self.ports, self.world, self._booted, time.time(), identity)
 
     # -- tokens -----------------------------------------------------------------------------------------
     def issue_token(self, user: str) -> str:

@@ -25,6 +25,7 @@ from fabconf.lab.nxos import show
 from fabconf.lab.nxos.config import (
     INVALID,
     NO_SUCH_FILE,
+    NXOS_VERSION,
     ConfigSession,
     ExecSession,
     NxosCliError,
@@ -94,6 +95,8 @@ class NxosDevice:
     links: dict[str, _LinkMemo] = field(default_factory=dict)
     bgp_since: dict[str, float] = field(default_factory=dict)
     generation: int = 0  # bumped when the running config is replaced as a whole (rollback)
+    version: str = NXOS_VERSION  # the release and hardware model the device reports
+    model: str | None = None
 
     def __post_init__(self) -> None:
         self.config_replace = ConfigReplace(self)
@@ -206,7 +209,8 @@ class NxosDevice:
         return Reply(body, body["hostname"] + "\n")
 
     def _show_version(self, m: re.Match[str], s: ExecSession) -> Reply:
-        body = show.show_version(self.hostname, show.serial_for(self.name), time.time() - self.boot_time)
+        uptime = time.time() - self.boot_time
+        body = show.show_version(self.hostname, show.serial_for(self.name), uptime, self.version, self.model)
         return Reply(body, show.show_version_text(body))
 
     def _show_inventory(self, m: re.Match[str], s: ExecSession) -> Reply:

@@ -72,20 +72,24 @@ def show_hostname(hostname: str) -> dict[str, Any]:
     return {"hostname": hostname}
 
 
-def show_version(hostname: str, serial: str, uptime: float) -> dict[str, Any]:
+def show_version(
+    hostname: str, serial: str, uptime: float, version: str = NXOS_VERSION, model: str | None = None
+) -> dict[str, Any]:
+    """``show version``; ``model`` (a Nexus part number such as N9K-C9364D-GX2A) names the chassis."""
     days, hrs, mins, secs = uptime_parts(uptime)
-    image = f"bootflash:///nxos64-cs.{NXOS_VERSION.replace('(', '.').replace(')', '')}.M.bin"
+    image = f"bootflash:///nxos64-cs.{version.replace('(', '.').replace(')', '')}.M.bin"
+    chassis = f"Nexus9000 {model.removeprefix('N9K-')} Chassis" if model else CHASSIS
     return {
         "header_str": "Cisco Nexus Operating System (NX-OS) Software\nTAC support: http://www.cisco.com/tac\n"
         "Copyright (C) 2002-2023, Cisco and/or its affiliates.\nAll rights reserved.\n"
         "This is a fabconf lab simulation, not Cisco software.\n",
         "bios_ver_str": "01.08",
-        "nxos_ver_str": NXOS_VERSION,
+        "nxos_ver_str": version,
         "bios_cmpl_time": "04/12/2023",
         "nxos_file_name": image,
         "nxos_cmpl_time": "10/25/2023 12:00:00",
         "nxos_tmstmp": "10/26/2023 01:02:03",
-        "chassis_id": CHASSIS,
+        "chassis_id": chassis,
         "cpu_name": "Intel(R) Xeon(R) CPU D-1633N @ 2.50GHz",
         "memory": 32823784,
         "mem_type": "kB",
@@ -97,12 +101,12 @@ def show_version(hostname: str, serial: str, uptime: float) -> dict[str, Any]:
         "kern_uptm_mins": mins,
         "kern_uptm_secs": secs,
         "rr_reason": "Reset Requested by CLI command reload",
-        "rr_sys_ver": NXOS_VERSION,
+        "rr_sys_ver": version,
         "rr_service": None,
         "plugins": "Core Plugin, Ethernet Plugin",
         "manufacturer": "Cisco Systems, Inc.",
         # older releases report these two; the napalm driver falls back to kickstart_ver_str
-        "sys_ver_str": NXOS_VERSION,
+        "sys_ver_str": version,
         "kickstart_ver_str": NXOS_VERSION,
     }
 

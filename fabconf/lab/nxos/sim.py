@@ -42,7 +42,7 @@ from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import Faults
 from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf.lab.nxos.cli import NxosDevice
-from fabconf.lab.nxos.config import ExecSession, NxosCliError, ensure_ports, load
+from fabconf.lab.nxos.config import NXOS_VERSION, ExecSession, NxosCliError, ensure_ports, load
 from fabconf.lab.nxos.render import default_startup_config, render_config
 from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService
 from fabconf.lab.tls import LabCA
@@ -99,6 +99,8 @@ class NxosSim(SimBase, HttpDevice):
         world: World | None = None,
         state_dir: Path | None = None,
         faults: Faults | None = None,
+        model: str | None = None,
+        os_version: str | None = None,
         port: int | None = None,
         startup_config: str | None = None,
         ssh_port: int | None = 22,
@@ -113,6 +115,8 @@ class NxosSim(SimBase, HttpDevice):
             world=world,
             state_dir=state_dir,  # this device's own directory
             faults=faults,
+            model=model,
+            os_version=os_version,
         )
         self.http_port = (443 if ca is not None else 80) if port is None else port
         self.ssh_port = ssh_port
@@ -130,6 +134,8 @@ class NxosSim(SimBase, HttpDevice):
             faults=self.faults,
             world=world,
             state_dir=self.state_dir,
+            version=os_version or NXOS_VERSION,
+            model=model,
         )
         self._https: HttpsService | None = None
         self._ssh: SshService | None = None
