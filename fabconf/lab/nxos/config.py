@@ -27,6 +27,7 @@ from typing import Any
 
 from fabconf.lab import cliconf
 from fabconf.lab.cliconf import CliError, Editor, Node
+from fabconf.lab.nxos import strict
 
 NXOS_VERSION = "10.3(4a)"
 
@@ -283,6 +284,9 @@ class ConfigSession:
             self._check_qos_references(line, neg, body)
         if neg:
             return
+        refused = strict.check(line, self.editor, DIALECT)
+        if refused is not None:
+            raise NxosCliError(line, refused)
         mode = self.mode
         if body[0] == "remote-as" and len(body) == 2 and mode in ("bgp-neighbor", "neighbor-af"):
             self._check_asn(line, body[1])
