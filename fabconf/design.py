@@ -60,19 +60,32 @@ def _ets(roce: dict[str, Any]) -> tuple[dict[int, int], int]:
 
 
 def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
+    """Every key set explicitly rather than ``nv set qos roce`` plus overrides: the roce profile applies defaults
+    NVIDIA may change between releases and that a diff cannot show, while explicit keys are what the other
+    platforms render too, diff line by line, and are checked against each release's schema.
+
+    Every one of the eight traffic classes is scheduled (a class left out keeps the device's default DWRR
+    share, and the shares would then add up past 100 %): the lossless classes their share, the CNP class
+    strict, traffic class 0 the rest, every other class 0 %. Every switch priority maps to the traffic class of
+    the same number, and the lossy pool lists every switch priority the lossless pool does not, so no priority
+    is in both."""
     roce = fabric["roce"]
     cnp = roce["cnp"]
     ecn = roce["ecn"]
     share, rest = _ets(roce)
-    sched: list[dict[str, Any]] = [{"tc": 0, "mode": "dwrr", "bw_percent": rest}]
-    sched += [{"tc": p, "mode": "dwrr", "bw_percent": s} for p, s in sorted(share.items())]
-    sched.append({"tc": cnp["priority"], "mode": "strict", "bw_percent": None})
+    sched: list[dict[str, Any]] = []
+    for tc in range(8):
+        if tc == cnp["priority"]:
+            sched.append({"tc": tc, "mode": "strict", "bw_percent": None})
+        else:
+            sched.append({"tc": tc, "mode": "dwrr", "bw_percent": share.get(tc, rest if tc == 0 else 0)})
     wd = roce["pfc_watchdog"]
+    lossless = sorted(roce["pfc_priorities"])
     return {
         "trust": "l3",
         "dscp_map": sorted([[roce["dscp"], roce["priority"]], [cnp["dscp"], cnp["priority"]]]),
-        "queue_map": [[p, p] for p in sorted({*roce["pfc_priorities"], cnp["priority"]})],
-        "pfc": {"priorities": sorted(roce["pfc_priorities"]), "cable_length": roce["cable_length_m"]},
+        "queue_map": [[p, p] for p in range(8)],
+        "pfc": {"priorities": lossless, "cable_length": roce["cable_length_m"]},
         "ecn": [
             {
                 "tc": p,
@@ -80,10 +93,15 @@ def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, An
                 "max": ecn["max_threshold_bytes"],
                 "probability": ecn["probability"],
             }
-            for p in sorted(roce["pfc_priorities"])
+            for p in lossless
         ],
-        "scheduler": sorted(sched, key=lambda s: s["tc"]),
-        "pool": {"lossless_percent": 50, "lossy_percent": 50, "priorities": sorted(roce["pfc_priorities"])},
+        "scheduler": sched,
+        "pool": {
+            "lossless_percent": 50,
+            "lossy_percent": 50,
+            "priorities": lossless,
+            "lossy_priorities": [p for p in range(8) if p not in lossless],
+        },
         "watchdog": {
             "enabled": wd["enabled"],
             "polling_interval": wd["polling_interval_ms"],

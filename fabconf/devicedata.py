@@ -72,7 +72,8 @@ class NvuePfc(TypedDict):
 class NvuePool(TypedDict):
     lossless_percent: int
     lossy_percent: int
-    priorities: list[int]
+    priorities: list[int]  # the lossless pool's switch priorities
+    lossy_priorities: list[int]  # every other one (the two lists are disjoint)
 
 
 class NvueWatchdog(TypedDict):

@@ -382,11 +382,52 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
     total = sum(as_int((p or {}).get("memory-percent")) or 0 for p in (qos.get("traffic-pool", {}) or {}).values())
     if total > 100:
         out.append(f"qos traffic-pool: memory-percent adds up to {total}, more than 100")
+    out += _qos_semantics(qos, interfaces)
     for pname, prof in (qos.get("congestion-control", {}) or {}).items():
         for tc, ecn in ((prof or {}).get("traffic-class", {}) or {}).items():
             lo_t, hi_t = as_int((ecn or {}).get("min-threshold")), as_int((ecn or {}).get("max-threshold"))
             if lo_t is not None and hi_t is not None and lo_t >= hi_t:
                 out.append(f"qos congestion-control {pname} traffic-class {tc}: min-threshold must be below max")
+    return out
+
+
+# [U] Cumulus's default egress scheduler (traffic.conf of 4.x, assumed unchanged in 5.x): all eight traffic
+# classes DWRR with a 12 % or 13 % share each (100 % in all); a class a profile leaves out keeps its default.
+DEFAULT_DWRR = {tc: 12 if tc < 4 else 13 for tc in range(8)}
+# [U] the traffic pools NVUE knows by default; another name is refused
+KNOWN_POOLS = ("default-lossless", "default-lossy")
+
+
+def _qos_semantics(qos: Tree, interfaces: Tree) -> list[str]:
+    """Scheduler shares with the device defaults counted, pools, and the PFC watchdog's ports."""
+    out: list[str] = []
+    for pname, prof in (qos.get("egress-scheduler", {}) or {}).items():
+        classes = (prof or {}).get("traffic-class", {}) or {}
+        total = 0
+        for tc in range(8):
+            entry = classes.get(str(tc)) or classes.get(tc) or {}
+            mode = entry.get("mode", "dwrr")
+            if mode == "dwrr":
+                bw = as_int(entry.get("bw-percent"))
+                total += DEFAULT_DWRR[tc] if bw is None else bw
+        if total > 100:
+            out.append(
+                f"qos egress-scheduler {pname}: DWRR bw-percent adds up to {total} with the defaults of the "
+                "traffic classes it leaves unset, more than 100"
+            )
+    pools = qos.get("traffic-pool", {}) or {}
+    owner: dict[str, str] = {}
+    for pname, pool in pools.items():
+        if pname not in KNOWN_POOLS:
+            out.append(f"qos traffic-pool {pname}: unknown traffic pool (known: {', '.join(KNOWN_POOLS)})")
+        for sp in (pool or {}).get("switch-priority", {}) or {}:
+            if str(sp) in owner:
+                out.append(f"qos traffic-pool {pname}: switch-priority {sp} is already in pool {owner[str(sp)]}")
+            owner.setdefault(str(sp), pname)
+    for ifname, iface in interfaces.items():
+        wd = ((iface or {}).get("qos", {}) or {}).get("pfc-watchdog") if isinstance(iface, dict) else None
+        if wd and not str(ifname).startswith("swp"):
+            out.append(f"interface {ifname} qos pfc-watchdog: only swp ports have a PFC watchdog")
     return out
 
 
