@@ -98,7 +98,8 @@ def test_cli_output_parses_as_a_config_tree(example: Compiled, name: str, platfo
         profile = tree.get_child(equals="qos profile FABCONF_ROCE")
         assert profile is not None
         assert profile.get_child(equals="priority-flow-control priority 3 no-drop") is not None
-        q3 = profile.get_child(equals="tx-queue 3")
+        queue = example.data[name]["qos"]["queue_command"]  # uc-tx-queue (Strata) or tx-queue (Sand)
+        q3 = profile.get_child(equals=f"{queue} 3")
         assert q3 is not None and any("random-detect ecn" in c.text for c in q3.children)
     else:
         nq = tree.get_child(equals="policy-map type network-qos FABCONF_NQ")
@@ -113,7 +114,9 @@ def test_cumulus_output_is_an_nvue_tree(example: Compiled) -> None:
         assert isinstance(doc, list) and list(doc[0]) == ["set"]
         tree = doc[0]["set"]
         assert tree["system"]["hostname"] == name
-        assert tree["router"]["bgp"]["enable"] == "on"  # quoted, not YAML 1.1 True
+        # quoted, not YAML 1.1 True; leaf2 runs 5.15, where `enable: on` became `state: enabled`
+        on = {"enable": "on"} if example.data[name]["release_line"] == "5.9" else {"state": "enabled"}
+        assert on.items() <= tree["router"]["bgp"].items()
         assert tree["interface"]["swp1"]["link"]["mtu"] == 9216
         assert tree["bridge"]["domain"]["br_default"]["vlan"] == {"101" if name == "leaf1" else "102": {}}
         multipaths = tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]["multipaths"]
@@ -182,20 +185,29 @@ def test_limit_that_matches_nothing_suggests_close_names(example: Compiled, term
         assert hint in str(err.value)
 
 
-def test_cumulus_output_validates_against_nvidias_nvue_schema(example: Compiled) -> None:
-    """The rendered tree checked against the Pydantic models of NVIDIA's Cumulus 5.12 OpenAPI spec
-    (the nvueschema package), plus unknown keys and semantic checks (ports exist, ECN min < max…)."""
+def test_cumulus_output_validates_against_nvidias_nvue_schema(example: Compiled, two_pods: Compiled) -> None:
+    """Every rendered Cumulus tree, of both example fabrics, checked against the Pydantic models of NVIDIA's
+    OpenAPI spec for the release the device runs (the nvueschema package), plus unknown keys and semantic checks
+    (ports exist, ECN min < max, scheduler shares, pools…) -- and refused by the other release line's schema."""
     from fabconf.lab.nvue.schema import Validator, have_nvueschema
 
     assert have_nvueschema(), "nvueschema is a dependency; the hand-written subset would prove less"
-    validator = Validator("5.12")
-    for name in ("leaf1", "leaf2"):
-        tree = yaml.safe_load(render(example.data[name]))[0]["set"]
-        ports = sorted(example.model.devices[name].ports or [])
-        assert validator.apply_errors(tree, ports) == [], name
-        broken = copy.deepcopy(tree)
-        broken["interface"]["swp1"]["link"]["mtu"] = 9300
-        assert validator.apply_errors(broken, ports), "a schema that accepts MTU 9300 proves nothing"
+    lines = set()
+    for compiled in (example, two_pods):
+        for name, data in compiled.data.items():
+            if data["platform"] != "cumulus":
+                continue
+            release = ".".join(data["os_version"].split(".")[:2])
+            other = "5.12" if data["release_line"] == "5.15" else "5.15"
+            lines.add(data["release_line"])
+            tree = yaml.safe_load(render(data))[0]["set"]
+            ports = sorted(compiled.model.devices[name].ports or [])
+            assert Validator(release).apply_errors(tree, ports) == [], name
+            assert Validator(other).schema_errors(tree), f"{name}: a {other} schema accepts a {release} tree"
+            broken = copy.deepcopy(tree)
+            broken["interface"]["swp1"]["link"]["mtu"] = 9300
+            assert Validator(release).apply_errors(broken, ports), "a schema that accepts MTU 9300 proves nothing"
+    assert lines == {"5.9", "5.15"}, "both release lines are rendered by the examples"
 
 
 def test_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:

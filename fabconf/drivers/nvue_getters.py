@@ -134,17 +134,22 @@ def _remote_as(nb: Tree, groups: Tree) -> int:
     return _int(group.get("remote-as")) or 0
 
 
+def _off(node: Tree) -> bool:
+    """Turned off: ``enable: off`` before Cumulus 5.15, ``state: disabled`` from 5.15 on."""
+    return node.get("enable") == "off" or node.get("state") == "disabled"
+
+
 def bgp_neighbors(global_bgp: Tree, vrfs: Tree) -> dict[str, dict[str, Any]]:
     """NAPALM ``get_bgp_neighbors``: NVUE's ``default`` VRF is NAPALM's ``global``."""
     out: dict[str, dict[str, Any]] = {}
-    global_on = global_bgp.get("enable", "on") != "off"
+    global_on = not _off(global_bgp)
     for vname in sorted(vrfs, key=natural_key):
         bgp = _dict(_dict(_dict(vrfs[vname]).get("router")).get("bgp"))
         if not bgp and vname != "default":
             continue
         local_as = _int(bgp.get("autonomous-system")) or _int(global_bgp.get("autonomous-system")) or 0
         groups = _dict(bgp.get("peer-group"))
-        enabled = global_on and bgp.get("enable", "on") != "off"
+        enabled = global_on and not _off(bgp)
         peers: dict[str, Any] = {}
         for peer in sorted(_dict(bgp.get("neighbor")), key=natural_key):
             nb = _dict(bgp["neighbor"][peer])
@@ -155,7 +160,7 @@ def bgp_neighbors(global_bgp: Tree, vrfs: Tree) -> dict[str, dict[str, Any]]:
                 "remote_as": _remote_as(nb, groups),
                 "remote_id": str(nb.get("remote-router-id") or ""),  # [U] leaf name
                 "is_up": nb.get("session-state") == "established",
-                "is_enabled": enabled and nb.get("shutdown") != "on" and nb.get("enable") != "off",
+                "is_enabled": enabled and nb.get("shutdown") not in ("on", "enabled") and not _off(nb),
                 "description": str(nb.get("description") or ""),
                 "uptime": _num(nb.get("uptime")),
                 "address_family": {

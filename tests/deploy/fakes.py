@@ -36,6 +36,8 @@ class Script:
     rollback_noop: bool = False  # rollback says it worked but the device keeps the change
     preflight: list[str] = field(default_factory=list)  # problems a Preflight driver reports
     pending_firmware: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    os_version: str = ""  # what get_facts reports ("": nothing, the identity check has nothing to compare)
+    model: str = ""
 
 
 @dataclass
@@ -114,7 +116,8 @@ class FakeDriver:
 
     # -- getters -----------------------------------------------------------------------------------------
     def get_facts(self) -> dict[str, Any]:
-        return {"hostname": self.device.name, "vendor": "fake", "model": "fake", "os_version": "1"}
+        script = self.device.script
+        return {"hostname": self.device.name, "vendor": "fake", "model": script.model, "os_version": script.os_version}
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> dict[str, str]:
         return {"running": self.device.running, "startup": "", "candidate": self._candidate or ""}

@@ -48,6 +48,20 @@ def _everything_else(case: Case, state: State) -> dict[str, State]:
 CASES = [
     Case("every device applied", states=dict.fromkeys(LEAVES, State.APPLIED), at_intent=LEAVES),
     Case(
+        "a device on another release line is refused before anything is staged",
+        scripts={"leaf1": Script(os_version="5.15.0")},  # leaf1 is designed for Cumulus 5.12
+        states={"leaf1": State.FAILED, **dict.fromkeys(LEAVES[1:], State.UNTOUCHED)},
+        never_opened=LEAVES[1:],
+        message={"leaf1": "the device runs Cumulus 5.15.0 but the configuration is rendered for 5.12.0"},
+    ),
+    Case(
+        "a device of another hardware family is refused",
+        devices=("leaf3",),
+        scripts={"leaf3": Script(model="DCS-7280CR3-32P4")},  # leaf3 is a Strata 7060X5 in the inventory
+        states={"leaf3": State.FAILED},
+        message={"leaf3": "the device is a DCS-7280CR3-32P4 (sand) but the configuration is rendered for"},
+    ),
+    Case(
         "already at intent: unchanged, nothing committed",
         unchanged=LEAVES,
         states=dict.fromkeys(LEAVES, State.UNCHANGED),

@@ -258,14 +258,15 @@ def test_unnumbered_bgp_and_concurrent_getters_on_both_ends(make_sim) -> None:
         driver.close()
 
 
-@pytest.mark.parametrize("device", ["leaf3", "spine1"])
+@pytest.mark.parametrize("device", ["leaf3", "spine1"])  # a Strata and a Sand switch
 def test_fabconf_rendered_config_replaces_cleanly(make_sim, device: str) -> None:
     path = GOLDEN / f"{device}.cfg"
     if not path.exists():
         pytest.skip(f"{path} not present")
     text = path.read_text()
     ports = sorted({m for m in re.findall(r"^interface (Ethernet\S+)", text, re.M)})
-    sim = make_sim(device, ports=ports)
+    model = re.match(r"! fabconf \S+ \((\S+)\)", text).group(1)  # type: ignore[union-attr]
+    sim = make_sim(device, ports=ports, model=model)  # the hardware family decides the queue command
     driver = napalm_eos(sim)
     driver.load_replace_candidate(config=text)
     assert "+qos profile FABCONF_ROCE" in driver.compare_config()

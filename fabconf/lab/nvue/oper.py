@@ -55,8 +55,15 @@ def mtu_of(name: str, iface: Tree) -> int:
     return as_int((iface.get("link", {}) or {}).get("mtu")) or _default_mtu(name)
 
 
+def disabled(node: Tree) -> bool:
+    """``enable: off`` (releases before 5.15) or ``state: disabled`` (5.15 and later)."""
+    return node.get("enable") == "off" or node.get("state") == "disabled"
+
+
 def first_ipv4(iface: Tree) -> str | None:
-    for key in (iface.get("ip", {}) or {}).get("address", {}) or {}:
+    """The first IPv4 address: under ``ip`` before 5.15, ``ipv4`` from 5.15 on."""
+    block = iface.get("ipv4") or iface.get("ip") or {}
+    for key in (block or {}).get("address", {}) or {}:
         try:
             addr = ipaddress.ip_interface(key)
         except ValueError:
@@ -82,12 +89,12 @@ def device_view(hostname: str, applied: Tree, ports: list[str]) -> DeviceView:
     glob, vrf = _bgp(applied)
     asn = as_int(vrf.get("autonomous-system")) or as_int(glob.get("autonomous-system"))
     router_id = vrf.get("router-id") if vrf.get("router-id") not in (None, "auto") else glob.get("router-id")
-    enabled = glob.get("enable", "on") != "off" and vrf.get("enable", "on") != "off"
+    enabled = not disabled(glob) and not disabled(vrf)
     neighbors: list[NeighborView] = []
     groups = vrf.get("peer-group", {}) or {}
     for peer, nb in (vrf.get("neighbor", {}) or {}).items() if enabled else ():
         nb = nb or {}
-        if nb.get("shutdown") == "on" or nb.get("enable") == "off":
+        if nb.get("shutdown") in ("on", "enabled") or disabled(nb):
             continue
         remote = nb.get("remote-as")
         if remote is None and nb.get("peer-group"):

@@ -78,7 +78,21 @@ TOKEN_SECONDS = 3600.0
 __all__ = ["NvueSim", "default_startup_config"]
 
 
-def default_startup_config(hostname: str, ports: list[str]) -> Tree:
+def ip_key(release: str) -> str:
+    """The interface address block's key: ``ip`` before Cumulus 5.15, ``ipv4`` from then on."""
+    major, minor = (int(x) for x in release.split(".")[:2])
+    return "ipv4" if (major, minor) >= (5, 15) else "ip"
+
+
+def _mgmt_port(release: str) -> Tree:
+    """eth0 by DHCP in vrf mgmt. [V: nvueschema] 5.15 renamed an interface's ``ip`` to ``ipv4``, moved ``vrf`` up
+    to the interface and DHCP to ``ipv4 dhcp-client``."""
+    if ip_key(release) == "ipv4":
+        return {"type": "eth", "vrf": "mgmt", "ipv4": {"dhcp-client": {"state": "enabled"}}}
+    return {"type": "eth", "ip": {"address": {"dhcp": {}}, "vrf": "mgmt"}}
+
+
+def default_startup_config(hostname: str, ports: list[str], release: str = DEFAULT_RELEASE) -> Tree:
     """A plausible brownfield Cumulus 5.x tree: a switch someone set up by hand a while ago.
 
     Hostname, eth0 management by DHCP in vrf mgmt, every front-panel port as a plain swp (default MTU
@@ -86,7 +100,7 @@ def default_startup_config(hostname: str, ports: list[str]) -> Tree:
     an old description on the first port and an old ``trust l2`` QoS mapping.
     """
     interfaces: Tree = {
-        "eth0": {"type": "eth", "ip": {"address": {"dhcp": {}}, "vrf": "mgmt"}},
+        "eth0": _mgmt_port(release),
         "lo": {"type": "loopback"},
     }
     for port in ports:
@@ -158,7 +172,7 @@ class NvueSim(SimBase, HttpDevice):
             release = ".".join(os_version.split(".")[:2])
         self.release = release
         self.validator = validator if validator is not None else Validator(release)
-        startup = startup_config if startup_config is not None else default_startup_config(name, self.ports)
+        startup = startup_config if startup_config is not None else default_startup_config(name, self.ports, release)
         self.store = ConfigStore(
             startup,
             ports=self.ports,
