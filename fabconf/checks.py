@@ -136,8 +136,9 @@ def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
         else:
             file, where = f, ["ecmp", "max_paths"]
         plat = PLATFORMS[dev.platform]
-        if paths > plat.max_ecmp:
-            problems.add(file, where, f"{name}: {paths} paths exceed the {dev.platform} maximum of {plat.max_ecmp}")
+        limit = plat.ecmp_limit(dev.data.get("os_version"))
+        if paths > limit:
+            problems.add(file, where, f"{name}: {paths} paths exceed the {dev.platform} maximum of {limit}")
         if dev.role == "leaf" and not facts.uplinks:
             problems.add(*_device_where(model, name), "leaf has no uplinks in cabling.yaml")
         elif dev.role == "spine" and not facts.downlinks:

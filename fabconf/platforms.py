@@ -65,6 +65,7 @@ class Platform:
     release_lines: tuple[tuple[str, str, str], ...] = ()
     # (model regex, family): hardware families whose configuration differs (first match wins)
     hardware_families: tuple[tuple[str, str], ...] = ()
+    max_ecmp_by_line: tuple[tuple[str, int], ...] = ()  # release lines whose ECMP maximum differs from max_ecmp
     watchdog_polling_ms: tuple[int, int] = (1, 60000)  # accepted PFC watchdog polling interval
     watchdog_step_ms: int = 1  # watchdog timers are rendered in steps of this many ms
 
@@ -79,6 +80,14 @@ class Platform:
             return ""
         supported = ", ".join(f"{a}-{b}" if b else f"{a} and later" for a, b, _l in self.release_lines)
         raise ValueError(f"{self.label} {version} is not a release fabconf renders for (supported: {supported})")
+
+    def ecmp_limit(self, version: str | None) -> int:
+        """The maximum ECMP width on the release line of ``version``."""
+        try:
+            line = self.release_line(version)
+        except ValueError:
+            return self.max_ecmp
+        return dict(self.max_ecmp_by_line).get(line, self.max_ecmp)
 
     def hardware_family(self, model: str | None) -> str:
         """The family of ``model``; ValueError when the platform has families and the model is in none."""
@@ -143,6 +152,7 @@ PLATFORMS: dict[str, Platform] = {
         default_version="5.12.0",
         release_lines=(("5.9", "5.14", "5.9"), ("5.15", "", "5.15")),
         watchdog_polling_ms=(100, 5000),  # [V: nvueschema 5.12] qos pfc-watchdog polling-interval 100-5000 ms
+        max_ecmp_by_line=(("5.15", 256),),  # [V: nvueschema 5.15] multipaths ebgp 1-256 (5.12: 1-128)
     ),
     "eos": Platform(
         name="eos",

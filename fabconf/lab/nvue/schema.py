@@ -398,9 +398,34 @@ DEFAULT_DWRR = {tc: 12 if tc < 4 else 13 for tc in range(8)}
 KNOWN_POOLS = ("default-lossless", "default-lossy")
 
 
-def _qos_semantics(qos: Tree, interfaces: Tree) -> list[str]:
-    """Scheduler shares with the device defaults counted, pools, and the PFC watchdog's ports."""
+def _keys(where: str, table: Any, high: int, what: str) -> list[str]:
+    """Keys of a map that are numbers ``0..high`` (traffic classes, switch priorities, DSCPs): the schema types
+    them as strings, the device refuses any other."""
+    bad = [k for k in (table or {}) if not str(k).isdigit() or int(k) > high]
+    return [f"{where}: {what} {k} is not in 0-{high}" for k in bad]
+
+
+def _qos_keys(qos: Tree) -> list[str]:
     out: list[str] = []
+    for pname, prof in (qos.get("egress-scheduler", {}) or {}).items():
+        out += _keys(f"qos egress-scheduler {pname}", (prof or {}).get("traffic-class"), 7, "traffic-class")
+    for pname, prof in (qos.get("congestion-control", {}) or {}).items():
+        out += _keys(f"qos congestion-control {pname}", (prof or {}).get("traffic-class"), 7, "traffic-class")
+    for pname, prof in (qos.get("pfc", {}) or {}).items():
+        out += _keys(f"qos pfc {pname}", (prof or {}).get("switch-priority"), 7, "switch-priority")
+    for pname, prof in (qos.get("traffic-pool", {}) or {}).items():
+        out += _keys(f"qos traffic-pool {pname}", (prof or {}).get("switch-priority"), 7, "switch-priority")
+    for pname, prof in (qos.get("egress-queue-mapping", {}) or {}).items():
+        out += _keys(f"qos egress-queue-mapping {pname}", (prof or {}).get("switch-priority"), 7, "switch-priority")
+    for pname, prof in (qos.get("mapping", {}) or {}).items():
+        out += _keys(f"qos mapping {pname}", (prof or {}).get("dscp"), 63, "dscp")
+        out += _keys(f"qos mapping {pname}", (prof or {}).get("pcp"), 7, "pcp")
+    return out
+
+
+def _qos_semantics(qos: Tree, interfaces: Tree) -> list[str]:
+    """Map keys in range, scheduler shares with the device defaults counted, pools, and the watchdog's ports."""
+    out: list[str] = _qos_keys(qos)
     for pname, prof in (qos.get("egress-scheduler", {}) or {}).items():
         classes = (prof or {}).get("traffic-class", {}) or {}
         total = 0

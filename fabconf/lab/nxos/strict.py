@@ -165,6 +165,10 @@ def check(line: str, editor: Editor, dialect: Dialect) -> str | None:
     if words[0] == "feature" and mode == "root":
         name = " ".join(words[1:])
         return None if name in FEATURES or name == "nv overlay" else INVALID
+    if line.startswith("match dscp "):
+        named = r"(af[1-4][1-3]|cs[0-7]|ef|default)"
+        if not re.fullmatch(rf"match dscp ((\d+|{named})([,-]|, | - )?)+", line):
+            return INVALID
     m = re.fullmatch(r"match dscp ([\d,\- ]+)", line)
     if m is not None:
         values = [int(v) for v in re.findall(r"\d+", m.group(1))]

@@ -1,0 +1,279 @@
+"""A strict lab: a corpus of wrong commands the real CLIs refuse (at least 30 per switch platform) is refused by
+the simulators, with the device's own kind of error; and every rendered golden configuration is accepted.
+
+Each EOS / NX-OS case is (context lines entered first, the wrong line); each NVUE case edits a rendered tree.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabconf.lab.eos.sim import EosSim
+from fabconf.lab.nvue.schema import Validator
+from fabconf.lab.nxos.config import ConfigSession, NxosCliError, load
+from fabconf.lab.nxos.render import default_startup_config as nxos_startup
+from fabconf.pipeline import Compiled
+from fabconf.render import render
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+PORTS = [f"Ethernet{i}/1" for i in range(1, 9)]
+STRATA, SAND = "DCS-7060X5-64PE", "DCS-7280CR3-32P4"
+PROFILE = ["qos profile P"]
+QUEUE = [*PROFILE, "uc-tx-queue 3"]
+BGP = ["router bgp 65001"]
+ETH = ["interface Ethernet1/1"]
+
+EOS_CORPUS: list[tuple[str, list[str], str]] = [
+    # (model, context, wrong line)
+    (STRATA, [], "priority-flow-control foo bar baz"),
+    (STRATA, [], "priority-flow-control pause watchdog default timeout 0.005"),
+    (STRATA, [], "priority-flow-control pause watchdog default polling-interval abc"),
+    (STRATA, [], "priority-flow-control pause watchdog action explode"),
+    (STRATA, [], "qos map dscp 64 to traffic-class 3"),
+    (STRATA, [], "qos map dscp 26 to traffic-class 8"),
+    (STRATA, [], "qos map dscp 26 to tc 3"),
+    (STRATA, [], "vlan 4095"),
+    (STRATA, [], "router bgp 4294967296"),
+    (STRATA, BGP, "bgp flibble"),
+    (STRATA, BGP, "neighbor 10.0.0.1 remote-as abc"),
+    (STRATA, BGP, "neighbor 10.0.0.1 remote-as 4294967296"),
+    (STRATA, BGP, "neighbor 10.0.0.256 remote-as 65000"),
+    (STRATA, BGP, "neighbor 10.0.0.1 flibble"),
+    (STRATA, BGP, "maximum-paths 0"),
+    (STRATA, BGP, "maximum-paths 64 ecmp 32"),
+    (STRATA, BGP, "router-id 10.0.0"),
+    (STRATA, BGP, "network 10.0.0.0"),
+    (STRATA, BGP, "network 10.0.0.0/33"),
+    (STRATA, ETH, "ip address 10.0.0.1"),
+    (STRATA, ETH, "ip address 10.0.0.300/24"),
+    (STRATA, ETH, "mtu 9300"),
+    (STRATA, ETH, "mtu 67"),
+    (STRATA, ETH, "priority-flow-control priority 8 no-drop"),
+    (STRATA, ETH, "priority-flow-control priority 3 maybe"),
+    (STRATA, ETH, "switchport access vlan 5000"),
+    (STRATA, PROFILE, "qos trust ip"),
+    (STRATA, PROFILE, "tx-queue 3"),  # Sand's command on a Strata switch
+    (SAND, PROFILE, "uc-tx-queue 3"),  # Strata's command on a Sand switch
+    (STRATA, PROFILE, "uc-tx-queue 8"),
+    (STRATA, QUEUE, "bandwidth percent 101"),
+    (STRATA, [*QUEUE, "bandwidth percent 50", *PROFILE, "uc-tx-queue 1"], "bandwidth percent 60"),
+    (
+        STRATA,
+        QUEUE,
+        "random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 101",
+    ),
+    (STRATA, QUEUE, "random-detect ecn minimum-threshold 150 furlongs maximum-threshold 1500 kbytes"),
+    (STRATA, QUEUE, "random-detect ecn minimum-threshold 1500 kbytes maximum-threshold 150 kbytes"),
+    (STRATA, QUEUE, "priority strict now"),
+]
+
+QOS = ["class-map type qos match-any C", "  match dscp 26", "policy-map type qos Q", "  class C"]
+QUEUING = ["policy-map type queuing QU", "  class type queuing c-out-8q-q3"]
+NQ = ["policy-map type network-qos NQ", "  class type network-qos c-8q-nq3"]
+NX_BGP = ["feature bgp", "router bgp 65001"]
+NX_ETH = ["interface Ethernet1/1"]
+
+NXOS_CORPUS: list[tuple[list[str], str]] = [
+    ([], "feature flibble"),
+    ([], "system jumbomtu 9300"),
+    ([], "priority-flow-control watch-dog interval 50"),
+    ([], "priority-flow-control watch-dog shutdown-multiplier 11"),
+    ([], "priority-flow-control watch-dog-interval maybe"),
+    ([], "priority-flow-control flibble"),
+    ([], "vlan 4095"),
+    ([], "router bgp 65001"),  # without feature bgp
+    (["class-map type qos match-any C"], "match dscp 64"),
+    (["class-map type qos match-any C"], "match dscp foo"),
+    (QUEUING, "pause pfc-cos 3"),
+    (QUEUING, "mtu 9216"),
+    (QUEUING, "set qos-group 3"),
+    (QUEUING, "bandwidth remaining percent 101"),
+    (
+        [*QUEUING, "    bandwidth remaining percent 60", "  class type queuing c-out-8q-q-default"],
+        "bandwidth remaining percent 50",
+    ),
+    (QUEUING, "priority level 9"),
+    (
+        QUEUING,
+        "random-detect minimum-threshold 150 kbytes maximum-threshold 1500 kbytes drop-probability 101 weight 0 ecn",
+    ),
+    (
+        QUEUING,
+        "random-detect minimum-threshold 150 furlongs maximum-threshold 1500 kbytes drop-probability 7 weight 0 ecn",
+    ),
+    (
+        QUEUING,
+        "random-detect minimum-threshold 1500 kbytes maximum-threshold 150 kbytes drop-probability 7 weight 0 ecn",
+    ),
+    (QUEUING, "random-detect minimum-threshold 150 kbytes"),
+    (["policy-map type queuing QU"], "class type queuing c-out-8q-q9"),
+    (NQ, "bandwidth remaining percent 50"),
+    (NQ, "random-detect minimum-threshold 150 kbytes maximum-threshold 1500 kbytes drop-probability 7 weight 0 ecn"),
+    (NQ, "set qos-group 3"),
+    (NQ, "pause pfc-cos 8"),
+    (QOS, "pause pfc-cos 3"),
+    (QOS, "priority level 1"),
+    (QOS, "set qos-group 8"),
+    (NX_ETH, "ip address 10.0.0.1"),
+    (NX_ETH, "mtu 9300"),
+    (NX_ETH, "priority-flow-control mode maybe"),
+    (NX_ETH, "switchport access vlan 5000"),
+    (NX_BGP, "router-id 10.0.0"),
+    ([*NX_BGP, "  address-family ipv4 unicast"], "maximum-paths 65"),
+    ([*NX_BGP, "  address-family ipv4 unicast"], "network 10.0.0.0/33"),
+    ([*NX_BGP, "  neighbor 10.0.0.1"], "remote-as abc"),
+]
+
+
+def _tree(compiled: Compiled, name: str) -> tuple[dict[str, Any], str, list[str]]:
+    data = compiled.data[name]
+    release = ".".join(data["os_version"].split(".")[:2])
+    return yaml.safe_load(render(data))[0]["set"], release, sorted(compiled.model.devices[name].ports or [])
+
+
+def _scheduler(tree: dict[str, Any]) -> dict[str, Any]:
+    return tree["qos"]["egress-scheduler"]["default-global"]["traffic-class"]
+
+
+NvueEdit = Callable[[dict[str, Any]], None]
+NVUE_CORPUS: list[tuple[str, NvueEdit]] = [
+    ("scheduler shares past 100 %", lambda t: _scheduler(t)["1"].update({"bw-percent": 10})),
+    ("a traffic class left to its default share", lambda t: _scheduler(t).pop("4")),
+    ("scheduler mode fastest", lambda t: _scheduler(t)["0"].update({"mode": "fastest"})),
+    ("bw-percent 101", lambda t: _scheduler(t)["0"].update({"bw-percent": 101})),
+    ("traffic class 8", lambda t: _scheduler(t).update({"8": {"mode": "dwrr", "bw-percent": 0}})),
+    ("PFC on switch priority 8", lambda t: t["qos"]["pfc"]["default-global"]["switch-priority"].update({"8": {}})),
+    ("PFC rx maybe", lambda t: t["qos"]["pfc"]["default-global"].update({"rx": "maybe"})),
+    ("watchdog polling 50 ms", lambda t: t["qos"]["pfc-watchdog"].update({"polling-interval": 50})),
+    ("watchdog robustness 0", lambda t: t["qos"]["pfc-watchdog"].update({"robustness": 0})),
+    ("watchdog on the loopback", lambda t: t["interface"]["lo"].update({"qos": {"pfc-watchdog": {"state": "enable"}}})),
+    ("unknown key under qos", lambda t: t["qos"].update({"flibble": {}})),
+    ("unknown traffic pool", lambda t: t["qos"]["traffic-pool"].update({"weird": {"memory-percent": 1}})),
+    ("pools past 100 %", lambda t: t["qos"]["traffic-pool"]["default-lossy"].update({"memory-percent": 60})),
+    (
+        "a switch priority in both pools",
+        lambda t: t["qos"]["traffic-pool"]["default-lossy"]["switch-priority"].update({"3": {}}),
+    ),
+    (
+        "ECN min above max",
+        lambda t: t["qos"]["congestion-control"]["default-global"]["traffic-class"]["3"].update(
+            {"min-threshold": 2000000}
+        ),
+    ),
+    (
+        "ECN probability 101",
+        lambda t: t["qos"]["congestion-control"]["default-global"]["traffic-class"]["3"].update({"probability": 101}),
+    ),
+    (
+        "ECN maybe",
+        lambda t: t["qos"]["congestion-control"]["default-global"]["traffic-class"]["3"].update({"ecn": "maybe"}),
+    ),
+    ("DSCP 64 mapping", lambda t: t["qos"]["mapping"]["default-global"]["dscp"].update({"64": {"switch-priority": 3}})),
+    (
+        "switch priority 8 mapping",
+        lambda t: t["qos"]["mapping"]["default-global"]["dscp"]["26"].update({"switch-priority": 8}),
+    ),
+    ("trust maybe", lambda t: t["qos"]["mapping"]["default-global"].update({"trust": "maybe"})),
+    (
+        "egress queue mapping to traffic class 8",
+        lambda t: t["qos"]["egress-queue-mapping"]["default-global"]["switch-priority"]["0"].update(
+            {"traffic-class": 8}
+        ),
+    ),
+    ("MTU 9300", lambda t: t["interface"]["swp1"]["link"].update({"mtu": 9300})),
+    ("MTU 500", lambda t: t["interface"]["swp1"]["link"].update({"mtu": 500})),
+    ("a port the switch does not have", lambda t: t["interface"].update({"swp99": {"type": "swp"}})),
+    ("access VLAN 4095", lambda t: t["interface"]["swp1"]["bridge"]["domain"]["br_default"].update({"access": 4095})),
+    ("reserved VLAN 3800", lambda t: t["bridge"]["domain"]["br_default"]["vlan"].update({"3800": {}})),
+    ("ASN 0", lambda t: t["router"]["bgp"].update({"autonomous-system": 0})),
+    (
+        "remote-as maybe",
+        lambda t: next(iter(t["vrf"]["default"]["router"]["bgp"]["neighbor"].values())).update({"remote-as": "maybe"}),
+    ),
+    (
+        "neighbor without remote-as",
+        lambda t: next(iter(t["vrf"]["default"]["router"]["bgp"]["neighbor"].values())).pop("remote-as"),
+    ),
+    (
+        "multipaths 257 (5.12 allows 1-128, 5.15 1-256)",
+        lambda t: t["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]["multipaths"].update(
+            {"ebgp": 257}
+        ),
+    ),
+    (
+        "neighbor type maybe",
+        lambda t: next(iter(t["vrf"]["default"]["router"]["bgp"]["neighbor"].values())).update({"type": "maybe"}),
+    ),
+]
+
+
+def _eos(model: str) -> EosSim:
+    return EosSim("s1", "127.0.0.1", ports=PORTS, username="u", password="p", ca=None, model=model)
+
+
+@pytest.mark.parametrize(("model", "context", "line"), EOS_CORPUS, ids=[c[2] for c in EOS_CORPUS])
+def test_eos_refuses(model: str, context: list[str], line: str) -> None:
+    sim = _eos(model)
+    good = sim.run_cmds(["configure", *context], "json")
+    assert "error" not in good, good
+    bad = sim.run_cmds(["configure", *context, line], "json")
+    assert "error" in bad, f"accepted: {line}"
+    assert any(m.startswith(("Invalid input", "Incomplete command", "%")) for m in bad["error"]["data"][-1]["errors"])
+
+
+def _nxos_session() -> ConfigSession:
+    names = [f"Ethernet1/{i}" for i in range(1, 9)]
+    return ConfigSession(load(nxos_startup("n1", names), names), names)
+
+
+@pytest.mark.parametrize(("context", "line"), NXOS_CORPUS, ids=[c[1] for c in NXOS_CORPUS])
+def test_nxos_refuses(context: list[str], line: str) -> None:
+    session = _nxos_session()
+    for ok in context:
+        session.apply(ok)
+    with pytest.raises(NxosCliError) as err:
+        session.apply(line)
+    assert err.value.message.startswith(("%", "ERROR")), err.value.message
+
+
+@pytest.mark.parametrize(("label", "edit"), NVUE_CORPUS, ids=[c[0] for c in NVUE_CORPUS])
+@pytest.mark.parametrize("device", ["leaf1", "leaf2"])  # Cumulus 5.12 and 5.15
+def test_nvue_refuses(example: Compiled, device: str, label: str, edit: NvueEdit) -> None:
+    tree, release, ports = _tree(example, device)
+    validator = Validator(release)
+    assert validator.apply_errors(tree, ports) == []
+    broken = copy.deepcopy(tree)
+    edit(broken)
+    assert validator.apply_errors(broken, ports), f"{release} accepted: {label}"
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert len(EOS_CORPUS) >= 30 and len(NXOS_CORPUS) >= 30 and len(NVUE_CORPUS) >= 30
+
+
+def _cli_lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("!") and ln.strip() != "end"]
+
+
+@pytest.mark.parametrize(
+    "path", sorted(GOLDEN.rglob("devices/*.cfg")), ids=lambda p: f"{p.parent.parent.name}/{p.stem}"
+)
+def test_every_rendered_cli_golden_is_accepted(path: Path) -> None:
+    text = path.read_text()
+    ports = sorted(set(re.findall(r"^interface ((?:Ethernet)\S+)", text, re.M)))
+    if text.startswith("!Command:"):  # NX-OS
+        session = ConfigSession(load(nxos_startup(path.stem, ports), ports), ports)
+        for line in _cli_lines(text):
+            session.apply(line)
+        return
+    model = re.match(r"! fabconf \S+ \((\S+)\)", text).group(1)  # type: ignore[union-attr]
+    sim = EosSim(path.stem, "127.0.0.1", ports=ports, username="u", password="p", ca=None, model=model)
+    reply = sim.run_cmds(["configure", *_cli_lines(text)], "json")
+    assert "error" not in reply, reply.get("error")
