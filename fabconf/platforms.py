@@ -52,6 +52,7 @@ class Platform:
     # Owned sections: CLI root-line regexes (hier_config dialect ``remediation``) or NVUE paths ("a/*/c").
     owned: tuple[str, ...] = ()
     remediation: str | None = None  # hier_config Platform member name, for CLI candidates
+    wrapper: str = ""  # napalm drivers: "module:Class" of the staging wrapper ("": chosen by ``revert``)
     # -- limits ------------------------------------------------------------------------------------------------
     min_mtu: int = 0
     max_mtu: int = 0
@@ -205,7 +206,9 @@ PLATFORMS: dict[str, Platform] = {
         connection_section="napalm",
         default_port=None,
         candidate=Candidate.CLI,
-        revert=Revert.CHECKPOINT,  # [V] napalm nxos has no commit-confirm (napalm-driver-protocols.md)
+        # [V] napalm nxos has no commit-confirm (napalm-driver-protocols.md); fabconf's wrapper uses NX-OS's own
+        # `configure replace ... commit-timeout` (9.3(1)+) so an unconfirmed commit reverts on the switch
+        revert=Revert.TIMER,
         merge_diff_from_device=False,  # napalm's NX-OS merge diff omits negations: show the remediation
         suffix=".cfg",
         qos_dialect="nxos_cli",
@@ -220,6 +223,7 @@ PLATFORMS: dict[str, Platform] = {
             r"interface loopback0",
         ),
         remediation="CISCO_NXOS",
+        wrapper="fabconf.drivers.nxos_replace:NxosTimerDriver",
         # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
         # [U] maximum-paths 1-64.
         # [V] Cisco Nexus 9000 Layer 2 Switching Configuration Guide, "VLAN ranges": 3968-4047 and 4094 are

@@ -41,6 +41,7 @@ class StagedCliDriver:
         self._staged: Remediation | None = None  # merge mode: what was loaded; None: nothing / replace mode
         self._replace = False
         self._views: tuple[str, str] | None = None  # owned config (running, intended) of the last load
+        self._intended: str | None = None  # replace mode: the whole intended configuration
 
     # -- connection -------------------------------------------------------------------------------------------
     def open(self) -> None:

@@ -44,8 +44,13 @@ def driver_for(
         optional_args.setdefault("transport", "https")
         cls = napalm.get_network_driver(spec.driver.partition(":")[2])
         inner = cls(hostname, username, password, timeout=timeout, optional_args=optional_args)
-        wrapper = StagedTimerDriver if spec.revert is Revert.TIMER else StagedCliDriver
-        return wrapper(inner, spec)
+        if spec.wrapper:
+            module_name, _, class_name = spec.wrapper.partition(":")
+            wrapper = getattr(importlib.import_module(module_name), class_name)
+        else:
+            wrapper = StagedTimerDriver if spec.revert is Revert.TIMER else StagedCliDriver
+        staged: Driver = wrapper(inner, spec)
+        return staged
     module_name, _, class_name = spec.driver.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     extras.pop("device_type", None)  # a netmiko key, meaningless to our drivers

@@ -119,3 +119,27 @@ def owned_views(platform: str, running: str, intended: str, whole: bool = False)
     before = _lines(run_tree.children, 0, order)
     after = _lines(want_tree.children, 0, order)
     return "\n".join(before) + "\n", "\n".join(after) + "\n"
+
+
+def future_config(platform: str, running: str, remediation: str) -> str:
+    """The whole configuration the device would run after ``remediation`` is merged into ``running``, as a file
+    ``configure replace`` can load. Sections keep their running order; new ones follow in the remediation's order
+    (which is the rendered order: a ``feature`` line before what it enables)."""
+    dialect = _dialect(platform)
+    run_tree = get_hconfig(dialect, _strip_comments(running))
+    future = run_tree.future(get_hconfig(dialect, remediation))
+    existing = [child.text for child in run_tree.children]
+    by_text = {child.text: child for child in future.children}
+    ordered = [by_text[t] for t in existing if t in by_text]
+    ordered += [child for child in future.children if child.text not in set(existing)]
+    indent = "  " * 1
+    lines: list[str] = []
+
+    def emit(node: Any, depth: int) -> None:
+        lines.append(indent * depth + node.text)
+        for child in node.children:
+            emit(child, depth + 1)
+
+    for child in ordered:
+        emit(child, 0)
+    return "\n".join(lines) + "\n"

@@ -18,7 +18,8 @@ here-documents, ``sudo``, ``bash -c``, scripts by path, core utilities). Host co
 (``fabconf.lab.host.mlnxqos``), ``ip``, ``rdma``, ``ibstat``, ``ibv_devinfo``, ``show_gids``, ``ibdev2netdev``,
 ``cma_roce_tos`` (``fabconf.lab.host.niccmds``), ``mlxconfig``, ``mlxfwreset`` (``fabconf.lab.host.mlxcmds``),
 ``systemctl``, ``pgrep``, ``lldpad``, ``hostname``, ``hostnamectl``, ``uname`` (``fabconf.lab.host.services``), sysfs
-and configfs files (``fabconf.lab.host.nicsysfs``) and the lab-only ``reboot``.
+and configfs files (``fabconf.lab.host.nicsysfs``), ``/proc/sys`` files of the modelled sysctls (``ProcSys``) and
+the lab-only ``reboot``.
 
 ``reboot`` (command or method) ends every SSH session and loses the runtime state (mlnx_qos settings,
 sysfs ECN, ToS, MTU back to 1500, lldpad stopped), makes pending ``mlxconfig`` values current, clears ``/tmp``
@@ -41,6 +42,7 @@ from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import DropConnection, Faults
 from fabconf.lab.host import iproute, mlnxqos, mlxcmds, niccmds
 from fabconf.lab.host import services as hostsvc
+from fabconf.lab.host.memfs import FsError
 from fabconf.lab.host.nicstate import HostState, NicPort, default_host_state
 from fabconf.lab.host.nicsysfs import NicContext, NicSysfs
 from fabconf.lab.host.shell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
@@ -74,6 +76,36 @@ class HostFaults(Faults):
 
     def active(self) -> list[str]:
         return [*super().active(), *(["garbled"] if self.garbled else [])]
+
+
+class ProcSys:
+    """A ``VirtualFiles`` tree for ``/proc/sys``: the keys of ``HostState.sysctls`` as files (``net.ipv4.ip_forward``
+    is ``/proc/sys/net/ipv4/ip_forward``); a write takes the same values ``sysctl -w`` does."""
+
+    def __init__(self, state: HostState) -> None:
+        self.state = state
+
+    def _files(self) -> dict[str, str]:
+        return {"/proc/sys/" + key.replace(".", "/"): key for key in self.state.sysctls}
+
+    def read(self, path: str) -> str | None:
+        key = self._files().get(path)
+        return None if key is None else f"{self.state.sysctls[key]}\n"
+
+    def listdir(self, path: str) -> list[str] | None:
+        prefix = path.rstrip("/") + "/"
+        names = {p[len(prefix) :].split("/", 1)[0] for p in self._files() if p.startswith(prefix)}
+        return sorted(names) if names else None
+
+    def write(self, path: str, data: str) -> None:
+        key = self._files().get(path)
+        if key is None:
+            raise FsError("Is a directory" if self.listdir(path) is not None else "No such file or directory")
+        low, high = iproute.SYSCTL_RANGES.get(key.rsplit(".", 1)[-1], (0, 2**31))
+        value = data.strip()
+        if not value.isdigit() or not low <= int(value) <= high:
+            raise FsError("Invalid argument")
+        self.state.sysctls[key] = int(value)
 
 
 class RebootRequested(Exception):
@@ -127,7 +159,7 @@ class GpuHostSim(SimBase):
         self._running = False
         self.ctx = NicContext(self.state, self._carrier, lambda: bool(getattr(self.faults, "garbled", False)))
         home = "/root" if username == "root" else f"/home/{username}"
-        self.fs = MemoryFs(self.state.files, {"/sys": NicSysfs(self.ctx)}, home=home)
+        self.fs = MemoryFs(self.state.files, {"/sys": NicSysfs(self.ctx), "/proc/sys": ProcSys(self.state)}, home=home)
         self.fs.dirs.add(home)
         self.units = hostsvc.Units(self.state, self._run_as_root)
         self.commands = self._commands()
