@@ -53,6 +53,9 @@ class Platform:
     owned: tuple[str, ...] = ()
     remediation: str | None = None  # hier_config Platform member name, for CLI candidates
     wrapper: str = ""  # napalm drivers: "module:Class" of the staging wrapper ("": chosen by ``revert``)
+    # Replace mode never locks fabconf out: the management plane (CLI root-line regexes or NVUE paths) is kept
+    # from the running configuration when the rendered one does not set it. [U] the lists are fabconf's choice.
+    management: tuple[str, ...] = ()
     # -- limits ------------------------------------------------------------------------------------------------
     min_mtu: int = 0
     max_mtu: int = 0
@@ -133,6 +136,7 @@ PLATFORMS: dict[str, Platform] = {
         merge_diff_from_device=True,
         suffix=".yaml",
         qos_dialect="nvue",
+        management=("interface/eth0", "vrf/mgmt", "system/api", "system/aaa", "system/ssh-server", "service"),
         owned=(
             "system/hostname",
             "interface/*",
@@ -177,6 +181,18 @@ PLATFORMS: dict[str, Platform] = {
             r"interface Loopback0",
         ),
         remediation="ARISTA_EOS",
+        management=(
+            r"management .+",
+            r"username \S+ .+",
+            r"aaa .+",
+            r"no aaa root",
+            r"enable (password|secret) .+",
+            r"interface Management\d+(/\d+)?",
+            r"vrf instance \S+",
+            r"ip route vrf \S+ .+",
+            r"ip (name-server|domain[- ]name) .+",
+            r"dns domain \S+",
+        ),
         # [U] EOS L3 MTU maximum 9214 (the reference's sample uses 9214); maximum-paths up to 128.
         # [U] EOS takes internal VLANs for routed ports (fabconf's uplinks) from 1006-1199 by default
         # (`vlan internal order ascending range 1006 1199`); a training VLAN there can collide with one.
@@ -223,6 +239,18 @@ PLATFORMS: dict[str, Platform] = {
             r"interface loopback0",
         ),
         remediation="CISCO_NXOS",
+        management=(
+            r"feature (nxapi|ssh|scp-server|sftp-server|tacacs\+)",
+            r"nxapi .+",
+            r"username \S+ .+",
+            r"interface mgmt0",
+            r"vrf context management",
+            r"ssh .+",
+            r"aaa .+",
+            r"role .+",
+            r"ip (domain-name|name-server) .+",
+            r"line (console|vty)",
+        ),
         wrapper="fabconf.drivers.nxos_replace:NxosTimerDriver",
         # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
         # [U] maximum-paths 1-64.

@@ -20,7 +20,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from fabconf.drivers.contract import RevertTimer
-from fabconf.drivers.remediation import Remediation, owned_views, remediate
+from fabconf.drivers.remediation import Remediation, keep_management, owned_views, remediate
 from fabconf.drivers.textdiff import unified
 from fabconf.platforms import Platform
 
@@ -66,7 +66,9 @@ class StagedCliDriver:
             self.napalm.load_merge_candidate(config=rem.config)
 
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        intended = _text(filename, config)
+        # the management plane runs over what a replace would otherwise drop: keep it from the running config
+        intended = keep_management(self.spec.name, self._running_config(), _text(filename, config))
+        self._intended = intended
         self._staged, self._replace = None, True
         self._views = owned_views(self.spec.name, self._running_config(), intended, whole=True)
         self.napalm.load_replace_candidate(config=intended)

@@ -31,6 +31,7 @@ Failures never leave a pending revision behind: a failed load, a refused or drop
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import shlex
@@ -65,6 +66,7 @@ from fabconf.drivers.nvue_plan import (
 )
 from fabconf.drivers.nvue_ssh import NvSsh
 from fabconf.drivers.textdiff import unified
+from fabconf.platforms import platform as platform_spec
 
 __all__ = ["CumulusDriver"]
 
@@ -184,6 +186,10 @@ class CumulusDriver(DriverBase, RevertTimer):
             )
         return self._ssh
 
+    @property
+    def spec_management(self) -> tuple[str, ...]:
+        return platform_spec("cumulus").management
+
     # -- trees and revisions ------------------------------------------------------------------------------
     def _tree(self, ref: str, *, filled: bool = False) -> Tree:
         """The whole configuration tree of ``applied``, ``startup`` or a revision id. [U] that a pending
@@ -269,6 +275,7 @@ class CumulusDriver(DriverBase, RevertTimer):
         except DocumentError as exc:
             raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
         self.discard_config()
+        doc = _keep_management(doc, self._tree("applied"), self.spec_management)
         rev = self._create_revision(ReplaceConfigException)
         try:
             self.api.request("DELETE", "/", query={"rev": rev})
@@ -536,3 +543,21 @@ def _issues(state: dict[str, Any]) -> str:
     items = issue.values() if isinstance(issue, dict) else issue if isinstance(issue, list) else [issue]
     texts = [str(i.get("message") or i) if isinstance(i, dict) else str(i) for i in items]
     return "; ".join(texts) or "no reason given"
+
+
+def _keep_management(doc: Tree, running: Tree, paths: tuple[str, ...]) -> Tree:
+    """A replace keeps the management plane: each path of ``paths`` ("interface/eth0") that the document does not
+    set is copied from the running tree, so the API, its users and eth0 survive."""
+    out = copy.deepcopy(doc)
+    for path in paths:
+        parts = path.split("/")
+        src: Any = running
+        for part in parts:
+            src = src.get(part) if isinstance(src, dict) else None
+        if src is None:
+            continue
+        dst = out
+        for part in parts[:-1]:
+            dst = dst.setdefault(part, {})
+        dst.setdefault(parts[-1], copy.deepcopy(src))
+    return out

@@ -38,14 +38,6 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
         assert self._staged is not None
         return future_config(self.spec.name, self._running_config(), self._staged.config)
 
-    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        super().load_merge_candidate(filename=filename, config=config)
-        self._intended = None
-
-    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        super().load_replace_candidate(filename=filename, config=config)
-        self._intended = config if config is not None else open(filename or "").read()  # noqa: SIM115
-
     def _exec(self, command: str) -> str:
         return str(self.napalm.device.show(command, raw_text=True))
 

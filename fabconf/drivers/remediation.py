@@ -143,3 +143,33 @@ def future_config(platform: str, running: str, remediation: str) -> str:
     for child in ordered:
         emit(child, 0)
     return "\n".join(lines) + "\n"
+
+
+def _indented(node: Any, depth: int, width: int = 2) -> list[str]:
+    out = []
+    for child in node.children:
+        out.append(" " * (width * depth) + child.text)
+        out.extend(_indented(child, depth + 1, width))
+    return out
+
+
+def keep_management(platform: str, running: str, intended: str) -> str:
+    """``intended`` plus every root section of ``running`` that belongs to the management plane (the platform
+    table's ``management``) and that ``intended`` does not set: a replace keeps the API, users and management
+    interface it runs over."""
+    patterns = platform_spec(platform).management
+    if not patterns:
+        return intended
+    pattern = re.compile(r"^(?:" + "|".join(patterns) + r")$")
+    dialect = _dialect(platform)
+    want = get_hconfig(dialect, _strip_comments(intended))
+    have = {child.text for child in want.children}
+    kept: list[str] = []
+    for child in get_hconfig(dialect, _strip_comments(running)).children:
+        if pattern.match(child.text) and child.text not in have:
+            kept.append(child.text)
+            kept.extend(_indented(child, 1))
+    if not kept:
+        return intended
+    body = intended.rstrip("\n").removesuffix("end").rstrip("\n")
+    return body + "\n!\n" + "\n".join(kept) + "\n"

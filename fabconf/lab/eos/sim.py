@@ -42,8 +42,10 @@ Public API::
     default_startup_config(hostname, ports) -> str
 
 Not modelled: ``show priority-flow-control``/``show qos`` (their JSON shapes are unverified here: read PFC
-from the running config), VRFs other than default, IPv6 BGP sessions, the management API shutting itself
-down when a replace drops ``management api http-commands``, heredoc commands (banners, ``comment``).
+from the running config), VRFs other than default, IPv6 BGP sessions, heredoc commands (banners, ``comment``).
+
+Lock-out: once the running config has no ``management api http-commands`` with ``no shutdown`` (a replace that
+dropped it), eAPI answers nothing but HTTP 503, as a switch whose API is off answers nothing at all.
 """
 
 from __future__ import annotations
@@ -245,7 +247,14 @@ class EosSim(SimBase, HttpDevice):
         return m.group(1)
 
     # -- HTTP / JSON-RPC --------------------------------------------------------------------------------------------
+    def _eapi_enabled(self) -> bool:
+        with self._lock:
+            api = self.running.find("management api http-commands")
+            return api is not None and "no shutdown" in api.leaves()
+
     def handle_http(self, request: HttpRequest) -> HttpReply:
+        if not self._eapi_enabled():
+            return HttpReply(503, b'{"error": "eAPI is not enabled (management api http-commands)"}')
         if request.path != "/command-api":
             return HttpReply(404, b'{"error": "Not Found"}')
         if request.method != "POST":

@@ -273,6 +273,9 @@ class NvueSim(SimBase, HttpDevice):
 
     # -- HTTP -----------------------------------------------------------------------------------------
     def handle_http(self, request: HttpRequest) -> HttpReply:
+        # lock-out [U]: the API is reached over eth0 in vrf mgmt; an applied tree without eth0 cuts it off
+        if "eth0" not in (self.store.applied.get("interface", {}) or {}):
+            return _error(503, "management interface eth0 is not configured")
         path = request.path
         if path != BASE and not path.startswith(BASE + "/"):
             return _error(404, f"No such resource: {path}")

@@ -195,6 +195,10 @@ class NxosSim(SimBase, HttpDevice):
 
     # -- NX-API -----------------------------------------------------------------------------------------------
     def handle_http(self, request: HttpRequest) -> HttpReply:
+        with self.device.lock:
+            nxapi_on = "feature nxapi" in self.device.running.leaves()
+        if not nxapi_on:  # lock-out: a replace that dropped `feature nxapi` leaves NX-API off
+            return HttpReply(503, b'{"error": "NX-API is not enabled (feature nxapi)"}')
         if request.path.rstrip("/") != "/ins":
             return HttpReply(404, b'{"error": "Not Found"}')
         if request.method != "POST":
