@@ -300,16 +300,21 @@ def test_commit_then_second_merge_is_idempotent(lab: Lab, leaf1_doc: str, leaf1_
     drv.confirm_commit()  # confirming a commit that changed nothing is a no-op
 
 
-def test_replace_candidate_becomes_the_whole_config(lab: Lab, leaf1_doc: str, leaf1_tree: dict[str, Any]) -> None:
+def test_replace_candidate_becomes_the_whole_config_but_management(
+    lab: Lab, leaf1_doc: str, leaf1_tree: dict[str, Any]
+) -> None:
     sim = lab.sim()
     drv = lab.driver(sim)
     drv.open()
+    eth0 = sim.store.tree("applied")["interface"]["eth0"]
     drv.load_replace_candidate(config=leaf1_doc)
     lines = drv.compare_config().splitlines()
-    assert "nv unset interface eth0" in lines and "nv unset system timezone" in lines
-    assert "nv unset interface swp5" in lines
+    assert "nv unset system timezone" in lines and "nv unset interface swp5" in lines
+    assert not any(line.startswith("nv unset interface eth0") for line in lines)  # management is kept
     drv.commit_config()
-    assert same(sim.store.tree("applied"), leaf1_tree)
+    applied = sim.store.tree("applied")
+    assert applied["interface"].pop("eth0") == eth0
+    assert same(applied, leaf1_tree)
     drv.load_replace_candidate(config=leaf1_doc)
     assert drv.compare_config() == ""
     drv.discard_config()

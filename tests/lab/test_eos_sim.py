@@ -24,11 +24,13 @@ from napalm.base.exceptions import CommitError, MergeConfigException, SessionLoc
 from pyeapi.eapilib import CommandError
 from pyeapi.eapilib import ConnectionError as EapiConnectionError
 
+from fabconf.drivers.remediation import keep_management
 from fabconf.lab.eos.sim import EosSim, default_startup_config
 from fabconf.lab.faults import Faults
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
 
+API = "management api http-commands\n   no shutdown\n!\n"  # the lab answers eAPI only with the API on
 USER, PASSWORD = "admin", "lab-pw"
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "devices"
 # a random third octet per test process, so two runs of this file at once rarely meet on one address
@@ -188,7 +190,7 @@ def _bgp_startup(host: str, asn: int, addr: str, peer: str, peer_as: int, rid: s
         f"hostname {host}\n!\ninterface Ethernet1\n   mtu 9214\n   no switchport\n   ip address {addr}\n!\n"
         f"interface Loopback0\n   ip address {rid}/32\n!\nip routing\n!\n"
         f"router bgp {asn}\n   router-id {rid}\n   maximum-paths 4 ecmp 4\n"
-        f"   neighbor {peer} remote-as {peer_as}\n   network {net}\n!\nend\n"
+        f"   neighbor {peer} remote-as {peer_as}\n   network {net}\n!\n{API}end\n"
     )
 
 
@@ -230,7 +232,7 @@ def _unnumbered(host: str, asn: int, peer_as: int, net: str) -> str:
         f"hostname {host}\n!\ninterface Ethernet1\n   mtu 9214\n   no switchport\n   ipv6 enable\n!\nip routing\n!\n"
         f"router bgp {asn}\n   router-id 10.255.{asn % 256}.1\n   maximum-paths 64 ecmp 64\n"
         f"   neighbor FABRIC peer group\n   neighbor interface Ethernet1 peer-group FABRIC remote-as {peer_as}\n"
-        f"   network {net}\n!\nend\n"
+        f"   network {net}\n!\n{API}end\n"
     )
 
 
@@ -268,6 +270,8 @@ def test_fabconf_rendered_config_replaces_cleanly(make_sim, device: str) -> None
     model = re.match(r"! fabconf \S+ \((\S+)\)", text).group(1)  # type: ignore[union-attr]
     sim = make_sim(device, ports=ports, model=model)  # the hardware family decides the queue command
     driver = napalm_eos(sim)
+    # as fabconf's wrapper does: the rendered config has no management plane, the switch keeps its own
+    text = keep_management("eos", driver.get_config(retrieve="running")["running"], text)
     driver.load_replace_candidate(config=text)
     assert "+qos profile FABCONF_ROCE" in driver.compare_config()
     driver.commit_config()

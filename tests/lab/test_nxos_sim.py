@@ -32,6 +32,7 @@ _addresses = (f"127.11.{n // 250 % 250}.{n % 250 + 2}" for n in itertools.count(
 
 LEAF = """hostname leaf1
 feature bgp
+feature nxapi
 feature lldp
 interface Ethernet1/1
   no switchport
@@ -55,6 +56,7 @@ router bgp 65001
 
 SPINE = """hostname spine1
 feature bgp
+feature nxapi
 feature lldp
 interface Ethernet1/1
   no switchport

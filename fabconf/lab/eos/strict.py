@@ -15,10 +15,10 @@ checks the wording is [U] (EOS's own text was not available here).
 
 from __future__ import annotations
 
-import ipaddress
 import re
 
 from fabconf.lab.cliconf import Editor, Node
+from fabconf.lab.cliconf.addresses import valid_ipv4, valid_prefix
 
 _QUEUE = re.compile(r"(uc-|mc-)?tx-queue (\d+)")
 _UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1000_000, "segments": 208}  # [U] segment size for comparison
@@ -38,14 +38,7 @@ def family_error(cmd: str, family: str) -> str | None:
 
 
 def _ipv4(text: str, prefix: bool) -> bool:
-    try:
-        if prefix:
-            ipaddress.IPv4Interface(text)
-        else:
-            ipaddress.IPv4Address(text)
-    except ValueError:
-        return False
-    return True
+    return valid_prefix(text, strict=False) if prefix else valid_ipv4(text)
 
 
 def value_error(cmd: str) -> str | None:

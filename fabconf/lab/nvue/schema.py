@@ -405,21 +405,23 @@ def _keys(where: str, table: Any, high: int, what: str) -> list[str]:
     return [f"{where}: {what} {k} is not in 0-{high}" for k in bad]
 
 
+# (qos section, map under each profile, highest key, what the key is)
+_QOS_KEY_MAPS = (
+    ("egress-scheduler", "traffic-class", 7),
+    ("congestion-control", "traffic-class", 7),
+    ("pfc", "switch-priority", 7),
+    ("traffic-pool", "switch-priority", 7),
+    ("egress-queue-mapping", "switch-priority", 7),
+    ("mapping", "dscp", 63),
+    ("mapping", "pcp", 7),
+)
+
+
 def _qos_keys(qos: Tree) -> list[str]:
     out: list[str] = []
-    for pname, prof in (qos.get("egress-scheduler", {}) or {}).items():
-        out += _keys(f"qos egress-scheduler {pname}", (prof or {}).get("traffic-class"), 7, "traffic-class")
-    for pname, prof in (qos.get("congestion-control", {}) or {}).items():
-        out += _keys(f"qos congestion-control {pname}", (prof or {}).get("traffic-class"), 7, "traffic-class")
-    for pname, prof in (qos.get("pfc", {}) or {}).items():
-        out += _keys(f"qos pfc {pname}", (prof or {}).get("switch-priority"), 7, "switch-priority")
-    for pname, prof in (qos.get("traffic-pool", {}) or {}).items():
-        out += _keys(f"qos traffic-pool {pname}", (prof or {}).get("switch-priority"), 7, "switch-priority")
-    for pname, prof in (qos.get("egress-queue-mapping", {}) or {}).items():
-        out += _keys(f"qos egress-queue-mapping {pname}", (prof or {}).get("switch-priority"), 7, "switch-priority")
-    for pname, prof in (qos.get("mapping", {}) or {}).items():
-        out += _keys(f"qos mapping {pname}", (prof or {}).get("dscp"), 63, "dscp")
-        out += _keys(f"qos mapping {pname}", (prof or {}).get("pcp"), 7, "pcp")
+    for section, table, high in _QOS_KEY_MAPS:
+        for pname, prof in (qos.get(section, {}) or {}).items():
+            out += _keys(f"qos {section} {pname}", (prof or {}).get(table), high, table)
     return out
 
 

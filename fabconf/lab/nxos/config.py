@@ -27,6 +27,7 @@ from typing import Any
 
 from fabconf.lab import cliconf
 from fabconf.lab.cliconf import CliError, Editor, Node
+from fabconf.lab.cliconf.addresses import valid_ipv4, valid_prefix
 from fabconf.lab.nxos import strict
 
 NXOS_VERSION = "10.3(4a)"
@@ -161,25 +162,6 @@ def _valid_asn(text: str) -> bool:
     return bool(m) and int(m.group(1)) <= 65535 and int(m.group(2)) <= 65535
 
 
-def _valid_ipv4(text: str) -> bool:
-    try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _valid_prefix(text: str, strict: bool) -> bool:
-    try:
-        if strict:
-            ipaddress.IPv4Network(text)
-        else:
-            ipaddress.IPv4Interface(text)
-    except ValueError:
-        return False
-    return "/" in text
-
-
 class ConfigSession:
     """Applies NX-OS configuration lines to a tree like ``configure terminal`` does.
 
@@ -290,12 +272,12 @@ class ConfigSession:
         mode = self.mode
         if body[0] == "remote-as" and len(body) == 2 and mode in ("bgp-neighbor", "neighbor-af"):
             self._check_asn(line, body[1])
-        if body[0] == "router-id" and len(body) == 2 and not _valid_ipv4(body[1]):
+        if body[0] == "router-id" and len(body) == 2 and not valid_ipv4(body[1]):
             raise NxosCliError(line, INVALID_IP)
-        if body[:2] == ["ip", "address"] and len(body) >= 3 and not _valid_prefix(body[2], strict=False):
+        if body[:2] == ["ip", "address"] and len(body) >= 3 and not valid_prefix(body[2], strict=False):
             raise NxosCliError(line, INVALID_IP)
         in_af = mode in ("address-family", "neighbor-af", "bgp-vrf")
-        if body[0] == "network" and len(body) >= 2 and in_af and not _valid_prefix(body[1], strict=True):
+        if body[0] == "network" and len(body) >= 2 and in_af and not valid_prefix(body[1], strict=True):
             raise NxosCliError(line, INVALID_IP)
 
     def _check_qos_references(self, line: str, neg: bool, body: list[str]) -> None:
