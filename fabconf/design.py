@@ -85,7 +85,7 @@ def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, An
         "trust": "l3",
         "dscp_map": sorted([[roce["dscp"], roce["priority"]], [cnp["dscp"], cnp["priority"]]]),
         "queue_map": [[p, p] for p in range(8)],
-        "pfc": {"priorities": lossless, "cable_length": roce["cable_length_m"]},
+        "pfc": {"priorities": list(lossless), "cable_length": roce["cable_length_m"]},
         "ecn": [
             {
                 "tc": p,
@@ -99,7 +99,7 @@ def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, An
         "pool": {
             "lossless_percent": 50,
             "lossy_percent": 50,
-            "priorities": lossless,
+            "priorities": list(lossless),  # a list of its own: device data never shares objects
             "lossy_priorities": [p for p in range(8) if p not in lossless],
         },
         "watchdog": {

@@ -52,7 +52,10 @@ def _produce(example: Compiled, kind: str, arg: str) -> str:
         platform, feature = arg.split("/")
         data = example.data[REPRESENTATIVE[platform]]
         return environment().get_template(f"{platform}/{feature}.j2").render(data)
-    return yaml.safe_dump(example.data[arg], sort_keys=False, default_flow_style=None, width=120)
+    text = yaml.safe_dump(example.data[arg], sort_keys=False, default_flow_style=None, width=120)
+    # a YAML anchor means two places share one object: a test (or a template) changing one changes both
+    assert "&id0" not in text, f"{arg}: device data shares an object between two keys"
+    return text
 
 
 def _two_pods_cases(compiled: Compiled) -> dict[str, tuple[str, str]]:
