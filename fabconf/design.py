@@ -25,6 +25,7 @@ gpu host (linux)::
 from __future__ import annotations
 
 import ipaddress
+from functools import cache
 from typing import Any, TypedDict
 
 from fabconf.drivers.linux_routing import MAIN as MAIN_TABLE
@@ -355,6 +356,13 @@ def _mlx_for_port(mlxconfig: dict[str, Any], port: int) -> dict[str, Any]:
     return {f"{k[:-3]}_P{port}": v for k, v in sorted(mlxconfig.items()) if k.endswith("_P1")}
 
 
+@cache
+def _prefix_key(prefix: str) -> tuple[int, int]:
+    """Sort key of a prefix: its address, then its length (cached: a fabric has few distinct prefixes)."""
+    net = ipaddress.IPv4Network(prefix)
+    return int(net.network_address), net.prefixlen
+
+
 def _routing(fabric: dict[str, Any], ports: list[Any]) -> dict[str, Any]:
     """Per-NIC tables and rules so RoCE traffic from a NIC's address leaves through that NIC towards every
     fabric RoCE prefix, and a main-table route to each prefix through the NIC that lives in it."""
@@ -401,7 +409,7 @@ def _routing(fabric: dict[str, Any], ports: list[Any]) -> dict[str, Any]:
             )
     # the order ``ip route show table all`` lists them in (by table, main last; then by destination), so the
     # running and the intended document line up
-    routes.sort(key=lambda r: (r["table"] or MAIN_TABLE, ipaddress.ip_network(r["destination"]), r["gateway"] or ""))
+    routes.sort(key=lambda r: (r["table"] or MAIN_TABLE, _prefix_key(r["destination"]), r["gateway"] or ""))
     return {"rules": rules, "routes": routes}
 
 
