@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from fabconf.cli import devices, lab, runbook
+from fabconf.cli import devices, lab, onboard, runbook
 from fabconf.cli.compile import print_problems, run_render, run_validate
 from fabconf.deploy.options import DeviceOptions
 from fabconf.errors import FabconfError
@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_run_book)
 
     lab.add_parser(sub)
+    onboard.add_parser(sub, _inventory_arg)
     return parser
 
 

@@ -1,0 +1,45 @@
+"""``fabconf onboard rack --pod P [--rack R] [--dry-run]``: add a rack to the inventory from its intent."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from fabconf import onboard
+from fabconf.pipeline import compile_inventory
+
+
+def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argparse.ArgumentParser], None]) -> None:
+    o = sub.add_parser("onboard", help="add a rack to the inventory (names, addresses, ids, ports, links)")
+    what = o.add_subparsers(dest="what", required=True, metavar="WHAT")
+    r = what.add_parser(
+        "rack",
+        help="a rack of the shape fabric.yaml's onboarding: section describes, into a pod",
+        description="Add a rack's leaves and GPU hosts to hosts.yaml and their links to cabling.yaml. Existing "
+        "lines are never changed; the result is validated before anything is written (both files or neither). "
+        "A rack that is already there changes nothing.",
+    )
+    inventory_arg(r)
+    r.add_argument("--pod", required=True, help="the pod the rack joins")
+    r.add_argument("--rack", help="the rack's name (default: the next free rackN); an existing rack is a no-op")
+    r.add_argument("--dry-run", action="store_true", help="print what would be added, write nothing")
+    r.set_defaults(func=run_rack)
+
+
+def run_rack(args: argparse.Namespace) -> int:
+    directory = Path(args.inventory)
+    plan = onboard.plan_rack(compile_inventory(directory), args.pod, args.rack)
+    if plan.empty:
+        print(f"rack {plan.rack} of pod {plan.pod} is already in {directory}: nothing to do")
+        return 0
+    if args.dry_run:
+        print(f"# {directory}/hosts.yaml would gain:{onboard.hosts_text(plan)}")
+        print(f"# {directory}/cabling.yaml would gain:\n{onboard.cabling_text(plan, '  ')}", end="")
+        return 0
+    onboard.write(directory, plan)
+    print(
+        f"onboarded rack {plan.rack} into pod {plan.pod}: {len(plan.devices)} device(s) "
+        f"({', '.join(d.name for d in plan.devices)}), {len(plan.links)} link(s); {directory} validates"
+    )
+    return 0

@@ -1,0 +1,226 @@
+"""Onboarding a rack from inventory: its leaves and GPU hosts added to ``hosts.yaml`` and their links to
+``cabling.yaml``, computed from the fabric's ``onboarding`` intent (names, management pool, the rack's shape).
+
+The rack's leaves get the next free leaf ids, its hosts the next free host ids, and management addresses the
+first free ones of ``onboarding.management_pool``. Leaf uplink *i* goes to the pod's spine *i* (by id), on
+that spine's first port (natural order) that no link uses; host NIC of rail *r* goes to the rack's rail-*r*
+leaf, on that leaf's next host port. Link addresses and ASNs then follow from the ids as for every device.
+
+The files are only ever appended to, so every existing byte (comments, order, style) stays as it was; both
+files are written to temporary copies, the whole inventory is compiled from them, and only when it is valid
+are they moved into place (both or neither). Onboarding a rack that is already there changes nothing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabconf.errors import FabconfError
+from fabconf.model import expand_ports, natural_key
+from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.problems import InputError
+
+
+class OnboardError(FabconfError):
+    """The rack cannot be onboarded as asked; nothing was written."""
+
+
+@dataclass
+class NewDevice:
+    name: str
+    hostname: str
+    groups: list[str]
+    data: dict[str, Any]
+
+
+@dataclass
+class RackPlan:
+    pod: str
+    rack: str
+    devices: list[NewDevice] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)  # ("DEV:PORT", "DEV:PORT")
+
+    @property
+    def empty(self) -> bool:
+        return not self.devices and not self.links
+
+
+def _spec(compiled: Compiled) -> dict[str, Any]:
+    spec = compiled.model.fabric.get("onboarding")
+    if not spec:
+        raise OnboardError("fabric.yaml has no onboarding: section (names, management_pool and the rack's shape)")
+    return spec
+
+
+def _next_ids(compiled: Compiled, role: str, count: int) -> list[int]:
+    used = {d.id for d in compiled.model.devices.values() if d.role == role and d.id is not None}
+    out: list[int] = []
+    candidate = 1
+    while len(out) < count:
+        if candidate not in used:
+            out.append(candidate)
+        candidate += 1
+    return out
+
+
+def _addresses(compiled: Compiled, pools: str | dict[str, str], role: str, count: int, taken: set[str]) -> list[str]:
+    """The first ``count`` free management addresses of the role's pool (one pool for all roles, or per role)."""
+    pool_text = pools if isinstance(pools, str) else pools.get(role)
+    if pool_text is None:
+        raise OnboardError(f"onboarding.management_pool names no pool for {role}")
+    pool = ipaddress.IPv4Network(pool_text)
+    used = {d.hostname for d in compiled.model.devices.values()} | taken
+    free = [str(a) for a in pool.hosts() if str(a) not in used]
+    if len(free) < count:
+        raise OnboardError(f"onboarding.management_pool {pool} has {len(free)} free address(es), {count} needed")
+    taken.update(free[:count])
+    return free[:count]
+
+
+def _used_ports(compiled: Compiled) -> set[tuple[str, str]]:
+    return {(ep.device, ep.port) for link in compiled.model.links for ep in (link.a, link.b)}
+
+
+def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan:
+    """What onboarding one rack into ``pod`` adds. An existing rack of that name: an empty plan."""
+    spec = _spec(compiled)
+    model = compiled.model
+    pods = {d.pod for d in model.devices.values() if d.role in ("spine", "leaf")}
+    if pod not in pods:
+        raise OnboardError(f"pod {pod!r} has no switches (known: {', '.join(sorted(p for p in pods if p))})")
+    racks = {str(d.data.get("rack")) for d in model.devices.values() if d.pod == pod and d.data.get("rack")}
+    if rack is None:
+        rack = next(f"rack{n}" for n in range(1, 10_000) if f"rack{n}" not in racks)
+    elif rack in racks:
+        return RackPlan(pod, rack)
+    shape = spec["rack"]
+    leaves_spec, host_count = shape["leaves"], int(shape["hosts"])
+    leaf_ids = _next_ids(compiled, "leaf", len(leaves_spec))
+    host_ids = _next_ids(compiled, "gpu_host", host_count)
+    taken: set[str] = set()
+    leaf_mgmt = iter(_addresses(compiled, spec["management_pool"], "leaf", len(leaf_ids), taken))
+    host_mgmt = iter(_addresses(compiled, spec["management_pool"], "gpu_host", len(host_ids), taken))
+    names = spec.get("names") or {}
+    plan = RackPlan(pod, rack)
+    spines = sorted((d for d in model.devices.values() if d.role == "spine" and d.pod == pod), key=lambda d: d.id or 0)
+    used = _used_ports(compiled)
+    existing = set(model.devices)
+    leaf_of_rail: dict[int, NewDevice] = {}
+    host_ports: dict[str, list[str]] = {}
+    for leaf_id, lspec in zip(leaf_ids, leaves_spec, strict=True):
+        leaf = NewDevice(
+            str(names.get("leaf", "leaf{id}")).format(id=leaf_id, pod=pod, rack=rack),
+            next(leaf_mgmt),
+            list(lspec["groups"]),
+            {"id": leaf_id, "pod": pod, "rack": rack},
+        )
+        plan.devices.append(leaf)
+        leaf_of_rail[int(lspec["rail"])] = leaf
+        host_ports[leaf.name] = [p for spec_ in lspec["host_ports"] for p in expand_ports(spec_)]
+        uplinks = list(lspec["uplinks"])
+        if len(uplinks) > len(spines):
+            raise OnboardError(f"{leaf.name}: {len(uplinks)} uplinks but pod {pod} has {len(spines)} spine(s)")
+        for port, spine in zip(uplinks, spines, strict=False):
+            free = [p for p in sorted(spine.ports or (), key=natural_key) if (spine.name, p) not in used]
+            if not free:
+                raise OnboardError(f"{spine.name} has no free port for {leaf.name} (every declared port is cabled)")
+            used.add((spine.name, free[0]))
+            plan.links.append((f"{leaf.name}:{port}", f"{spine.name}:{free[0]}"))
+    nics = _host_nics(compiled, shape["host_groups"])
+    for host_id in host_ids:
+        host = NewDevice(
+            str(names.get("gpu_host", "gpu{id:02d}")).format(id=host_id, pod=pod, rack=rack),
+            next(host_mgmt),
+            list(shape["host_groups"]),
+            {"id": host_id, "pod": pod, "rack": rack},
+        )
+        plan.devices.append(host)
+        for nic in nics:
+            rail_leaf = leaf_of_rail.get(int(nic["rail"]))
+            if rail_leaf is None:
+                raise OnboardError(f"{host.name}:{nic['netdev']} is on rail {nic['rail']}, which no rack leaf serves")
+            if not host_ports[rail_leaf.name]:
+                raise OnboardError(f"{rail_leaf.name} has no free host port for {host.name}")
+            port = host_ports[rail_leaf.name].pop(0)
+            plan.links.append((f"{host.name}:{nic['netdev']}", f"{rail_leaf.name}:{port}"))
+    clashes = [d.name for d in plan.devices if d.name in existing]
+    if clashes:
+        raise OnboardError(f"name(s) already in the inventory: {', '.join(clashes)} (onboarding.names)")
+    return plan
+
+
+def _host_nics(compiled: Compiled, groups: list[str]) -> list[dict[str, Any]]:
+    for group in groups:
+        nics = ((compiled.model.groups.get(group) or {}).get("data") or {}).get("nics")
+        if nics:
+            return list(nics)
+    raise OnboardError(f"no NICs declared by the host groups {', '.join(groups)} (data.nics)")
+
+
+# -- writing -----------------------------------------------------------------------------------------------
+
+
+def _flow(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return str(value)
+
+
+def hosts_text(plan: RackPlan) -> str:
+    lines = [f"\n# rack {plan.rack} of pod {plan.pod}, added by `fabconf onboard rack`"]
+    for dev in plan.devices:
+        lines += [f"{dev.name}:", f"  hostname: {dev.hostname}", f"  groups: {_flow(dev.groups)}"]
+        lines.append(f"  data: {_flow(dev.data)}")
+    return "\n".join(lines) + "\n"
+
+
+def cabling_text(plan: RackPlan, indent: str) -> str:
+    lines = [f"{indent}# rack {plan.rack} of pod {plan.pod}, added by `fabconf onboard rack`"]
+    lines += [f"{indent}- [{a}, {b}]" for a, b in plan.links]
+    return "\n".join(lines) + "\n"
+
+
+def _list_indent(text: str) -> str:
+    """The indentation of the ``links`` list items, which must be the file's last block."""
+    items = re.findall(r"^( *)- ", text, re.M)
+    if not items or not re.search(r"^links:\s*$", text, re.M):
+        raise OnboardError("cabling.yaml: expected a block list under `links:` to append to")
+    return items[-1]
+
+
+def write(directory: Path, plan: RackPlan) -> None:
+    """Append the plan to hosts.yaml and cabling.yaml; all or nothing, and only when the result validates."""
+    hosts_path, cabling_path = directory / "hosts.yaml", directory / "cabling.yaml"
+    hosts_old, cabling_old = hosts_path.read_text(), cabling_path.read_text()
+    hosts_new = hosts_old.rstrip("\n") + "\n" + hosts_text(plan)
+    cabling_new = cabling_old.rstrip("\n") + "\n" + cabling_text(plan, _list_indent(cabling_old))
+    with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-", dir=directory.parent) as tmp:
+        trial = Path(tmp) / directory.name
+        shutil.copytree(directory, trial)
+        (trial / "hosts.yaml").write_text(hosts_new)
+        (trial / "cabling.yaml").write_text(cabling_new)
+        try:
+            compile_inventory(trial)
+        except InputError as exc:
+            text = "; ".join(str(p) for p in exc.problems.errors)
+            raise OnboardError(f"the onboarded inventory would not validate, nothing was written: {text}") from None
+        staged = [
+            (Path(tmp) / "hosts.new", hosts_new, hosts_path),
+            (Path(tmp) / "cabling.new", cabling_new, cabling_path),
+        ]
+        for temp, text, _final in staged:
+            temp.write_text(text)
+            with open(temp, "rb") as fh:
+                os.fsync(fh.fileno())
+        # same file system (the temporary directory sits next to the inventory): each rename is atomic
+        for temp, _text, final in staged:
+            os.replace(temp, final)
