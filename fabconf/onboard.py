@@ -150,7 +150,8 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
                 raise OnboardError(f"{rail_leaf.name} has no free host port for {host.name}")
             port = host_ports[rail_leaf.name].pop(0)
             plan.links.append((f"{host.name}:{nic['netdev']}", f"{rail_leaf.name}:{port}"))
-    clashes = [d.name for d in plan.devices if d.name in existing]
+    names_new = [d.name for d in plan.devices]
+    clashes = sorted({n for n in names_new if n in existing or names_new.count(n) > 1})
     if clashes:
         raise OnboardError(f"name(s) already in the inventory: {', '.join(clashes)} (onboarding.names)")
     return plan

@@ -1,0 +1,36 @@
+"""An onboarded rack, end to end: `fabconf onboard rack` on a copy of the example inventory, then the lab of
+the grown fabric comes up, the push lands on every device (old and new), and verify passes -- BGP from the new
+leaves to both spines, the new hosts' routes -- without a hand edit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from labkit import ROOT, fab, inv, lab_fixture, push_all, sim
+
+from fabconf.cli import main
+from fabconf.lab.orchestrator import Lab
+
+
+@pytest.fixture
+def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+    source = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", source)
+    assert main(["onboard", "rack", "--pod", "pod1", "-i", str(source)]) == 0
+    yield from lab_fixture(tmp_path, monkeypatch, source)
+
+
+def test_an_onboarded_rack_pushes_and_verifies(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert {"leaf5", "leaf6", "gpu09", "gpu12"} <= set(lab.devices)
+    code, text = push_all(lab, capsys)
+    states = {d["device"]: d["state"] for d in json.loads(text[text.index("{") :])["devices"]}
+    assert code == 0 and set(states.values()) == {"applied"}, states
+    code, text = fab(capsys, "verify", "-i", inv(lab), "--limit", "leaf5,leaf6,gpu09,gpu12,spine1,spine2")
+    assert code == 0, text[-2000:]
+    sessions = {s.remote_device: s.state for s in sim(lab, "leaf5").world.bgp_sessions("leaf5")}
+    assert sessions == {"spine1": "Established", "spine2": "Established"}

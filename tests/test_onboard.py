@@ -1,0 +1,114 @@
+"""`fabconf onboard rack`: a rack from the intent, appended to the inventory; twice is a no-op; every existing
+byte stays; each refusal leaves both files untouched; the result validates and renders."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabconf.cli import main
+from fabconf.pipeline import compile_inventory
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def inv(tmp_path: Path) -> Path:
+    target = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", target)
+    return target
+
+
+def _files(inv: Path) -> dict[str, bytes]:
+    return {name: (inv / name).read_bytes() for name in ("hosts.yaml", "cabling.yaml", "fabric.yaml", "groups.yaml")}
+
+
+def test_a_rack_is_appended_and_twice_is_a_no_op(inv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _files(inv)
+    assert main(["onboard", "rack", "--pod", "pod1", "-i", str(inv)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "onboarded rack rack1 into pod pod1: 6 device(s) (leaf5, leaf6, gpu09, gpu10, gpu11, gpu12), 12 link(s)" in out
+    )
+    after = _files(inv)
+    for name in ("hosts.yaml", "cabling.yaml"):
+        assert after[name].startswith(before[name].rstrip(b"\n")), name  # every existing byte kept
+    assert after["fabric.yaml"] == before["fabric.yaml"] and after["groups.yaml"] == before["groups.yaml"]
+    compiled = compile_inventory(inv)
+    assert compiled.data["leaf5"]["asn"] == 65105 and compiled.data["gpu09"]["nics"][0]["leaf"] == "leaf5"
+    links = yaml.safe_load((inv / "cabling.yaml").read_text())["links"]
+    assert ["leaf5:swp63", "spine1:Ethernet5/1"] in links and ["leaf6:swp64", "spine2:Ethernet1/6"] in links
+    assert main(["onboard", "rack", "--pod", "pod1", "--rack", "rack1", "-i", str(inv)]) == 0
+    assert "rack rack1 of pod pod1 is already in" in capsys.readouterr().out
+    assert _files(inv) == after
+    assert main(["render", "-i", str(inv), "-o", str(inv.parent / "out"), "--limit", "rack1"]) == 1  # not a group
+    assert main(["render", "-i", str(inv), "-o", str(inv.parent / "out"), "--limit", "leaf5,gpu09"]) == 0
+
+
+def test_a_second_rack_takes_the_next_ids_ports_and_addresses(inv: Path) -> None:
+    assert main(["onboard", "rack", "--pod", "pod1", "-i", str(inv)]) == 0
+    assert main(["onboard", "rack", "--pod", "pod1", "-i", str(inv)]) == 0
+    compiled = compile_inventory(inv)
+    assert {"leaf7", "leaf8", "gpu13", "gpu16"} <= set(compiled.data)
+    assert compiled.model.devices["leaf7"].data["rack"] == "rack2"
+    assert compiled.model.devices["gpu16"].hostname == "192.0.2.120"
+
+
+def test_dry_run_writes_nothing(inv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _files(inv)
+    assert main(["onboard", "rack", "--pod", "pod1", "--dry-run", "-i", str(inv)]) == 0
+    out = capsys.readouterr().out
+    assert "leaf5:\n  hostname: 192.0.2.17" in out and "- [gpu12:ens2f0np0, leaf6:swp4]" in out
+    assert _files(inv) == before
+
+
+def _edit_yaml(path: Path, edit) -> None:  # type: ignore[no-untyped-def]
+    doc = yaml.safe_load(path.read_text())
+    edit(doc)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+@pytest.mark.parametrize(
+    ("label", "file", "edit", "message"),
+    [
+        (
+            "exhausted management pool",
+            "fabric.yaml",
+            lambda d: d["onboarding"].update(management_pool={"leaf": "192.0.2.11/32", "gpu_host": "192.0.2.112/28"}),
+            "onboarding.management_pool 192.0.2.11/32 has 0 free address(es), 2 needed",
+        ),
+        (
+            "name collision",
+            "fabric.yaml",
+            lambda d: d["onboarding"].update(names={"leaf": "leaf{id}", "gpu_host": "spine1"}),
+            "name(s) already in the inventory",
+        ),
+        (
+            "no free port on a spine",
+            "groups.yaml",
+            lambda d: d["dcs-7280r3"]["data"].update(ports=["Ethernet{1-4}/1"]),
+            "spine1 has no free port for leaf5",
+        ),
+        (
+            "a result that does not validate",
+            "fabric.yaml",
+            lambda d: d["onboarding"]["rack"]["leaves"][0].update(groups=["leaves", "sn9999"]),
+            "the onboarded inventory would not validate, nothing was written",
+        ),
+        ("an unknown pod", None, None, "pod 'pod9' has no switches"),
+    ],
+)
+def test_a_refusal_changes_nothing(
+    inv: Path, capsys: pytest.CaptureFixture[str], label: str, file: str | None, edit, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    if file is not None:
+        _edit_yaml(inv / file, edit)
+    before = _files(inv)
+    pod = "pod9" if file is None else "pod1"
+    assert main(["onboard", "rack", "--pod", pod, "-i", str(inv)]) == 1, label
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert _files(inv) == before
