@@ -1,9 +1,9 @@
 """Ansible-style device selection for ``--limit``.
 
 A pattern is a list of terms separated by ``,`` or ``:``. Each term is a device name, a group name, a pod
-name (``data.pod``: ``--limit pod2`` pushes a new pod) or a shell glob over any of them (``leaf*``,
-``gpu0[1-4]``); ``!term`` removes what it matches and ``&term`` keeps only what it also matches. Terms
-without a prefix are unioned, then ``&`` and ``!`` apply in order.
+name (``data.pod``: ``--limit pod2`` pushes a new pod), a rack name (``data.rack``) or a shell glob over any
+of them (``leaf*``, ``gpu0[1-4]``); ``!term`` removes what it matches and ``&term`` keeps only what it also
+matches. Terms without a prefix are unioned, then ``&`` and ``!`` apply in order.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _match(term: str, model: Model) -> set[str]:
         return {term}
     out = {n for n in names if fnmatch.fnmatchcase(n, term)}
     for name, dev in model.devices.items():
-        labels = [*dev.groups, dev.pod] if dev.pod else dev.groups
+        labels = [*dev.groups, *(str(x) for x in (dev.pod, dev.data.get("rack")) if x)]
         if any(fnmatch.fnmatchcase(g, term) for g in labels):
             out.add(name)
     return out
@@ -38,6 +38,7 @@ def _suggest(term: str, model: Model) -> str:
         set(model.devices)
         | {g for dev in model.devices.values() for g in dev.groups}
         | {dev.pod for dev in model.devices.values() if dev.pod}
+        | {str(dev.data["rack"]) for dev in model.devices.values() if dev.data.get("rack")}
     )
     close = difflib.get_close_matches(term, known, n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

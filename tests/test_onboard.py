@@ -44,8 +44,15 @@ def test_a_rack_is_appended_and_twice_is_a_no_op(inv: Path, capsys: pytest.Captu
     assert main(["onboard", "rack", "--pod", "pod1", "--rack", "rack1", "-i", str(inv)]) == 0
     assert "rack rack1 of pod pod1 is already in" in capsys.readouterr().out
     assert _files(inv) == after
-    assert main(["render", "-i", str(inv), "-o", str(inv.parent / "out"), "--limit", "rack1"]) == 1  # not a group
-    assert main(["render", "-i", str(inv), "-o", str(inv.parent / "out"), "--limit", "leaf5,gpu09"]) == 0
+    assert main(["render", "-i", str(inv), "-o", str(inv.parent / "out"), "--limit", "rack1"]) == 0  # a rack selects
+    assert sorted(p.stem for p in (inv.parent / "out").iterdir()) == [
+        "gpu09",
+        "gpu10",
+        "gpu11",
+        "gpu12",
+        "leaf5",
+        "leaf6",
+    ]
 
 
 def test_a_second_rack_takes_the_next_ids_ports_and_addresses(inv: Path) -> None:

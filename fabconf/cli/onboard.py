@@ -28,12 +28,15 @@ def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argpars
 
 
 def run_rack(args: argparse.Namespace) -> int:
-    directory = Path(args.inventory)
-    plan = onboard.plan_rack(compile_inventory(directory), args.pod, args.rack)
+    return onboard_rack(Path(args.inventory), args.pod, args.rack, args.dry_run)
+
+
+def onboard_rack(directory: Path, pod: str, rack: str | None, dry_run: bool) -> int:
+    plan = onboard.plan_rack(compile_inventory(directory), pod, rack)
     if plan.empty:
         print(f"rack {plan.rack} of pod {plan.pod} is already in {directory}: nothing to do")
         return 0
-    if args.dry_run:
+    if dry_run:
         print(f"# {directory}/hosts.yaml would gain:{onboard.hosts_text(plan)}")
         print(f"# {directory}/cabling.yaml would gain:\n{onboard.cabling_text(plan, '  ')}", end="")
         return 0

@@ -9,13 +9,16 @@ Each step's options become the same typed options the commands use (``fabconf.de
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fabconf.cli.compile import run_validate
 from fabconf.cli.devices import Output, Target, run_diff, run_push
+from fabconf.cli.onboard import onboard_rack
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.errors import UsageError
 from fabconf.inventory import display_name, load_yaml
@@ -75,6 +78,27 @@ def run(path: Path, options: RunOptions) -> int:
     steps: list[dict[str, Any]] = []
     say = f"== runbook: {book['name']}{' (check mode: no changes)' if options.check else ''}"
     print(say, file=sys.stderr)
+    cleanup: list[Path] = []
+    try:
+        code = _steps(book, options, inventory, limit, as_json, documents, steps, cleanup)
+    finally:
+        for path in cleanup:
+            shutil.rmtree(path, ignore_errors=True)
+    if as_json:
+        print(json.dumps({"runbook": book["name"], "exit_code": code, "steps": steps}, indent=2))
+    return code
+
+
+def _steps(
+    book: dict[str, Any],
+    options: RunOptions,
+    inventory: Path,
+    limit: str | None,
+    as_json: bool,
+    documents: list[dict[str, Any]],
+    steps: list[dict[str, Any]],
+    cleanup: list[Path],
+) -> int:
     code = 0
     for i, step in enumerate(book["steps"], start=1):
         kind, settings = next(iter(step.items()))
@@ -86,6 +110,14 @@ def run(path: Path, options: RunOptions) -> int:
         before = len(documents)
         if kind == "validate":
             code = run_validate(inventory, stream=sys.stderr if as_json else sys.stdout)
+        elif kind == "onboard":
+            if options.check:  # a check run onboards into a scratch copy: later steps see the rack, nothing is written
+                scratch = Path(tempfile.mkdtemp(prefix="fabconf-check-")) / inventory.name
+                shutil.copytree(inventory, scratch)
+                cleanup.append(scratch.parent)
+                inventory = scratch
+                print(f"== check mode: onboarding into a scratch copy of the inventory ({scratch})", file=sys.stderr)
+            code = onboard_rack(inventory, settings["pod"], settings.get("rack"), bool(settings.get("dry_run")))
         elif kind == "diff":
             code = run_diff(target, _device_options(settings, options.timeout), out)
         else:
@@ -102,6 +134,4 @@ def run(path: Path, options: RunOptions) -> int:
         if code != 0 and not (kind == "diff" and code == 2):
             print(f"== step {i} ({kind}) ended with exit status {code}; stopping", file=sys.stderr)
             break
-    if as_json:
-        print(json.dumps({"runbook": book["name"], "exit_code": code, "steps": steps}, indent=2))
     return code
