@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     lab.add_parser(sub)
     onboard.add_parser(sub, _inventory_arg)
+    onboard.add_docs_parser(sub, _inventory_arg)
     return parser
 
 

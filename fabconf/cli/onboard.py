@@ -1,4 +1,5 @@
-"""``fabconf onboard rack --pod P [--rack R] [--dry-run]``: add a rack to the inventory from its intent."""
+"""``fabconf onboard rack --pod P [--rack R] [--dry-run]``: add a rack to the inventory from its intent; and
+``fabconf docs [-o DIR]``: the documents that go with it (cabling plan, pages, diagram)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from fabconf import onboard
+from fabconf import docs, onboard
 from fabconf.pipeline import compile_inventory
 
 
@@ -25,6 +26,24 @@ def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argpars
     r.add_argument("--rack", help="the rack's name (default: the next free rackN); an existing rack is a no-op")
     r.add_argument("--dry-run", action="store_true", help="print what would be added, write nothing")
     r.set_defaults(func=run_rack)
+
+
+def add_docs_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argparse.ArgumentParser], None]) -> None:
+    d = sub.add_parser(
+        "docs",
+        help="write the cabling plan (CSV), a Markdown page per device, pod and fabric, and a diagram",
+    )
+    inventory_arg(d)
+    d.add_argument("-o", "--output", default="docs", metavar="DIR", help="output directory (default: ./docs)")
+    d.set_defaults(func=run_docs)
+
+
+def run_docs(args: argparse.Namespace) -> int:
+    written = docs.write(compile_inventory(Path(args.inventory)), Path(args.output))
+    svg = any(p.suffix == ".svg" for p in written)
+    note = "" if svg else " (no fabric.svg: Graphviz `dot` is not installed)"
+    print(f"wrote {len(written)} file(s) to {args.output}/{note}")
+    return 0
 
 
 def run_rack(args: argparse.Namespace) -> int:
