@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from labkit import ROOT, fab, inv, lab_fixture, push_all, sim
+from labkit import ROOT, fab, inv, lab_fixture, sim
 
 from fabconf.lab.orchestrator import Lab
 from fabconf.pipeline import compile_inventory
@@ -33,10 +33,10 @@ def test_replace_push_keeps_every_switch_reachable(lab: Lab, capsys: pytest.Capt
     assert "management api http-commands" not in rendered["leaf3"]  # the keep is what saves it
     assert "feature nxapi" not in rendered["leaf4"]
     assert "eth0" not in rendered["leaf1"]
-    code, text = push_all(lab, capsys)
+    code, text = fab(capsys, "push", "-i", inv(lab), "--limit", "spines,leaves", "--yes", "--bgp-wait", "10")
     assert code == 0, text[-3000:]
     assert sim(lab, "leaf3")._eapi_enabled() and sim(lab, "spine1")._eapi_enabled()
     assert "feature nxapi" in sim(lab, "leaf4").device.running.leaves()
     assert "eth0" in sim(lab, "leaf1").store.applied["interface"]
-    code, text = fab(capsys, "verify", "-i", inv(lab), "--bgp-wait", "10")
+    code, text = fab(capsys, "verify", "-i", inv(lab), "--limit", "spines,leaves", "--bgp-wait", "10")
     assert code == 0, text[-3000:]
