@@ -115,12 +115,7 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
     leaf_of_rail: dict[int, NewDevice] = {}
     host_ports: dict[str, list[str]] = {}
     for leaf_id, lspec in zip(leaf_ids, leaves_spec, strict=True):
-        leaf = NewDevice(
-            str(names.get("leaf", "leaf{id}")).format(id=leaf_id, pod=pod, rack=rack),
-            next(leaf_mgmt),
-            list(lspec["groups"]),
-            {"id": leaf_id, "pod": pod, "rack": rack},
-        )
+        leaf = _new(names.get("leaf", "leaf{id}"), leaf_id, next(leaf_mgmt), lspec["groups"], plan)
         plan.devices.append(leaf)
         leaf_of_rail[int(lspec["rail"])] = leaf
         host_ports[leaf.name] = [p for spec_ in lspec["host_ports"] for p in expand_ports(spec_)]
@@ -135,12 +130,7 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
             plan.links.append((f"{leaf.name}:{port}", f"{spine.name}:{free[0]}"))
     nics = _host_nics(compiled, shape["host_groups"])
     for host_id in host_ids:
-        host = NewDevice(
-            str(names.get("gpu_host", "gpu{id:02d}")).format(id=host_id, pod=pod, rack=rack),
-            next(host_mgmt),
-            list(shape["host_groups"]),
-            {"id": host_id, "pod": pod, "rack": rack},
-        )
+        host = _new(names.get("gpu_host", "gpu{id:02d}"), host_id, next(host_mgmt), shape["host_groups"], plan)
         plan.devices.append(host)
         for nic in nics:
             rail_leaf = leaf_of_rail.get(int(nic["rail"]))
@@ -155,6 +145,12 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
     if clashes:
         raise OnboardError(f"name(s) already in the inventory: {', '.join(clashes)} (onboarding.names)")
     return plan
+
+
+def _new(pattern: str, device_id: int, address: str, groups: list[str], plan: RackPlan) -> NewDevice:
+    """A new device of the rack: its name from the naming rule, its data (id, pod, rack)."""
+    name = str(pattern).format(id=device_id, pod=plan.pod, rack=plan.rack)
+    return NewDevice(name, address, list(groups), {"id": device_id, "pod": plan.pod, "rack": plan.rack})
 
 
 def _host_nics(compiled: Compiled, groups: list[str]) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ import io
 import json
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from fabconf.errors import FabconfError
 
@@ -93,36 +94,38 @@ def plan(spec: ClusterSpec) -> ClusterPlan:
         leaves += 1  # leaf pairs
     if spec.nic_gbps < spec.port_gbps:
         warnings.append(f"{spec.nic_gbps}G NICs on {spec.port_gbps}G ports: 1:1 by port count, spare bandwidth up")
+    common: dict[str, Any] = {
+        "nodes": spec.nodes,
+        "gpus": spec.nodes * spec.gpus_per_node,
+        "racks": math.ceil(spec.nodes / spec.nodes_per_rack),
+        "host_ports": host_ports,
+        "leaves": leaves,
+        "oversubscription": "1:1",
+        "ecmp_leaf": up,
+        "host_cables": host_ports,
+        "leaf_spine_links": leaves * up,  # in three tiers the last pod may be partial: its leaves, all its spines
+        "warnings": warnings,
+    }
     if leaves <= spec.spine_ports:  # two tiers: every leaf reaches every spine
         needed = math.ceil(leaves * up / spec.spine_ports)
         spines = next(d for d in range(needed, up + 1) if up % d == 0)
-        leaf_spine = leaves * up
         return ClusterPlan(
             tiers=2,
-            nodes=spec.nodes,
-            gpus=spec.nodes * spec.gpus_per_node,
-            racks=math.ceil(spec.nodes / spec.nodes_per_rack),
-            host_ports=host_ports,
-            leaves=leaves,
             spines=spines,
             super_spines=0,
             pods=1,
             leaves_per_pod=leaves,
             spines_per_pod=spines,
             links_per_leaf_spine_pair=up // spines,
-            oversubscription="1:1",
-            ecmp_leaf=up,
             ecmp_spine=0,
             ecmp_super_spine=0,
-            host_cables=host_ports,
-            leaf_spine_links=leaf_spine,
             spine_super_spine_links=0,
-            optics=2 * leaf_spine,
-            warnings=warnings,
+            optics=2 * leaves * up,
+            **common,
         )
-    spine_down, spine_up = spec.spine_ports // 2, spec.spine_ports // 2
-    leaves_per_pod = spine_down
-    spines_per_pod = up
+    spine_up = spec.spine_ports // 2
+    leaves_per_pod = spec.spine_ports // 2  # a spine's downlinks
+    spines_per_pod = up  # one link from each leaf to each spine of its pod
     pods = math.ceil(leaves / leaves_per_pod)
     if pods > spec.spine_ports:
         largest = _largest(spec)
@@ -133,29 +136,19 @@ def plan(spec: ClusterSpec) -> ClusterPlan:
         )
     spine_uplinks = pods * spines_per_pod * spine_up
     super_spines = math.ceil(spine_uplinks / spec.spine_ports)
-    leaf_spine = leaves * up  # the last pod may be partial: its leaves, all its spines
     return ClusterPlan(
         tiers=3,
-        nodes=spec.nodes,
-        gpus=spec.nodes * spec.gpus_per_node,
-        racks=math.ceil(spec.nodes / spec.nodes_per_rack),
-        host_ports=host_ports,
-        leaves=leaves,
         spines=pods * spines_per_pod,
         super_spines=super_spines,
         pods=pods,
         leaves_per_pod=leaves_per_pod,
         spines_per_pod=spines_per_pod,
         links_per_leaf_spine_pair=1,
-        oversubscription="1:1",
-        ecmp_leaf=up,
         ecmp_spine=spine_up,
         ecmp_super_spine=math.ceil(spines_per_pod * spine_up / super_spines),  # its links into one pod
-        host_cables=host_ports,
-        leaf_spine_links=leaf_spine,
         spine_super_spine_links=spine_uplinks,
-        optics=2 * (leaf_spine + spine_uplinks),
-        warnings=warnings,
+        optics=2 * (leaves * up + spine_uplinks),
+        **common,
     )
 
 
