@@ -254,7 +254,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     return run_verify(
-        target_of(args), device_options_of(args), VerifyOptions(bgp_wait=args.bgp_wait), Output(args.format)
+        target_of(args),
+        device_options_of(args),
+        VerifyOptions(bgp_wait=args.bgp_wait, cabling=args.cabling),
+        Output(args.format),
     )
 
 
@@ -315,6 +318,11 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
     )
     common(v)
     v.add_argument("--bgp-wait", type=float, default=VerifyOptions().bgp_wait, help="seconds to wait for BGP sessions")
+    v.add_argument(
+        "--cabling",
+        action="store_true",
+        help="check every planned link by LLDP on switches and GPU hosts (lldpd): missing, miscabled, unexpected",
+    )
     v.set_defaults(func=cmd_verify)
     push_defaults = PushOptions()
     p = sub.add_parser(

@@ -25,6 +25,7 @@ class DeviceOptions:
 @dataclass(frozen=True)
 class VerifyOptions:
     bgp_wait: float = 10.0  # seconds to wait for BGP sessions to come up
+    cabling: bool = False  # check every planned link by LLDP (switches and GPU hosts)
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ def verify(
         interrupt=interrupt,
         required_peers=set(all_devices),
         bgp_wait=vopts.bgp_wait,
+        cabling=vopts.cabling,
     )
 
 

@@ -44,6 +44,7 @@ class VerifyContext:
     # `fabconf verify`: also read back the ECMP width to remote leaves (data.verify.ecmp) whose leaf is in the run;
     # a push in waves does not, since the far pod may not be pushed yet
     check_ecmp: bool = False
+    check_cabling: bool = False  # `verify --cabling`: every planned link present, nothing unexpected (hosts too)
 
     @property
     def aborted(self) -> bool:
@@ -176,6 +177,19 @@ def _lldp_name(text: str) -> str:
     return text.replace("ethernet", "eth")
 
 
+def _lldp_matches(found: list[dict[str, str]], peer: str) -> bool:
+    device, _, port = peer.partition(":")
+    return any(
+        _lldp_name(n.get("hostname", "")).split(".")[0] == _lldp_name(device)
+        and _lldp_name(n.get("port", "")) == _lldp_name(port)
+        for n in found
+    )
+
+
+def _seen(found: list[dict[str, str]]) -> str:
+    return ", ".join(f"{n.get('hostname')}:{n.get('port')}" for n in found)
+
+
 def _miscabled(job: Job, driver: Driver) -> list[str]:
     """Ports whose LLDP neighbour is another device or port than the cabling says. A port that reports
     no neighbour (yet) is not a failure: LLDP may still be converging or be off on the far end."""
@@ -184,17 +198,39 @@ def _miscabled(job: Job, driver: Driver) -> list[str]:
     seen = driver.get_lldp_neighbors()
     out = []
     for itf in job.interfaces:
-        device, _, port = itf["peer"].partition(":")
         found = seen.get(itf["name"]) or []
+        if found and not _lldp_matches(found, itf["peer"]):
+            out.append(f"{itf['name']}: LLDP sees {_seen(found)}, the cabling says {itf['peer']} (miscabled?)")
+    return out
+
+
+def _planned_links(job: Job) -> dict[str, str]:
+    """Local port -> "DEVICE:PORT" the cabling plan puts there (switch interfaces, host RoCE NICs)."""
+    if job.spec.is_host:
+        return {n["netdev"]: f"{n['leaf']}:{n['leaf_port']}" for n in job.data.get("nics", [])}
+    return {itf["name"]: itf["peer"] for itf in job.interfaces}
+
+
+def cabling(job: Job, driver: Driver) -> list[str]:
+    """``verify --cabling``: LLDP against the plan on switches and GPU hosts (lldpd on hosts). A cabled port
+    without the planned neighbour is missing or miscabled; a neighbour on a front-panel port (a RoCE NIC on a
+    host) the plan leaves empty is unexpected."""
+    try:
+        seen = driver.get_lldp_neighbors()
+    except Exception as exc:
+        return [f"LLDP could not be read: {_err(exc)}"]
+    planned = _planned_links(job)
+    out = []
+    for port, peer in sorted(planned.items()):
+        found = seen.get(port) or []
         if not found:
-            continue
-        if not any(
-            _lldp_name(n.get("hostname", "")).split(".")[0] == _lldp_name(device)
-            and _lldp_name(n.get("port", "")) == _lldp_name(port)
-            for n in found
-        ):
-            got = ", ".join(f"{n.get('hostname')}:{n.get('port')}" for n in found)
-            out.append(f"{itf['name']}: LLDP sees {got}, the cabling says {itf['peer']} (miscabled?)")
+            out.append(f"{port}: no LLDP neighbour, the cabling says {peer} (missing cable, port down, or no LLDP)")
+        elif not _lldp_matches(found, peer):
+            out.append(f"{port}: LLDP sees {_seen(found)}, the cabling says {peer} (miscabled)")
+    for port, found in sorted(seen.items()):
+        front_panel = job.spec.port_pattern.match(port) is not None and not job.spec.is_host
+        if port not in planned and found and front_panel:
+            out.append(f"{port}: LLDP sees {_seen(found)}, the cabling has no link here (unexpected)")
     return out
 
 
@@ -218,7 +254,7 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
             failed.append(f"{name}: MTU {got}, intended {mtu}")
         elif got is None:
             failed.append(f"{name}: interface not reported by the device")
-    failed += _miscabled(job, driver)
+    failed += cabling(job, driver) if ctx.check_cabling else _miscabled(job, driver)
     needed = [n for n in job.data.get("bgp", {}).get("neighbors", []) if n.get("peer_device") in ctx.required_peers]
     if needed:
         deadline = time.monotonic() + ctx.bgp_wait

@@ -184,11 +184,14 @@ def verify_task(
     options: DeviceOptions | None = None,
     inventory: str | Path | None = None,
     interrupt: Interrupt | None = None,
+    cabling: bool = False,
 ) -> Result:
     """Read only: the device holds intent, its MTUs, LLDP and BGP sessions (to ``required_peers``; default:
-    every device of the Nornir inventory) are as designed."""
+    every device of the Nornir inventory) are as designed; ``cabling``: every planned link by LLDP."""
     peers = set(task.nornir.inventory.hosts) if required_peers is None else required_peers
-    ctx = VerifyContext(required_peers=peers, bgp_wait=bgp_wait, interrupt=interrupt, check_ecmp=True)
+    ctx = VerifyContext(
+        required_peers=peers, bgp_wait=bgp_wait, interrupt=interrupt, check_ecmp=True, check_cabling=cabling
+    )
     return run_step(task, lambda job, driver: verify_device(job, driver, ctx), options, inventory, interrupt)
 
 

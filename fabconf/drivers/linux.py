@@ -52,6 +52,7 @@ from fabconf.drivers.linux_parse import (
     parse_int_lines,
     parse_ip_link,
     parse_ip_links,
+    parse_lldpctl,
     parse_mlnx_qos,
     parse_mlxconfig_query,
     parse_os_release,
@@ -457,6 +458,11 @@ class LinuxDriver(DriverBase):
             "serial_number": self._optional(f"{self.sudo}cat /sys/class/dmi/id/product_serial") or "",
             "interface_list": [link.ifname for link in links],
         }
+
+    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+        """NAPALM's shape from lldpd's ``lldpctl -f json`` (lldpd, not lldpad: lldpad must not run on RoCE hosts).
+        Raises when lldpd does not answer: no neighbours would look like unplugged cables."""
+        return self._shell.read("lldpctl -f json", parse_lldpctl)
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         out = {}

@@ -383,3 +383,22 @@ def parse_os_release(text: str) -> dict[str, str]:
         if eq:
             out[key] = value.strip().strip('"')
     return out
+
+
+def parse_lldpctl(text: str) -> dict[str, list[dict[str, str]]]:
+    """``lldpctl -f json`` -> {local port: [{"hostname", "port"}]}. lldpd prints ``interface`` as a list, or as
+    one mapping when there is a single neighbour [U: lldpd 1.0 JSON]; both are read."""
+    check_clean(text)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise ParseError(f"not JSON ({exc})") from None
+    interfaces = (doc.get("lldp") or {}).get("interface") or [] if isinstance(doc, dict) else []
+    items = interfaces if isinstance(interfaces, list) else [{k: v} for k, v in interfaces.items()]
+    out: dict[str, list[dict[str, str]]] = {}
+    for item in items:
+        for port, entry in (item or {}).items():
+            chassis = next(iter((entry.get("chassis") or {}).keys()), "")
+            remote = ((entry.get("port") or {}).get("id") or {}).get("value", "")
+            out.setdefault(str(port), []).append({"hostname": str(chassis), "port": str(remote)})
+    return out

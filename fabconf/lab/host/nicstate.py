@@ -225,6 +225,7 @@ class HostState:
     units_loaded: dict[str, str] = field(default_factory=dict)  # name -> unit file content when loaded
     units_active: dict[str, str] = field(default_factory=dict)  # name -> "active" | "inactive" | "failed"
     lldpad_running: bool = False
+    lldpd_running: bool = True  # lldpd (not lldpad) runs on the lab hosts: `lldpctl` shows the leaf ports
     kernel: str = "5.15.0-119-generic"
     os_name: str = "Ubuntu 22.04.4 LTS"
     mgmt_if: str = "eno1"

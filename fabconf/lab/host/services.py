@@ -274,6 +274,7 @@ def pgrep(state: HostState, inv: Invocation) -> Result:
     if not names:
         return Result(err="pgrep: no matching criteria specified\n", status=2)
     running = {"systemd", "sshd"} | ({"lldpad"} if state.lldpad_running else set())
+    running |= {"lldpd"} if state.lldpd_running else set()
     exact = "-x" in args
     hits = sorted(p for p in running if (p == names[0] if exact else names[0] in p))
     if not hits:

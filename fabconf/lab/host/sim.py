@@ -32,6 +32,7 @@ A NIC port's link is up when it is administratively up and, if a ``World`` is gi
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -263,7 +264,29 @@ class GpuHostSim(SimBase):
             commands[name] = partial(getattr(hostsvc, name), self.state)
         commands["reboot"] = self._reboot_command
         commands["sysctl"] = partial(iproute.sysctl, self.state)
+        commands["lldpctl"] = self._lldpctl
         return commands
+
+    def _lldpctl(self, inv: Invocation) -> Result:
+        """``lldpctl -f json``: lldpd's neighbours of the NIC ports, from the World's cabling (a port that is
+        down shows none). [U] the JSON shape of lldpd 1.0: a list of {interface: {chassis: {NAME: {..}},
+        port: {id: {type, value}}}}."""
+        if not self.state.lldpd_running:
+            return Result(err="lldpctl: unable to connect to lldpd daemon: No such file or directory\n", status=1)
+        if inv.argv[1:] != ["-f", "json"]:
+            return Result(err="lldpctl: only `lldpctl -f json` is modelled in the lab\n", status=1)
+        rows = self.world.lldp_neighbors(self.name) if self.world is not None else []
+        interfaces = [
+            {
+                port: {
+                    "via": "LLDP",
+                    "chassis": {device: {"id": {"type": "mac", "value": "00:00:00:00:00:00"}}},
+                    "port": {"id": {"type": "ifname", "value": rport}, "descr": rport},
+                }
+            }
+            for port, device, rport in rows
+        ]
+        return Result(json.dumps({"lldp": {"interface": interfaces}}, indent=2) + "\n")
 
     def new_shell(self, user: str | None = None) -> Shell:
         return Shell(self.fs, self.commands, user=user or self.username, hostname=lambda: self.state.hostname)
