@@ -4,7 +4,8 @@ From the cluster (nodes, RoCE NICs per node and their speed, nodes per rack, rai
 the switches (ports and port speed), the plan is derived from port counts, not from a fixed node count:
 
 - every NIC port takes one leaf port at the NIC's speed (dual-homed: two, one on each leaf of a pair); [U] no
-  breakout cables are planned, so the NIC speed must not exceed the leaf port speed;
+  breakout cables are planned, so the NIC speed must not exceed the leaf port speed; rail-optimised, each leaf
+  serves one rail (as many leaves per rail as the nodes need host ports);
 - a leaf splits its ports half down (hosts) and half up (spines): 1:1, non-blocking for GPU traffic;
 - **two tiers** while one spine layer can reach every leaf: a leaf's uplinks are spread evenly over the fewest
   spines that have ports for all leaves (a divisor of the uplink count, so every leaf-spine pair has the same
@@ -89,9 +90,11 @@ def plan(spec: ClusterSpec) -> ClusterPlan:
     ports_per_node = spec.nics_per_node * (2 if spec.attachment == "dual_homed" else 1)
     host_ports = spec.nodes * ports_per_node
     down, up = spec.leaf_ports // 2, spec.leaf_ports // 2
-    leaves = math.ceil(host_ports / down)
-    if spec.attachment == "dual_homed" and leaves % 2:
-        leaves += 1  # leaf pairs
+    if spec.attachment == "rail_optimised":  # each leaf serves one rail: NIC n of every node on a rail-n leaf
+        leaves = spec.nics_per_node * math.ceil(spec.nodes / down)
+    else:
+        leaves = math.ceil(host_ports / down)
+        leaves += leaves % 2  # leaf pairs
     if spec.nic_gbps < spec.port_gbps:
         warnings.append(f"{spec.nic_gbps}G NICs on {spec.port_gbps}G ports: 1:1 by port count, spare bandwidth up")
     common: dict[str, Any] = {
@@ -135,7 +138,11 @@ def plan(spec: ClusterSpec) -> ClusterPlan:
             f"(nearest sizes that work: {largest} nodes, or larger switches)"
         )
     spine_uplinks = pods * spines_per_pod * spine_up
+    # every super-spine takes the same number of links from each pod: the fewest super-spines that have the ports
+    # for all spine uplinks and divide a pod's uplinks evenly
     super_spines = math.ceil(spine_uplinks / spec.spine_ports)
+    while (spines_per_pod * spine_up) % super_spines:
+        super_spines += 1
     return ClusterPlan(
         tiers=3,
         spines=pods * spines_per_pod,

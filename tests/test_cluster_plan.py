@@ -4,10 +4,12 @@ GPUs with 8 x 400G RoCE NICs, 64 x 400G switches, 4 nodes per rack, unless a cas
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from fabconf.cli import main
+from fabconf.pipeline import compile_inventory
 from fabconf.plan import ClusterSpec, PlanError, plan
 
 
@@ -82,3 +84,38 @@ def test_cli_formats_and_refusal(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "--nodes", "100000"]) == 1
     err = capsys.readouterr().err
     assert "nearest sizes that work" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "devices", "rail_leaf", "uplinks"),
+    [
+        # 64 nodes of 8 NICs, 64-port switches: 16 leaves (2 per rail), 8 spines; NIC 3 of node 1 on leaf 3*2+1
+        (["--nodes", "64"], 16 + 8 + 64, ("ens4f0np0", "leaf7"), 32),
+        # three tiers small enough for the unit layer: 72 nodes of 2 NICs on 16-port switches -> 2 x 9 = 18 leaves
+        # (> 16), pods of 8 leaves -> 3 pods of 8 spines = 24; 3 x 8 x 8 = 192 spine uplinks need 12 super-spines,
+        # but a pod's 64 uplinks must split evenly: 16 super-spines with 4 links into each pod; NIC 2 of node 1 on
+        # leaf 9+1
+        (
+            ["--nodes", "72", "--nics-per-node", "2", "--leaf-ports", "16", "--spine-ports", "16"],
+            18 + 24 + 16 + 72,
+            ("ens2f0np0", "leaf10"),
+            8,
+        ),
+    ],
+)
+def test_plan_write_is_a_valid_inventory_that_renders(
+    tmp_path: Path, args: list[str], devices: int, rail_leaf: tuple[str, str], uplinks: int
+) -> None:
+    out = tmp_path / "planned"
+    assert main(["plan", *args, "--format", "json", "--write", str(out)]) == 0
+    compiled = compile_inventory(out)
+    assert len(compiled.data) == devices
+    leaf = compiled.data["leaf1"]
+    # every leaf uplink to a spine of its pod, as many ECMP paths as uplinks; hosts on their rail's leaf
+    assert len([i for i in leaf["interfaces"] if i["kind"] == "uplink"]) == uplinks
+    assert leaf["bgp"]["max_paths"] == uplinks
+    netdev, expected = rail_leaf
+    assert next(n["leaf"] for n in compiled.data["gpu00001"]["nics"] if n["netdev"] == netdev) == expected
+    if len(compiled.topology.pods) > 1:  # three tiers: a leaf expects one path per spine to a leaf of another pod
+        assert {c["paths"] for c in leaf["verify"]["ecmp"]} == {uplinks}
+    assert main(["render", "-i", str(out), "-o", str(tmp_path / "r"), "--limit", "leaf1,spine1,gpu00001"]) == 0

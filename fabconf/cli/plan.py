@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from fabconf import plan
+from fabconf import plan, plan_write
+from fabconf.pipeline import compile_inventory
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--spine-ports", type=int, default=64, help="ports of a spine (and of a super-spine)")
     p.add_argument("--port-gbps", type=int, default=400)
     p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.add_argument("--write", metavar="DIR", help="also write a complete inventory for the plan to DIR (validated)")
     p.set_defaults(func=run)
 
 
@@ -45,4 +48,9 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(result))
     for warning in result.warnings:
         print(f"fabconf plan: warning: {warning}", file=sys.stderr)
+    if args.write:
+        directory = Path(args.write)
+        plan_write.write(spec, result, directory)
+        compiled = compile_inventory(directory)  # an invalid result is reported like any inventory's problems
+        print(f"fabconf plan: wrote {directory}/ ({len(compiled.data)} devices); it validates", file=sys.stderr)
     return 0
