@@ -44,6 +44,7 @@ class NewDevice:
 class RackPlan:
     pod: str
     rack: str
+    pod_id: int = 0  # the pod's id (naming rules may use {pod_id})
     devices: list[NewDevice] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)  # ("DEV:PORT", "DEV:PORT")
 
@@ -108,7 +109,8 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
     leaf_mgmt = iter(_addresses(compiled, spec["management_pool"], "leaf", len(leaf_ids), taken))
     host_mgmt = iter(_addresses(compiled, spec["management_pool"], "gpu_host", len(host_ids), taken))
     names = spec.get("names") or {}
-    plan = RackPlan(pod, rack)
+    pod_of = compiled.topology.pods.get(pod)
+    plan = RackPlan(pod, rack, pod_of.id if pod_of else 0)
     spines = sorted((d for d in model.devices.values() if d.role == "spine" and d.pod == pod), key=lambda d: d.id or 0)
     used = _used_ports(compiled)
     existing = set(model.devices)
@@ -149,7 +151,7 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
 
 def _new(pattern: str, device_id: int, address: str, groups: list[str], plan: RackPlan) -> NewDevice:
     """A new device of the rack: its name from the naming rule, its data (id, pod, rack)."""
-    name = str(pattern).format(id=device_id, pod=plan.pod, rack=plan.rack)
+    name = str(pattern).format(id=device_id, pod=plan.pod, rack=plan.rack, pod_id=plan.pod_id)
     return NewDevice(name, address, list(groups), {"id": device_id, "pod": plan.pod, "rack": plan.rack})
 
 
@@ -172,8 +174,14 @@ def _flow(value: Any) -> str:
     return str(value)
 
 
+def _title(plan: RackPlan) -> str:
+    if not plan.rack:
+        return f"the spines of pod {plan.pod}, added by `fabconf onboard pod`"
+    return f"rack {plan.rack} of pod {plan.pod}, added by `fabconf onboard rack`"
+
+
 def hosts_text(plan: RackPlan) -> str:
-    lines = [f"\n# rack {plan.rack} of pod {plan.pod}, added by `fabconf onboard rack`"]
+    lines = [f"\n# {_title(plan)}"]
     for dev in plan.devices:
         lines += [f"{dev.name}:", f"  hostname: {dev.hostname}", f"  groups: {_flow(dev.groups)}"]
         lines.append(f"  data: {_flow(dev.data)}")
@@ -181,7 +189,7 @@ def hosts_text(plan: RackPlan) -> str:
 
 
 def cabling_text(plan: RackPlan, indent: str) -> str:
-    lines = [f"{indent}# rack {plan.rack} of pod {plan.pod}, added by `fabconf onboard rack`"]
+    lines = [f"{indent}# {_title(plan)}"]
     lines += [f"{indent}- [{a}, {b}]" for a, b in plan.links]
     return "\n".join(lines) + "\n"
 
@@ -194,30 +202,125 @@ def _list_indent(text: str) -> str:
     return items[-1]
 
 
-def write(directory: Path, plan: RackPlan) -> None:
-    """Append the plan to hosts.yaml and cabling.yaml; all or nothing, and only when the result validates."""
-    hosts_path, cabling_path = directory / "hosts.yaml", directory / "cabling.yaml"
-    hosts_old, cabling_old = hosts_path.read_text(), cabling_path.read_text()
-    hosts_new = hosts_old.rstrip("\n") + "\n" + hosts_text(plan)
-    cabling_new = cabling_old.rstrip("\n") + "\n" + cabling_text(plan, _list_indent(cabling_old))
+def appended(texts: dict[str, str], plan: RackPlan) -> dict[str, str]:
+    """hosts.yaml and cabling.yaml texts with the plan appended (every existing byte kept)."""
+    out = dict(texts)
+    out["hosts.yaml"] = texts["hosts.yaml"].rstrip("\n") + "\n" + hosts_text(plan)
+    cabling = texts["cabling.yaml"]
+    out["cabling.yaml"] = cabling.rstrip("\n") + "\n" + cabling_text(plan, _list_indent(cabling))
+    return out
+
+
+def _read(directory: Path, names: tuple[str, ...] = ("hosts.yaml", "cabling.yaml", "fabric.yaml")) -> dict[str, str]:
+    return {name: (directory / name).read_text() for name in names}
+
+
+def _trial(directory: Path, texts: dict[str, str], tmp: Path) -> Compiled:
+    """Compile the inventory with ``texts`` in place of its files, in a copy under ``tmp``."""
+    trial = tmp / directory.name
+    if trial.exists():
+        shutil.rmtree(trial)
+    shutil.copytree(directory, trial)
+    for name, text in texts.items():
+        (trial / name).write_text(text)
+    try:
+        return compile_inventory(trial)
+    except InputError as exc:
+        text = "; ".join(str(p) for p in exc.problems.errors)
+        raise OnboardError(f"the onboarded inventory would not validate, nothing was written: {text}") from None
+
+
+def commit(directory: Path, texts: dict[str, str]) -> None:
+    """Replace the files with ``texts`` once the whole inventory validates with them; nothing otherwise."""
     with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-", dir=directory.parent) as tmp:
-        trial = Path(tmp) / directory.name
-        shutil.copytree(directory, trial)
-        (trial / "hosts.yaml").write_text(hosts_new)
-        (trial / "cabling.yaml").write_text(cabling_new)
-        try:
-            compile_inventory(trial)
-        except InputError as exc:
-            text = "; ".join(str(p) for p in exc.problems.errors)
-            raise OnboardError(f"the onboarded inventory would not validate, nothing was written: {text}") from None
-        staged = [
-            (Path(tmp) / "hosts.new", hosts_new, hosts_path),
-            (Path(tmp) / "cabling.new", cabling_new, cabling_path),
-        ]
-        for temp, text, _final in staged:
+        _trial(directory, texts, Path(tmp))
+        staged = []
+        for name, text in texts.items():
+            temp = Path(tmp) / f"{name}.new"
             temp.write_text(text)
             with open(temp, "rb") as fh:
                 os.fsync(fh.fileno())
+            staged.append((temp, directory / name))
         # same file system (the temporary directory sits next to the inventory): each rename is atomic
-        for temp, _text, final in staged:
+        for temp, final in staged:
             os.replace(temp, final)
+
+
+def write(directory: Path, plan: RackPlan) -> None:
+    """Append the plan to hosts.yaml and cabling.yaml; all or nothing, and only when the result validates."""
+    commit(directory, appended(_read(directory, ("hosts.yaml", "cabling.yaml")), plan))
+
+
+# -- a whole pod ------------------------------------------------------------------------------------------------
+
+
+def _insert_pod(fabric_text: str, pod: str, pod_id: int) -> str:
+    """fabric.yaml with ``pod: {id: N}`` added as the last entry of its block ``pods:`` mapping."""
+    lines = fabric_text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if ln.rstrip() == "pods:"), None)
+    if start is None:
+        raise OnboardError("fabric.yaml has no block `pods:` mapping to add a pod to (declare the pods first)")
+    end, indent = start + 1, "  "
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if line.strip() and not line.startswith((" ", "#")):
+            break
+        if line.strip() and not line.lstrip().startswith("#"):
+            indent = line[: len(line) - len(line.lstrip())]
+            end = i + 1
+    entry = f"{indent}{pod}: {{id: {pod_id}}}   # added by `fabconf onboard pod`\n"
+    return "".join([*lines[:end], entry, *lines[end:]])
+
+
+def onboard_pod(directory: Path, pod: str | None, dry_run: bool) -> tuple[str, dict[str, str]]:
+    """A new pod: its spines (uplinks to the super-spines' first free ports) and ``onboarding.pod.racks``
+    racks. Returns (what happened, the new file texts); writes them unless ``dry_run``."""
+    compiled = compile_inventory(directory)
+    spec = _spec(compiled)
+    shape = spec.get("pod")
+    if not shape:
+        raise OnboardError("fabric.yaml onboarding: has no pod: shape (spines, racks)")
+    declared = compiled.model.fabric.get("pods") or {}
+    if pod is not None and any(d.pod == pod for d in compiled.model.devices.values() if d.role == "spine"):
+        return f"pod {pod} is already in {directory}: nothing to do", {}
+    pod_id = max((int(p["id"]) for p in declared.values()), default=0) + 1
+    pod = pod or f"pod{pod_id}"
+    if pod in declared:
+        pod_id = int(declared[pod]["id"])
+    supers = sorted((d for d in compiled.model.devices.values() if d.role == "super_spine"), key=lambda d: d.id or 0)
+    spine_ids = _next_ids(compiled, "spine", len(shape["spines"]))
+    mgmt = iter(_addresses(compiled, spec["management_pool"], "spine", len(spine_ids), set()))
+    plan = RackPlan(pod, "", pod_id)
+    used = _used_ports(compiled)
+    names = spec.get("names") or {}
+    for spine_id, sspec in zip(spine_ids, shape["spines"], strict=True):
+        pattern = names.get("spine", "spine{id}")
+        name = str(pattern).format(id=spine_id, pod=pod, pod_id=pod_id, rack="")
+        plan.devices.append(NewDevice(name, next(mgmt), list(sspec["groups"]), {"id": spine_id, "pod": pod}))
+        if len(sspec["uplinks"]) > len(supers):
+            raise OnboardError(
+                f"{name}: {len(sspec['uplinks'])} uplinks but the fabric has {len(supers)} super-spine(s)"
+            )
+        for port, ss in zip(sspec["uplinks"], supers, strict=False):
+            free = [p for p in sorted(ss.ports or (), key=natural_key) if (ss.name, p) not in used]
+            if not free:
+                raise OnboardError(f"{ss.name} has no free port for {name} (every declared port is cabled)")
+            used.add((ss.name, free[0]))
+            plan.links.append((f"{name}:{port}", f"{ss.name}:{free[0]}"))
+    clashes = [d.name for d in plan.devices if d.name in compiled.model.devices]
+    if clashes:
+        raise OnboardError(f"name(s) already in the inventory: {', '.join(clashes)} (onboarding.names)")
+    texts = _read(directory)
+    if pod not in declared:
+        texts["fabric.yaml"] = _insert_pod(texts["fabric.yaml"], pod, pod_id)
+    texts = appended(texts, plan)
+    added = [d.name for d in plan.devices]
+    with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-", dir=directory.parent) as tmp:
+        for _ in range(int(shape.get("racks", 1))):
+            rack = plan_rack(_trial(directory, texts, Path(tmp)), pod)
+            texts = appended(texts, rack)
+            added += [d.name for d in rack.devices]
+        _trial(directory, texts, Path(tmp))  # the whole pod validates
+    if not dry_run:
+        commit(directory, texts)
+    return f"onboarded pod {pod} (id {pod_id}): {len(added)} device(s) ({', '.join(added)})", texts

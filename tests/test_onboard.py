@@ -119,3 +119,39 @@ def test_a_refusal_changes_nothing(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err, err
     assert _files(inv) == before
+
+
+def test_a_pod_is_declared_cabled_to_the_super_spines_and_twice_is_a_no_op(tmp_path: Path) -> None:
+    inv = tmp_path / "two-pods"
+    shutil.copytree(ROOT / "examples" / "two-pods", inv)
+    before = _files(inv)
+    assert main(["onboard", "pod", "-i", str(inv)]) == 0
+    after = _files(inv)
+    added = [
+        ln for ln in after["fabric.yaml"].decode().splitlines() if ln not in before["fabric.yaml"].decode().splitlines()
+    ]
+    assert added == ["  pod3: {id: 3}   # added by `fabconf onboard pod`"]  # one line, every other byte kept
+    for name in ("hosts.yaml", "cabling.yaml"):
+        assert after[name].startswith(before[name].rstrip(b"\n")), name
+    compiled = compile_inventory(inv)
+    assert compiled.data["p3-spine5"]["asn"] == 65102  # bgp.spine_asn + pod id - 1
+    links = yaml.safe_load((inv / "cabling.yaml").read_text())["links"]
+    assert ["p3-spine5:swp63", "ss1:swp5"] in links and ["p3-spine6:swp64", "ss2:Ethernet1/6"] in links
+    assert main(["onboard", "pod", "--pod", "pod3", "-i", str(inv)]) == 0
+    assert _files(inv) == after
+
+
+def test_a_pod_needs_a_declared_pods_block_and_free_super_spine_ports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "two-pods"
+    shutil.copytree(ROOT / "examples" / "two-pods", inv)
+    _edit_yaml(inv / "hosts.yaml", lambda d: d["ss1"]["data"].update(ports=["swp{1-4}"]))  # every port cabled
+    before = _files(inv)
+    assert main(["onboard", "pod", "-i", str(inv)]) == 1
+    assert "ss1 has no free port for p3-spine5" in capsys.readouterr().err
+    assert _files(inv) == before
+    single = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", single)
+    assert main(["onboard", "pod", "-i", str(single)]) == 1
+    assert "onboarding: has no pod: shape" in capsys.readouterr().err

@@ -26,6 +26,27 @@ def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argpars
     r.add_argument("--rack", help="the rack's name (default: the next free rackN); an existing rack is a no-op")
     r.add_argument("--dry-run", action="store_true", help="print what would be added, write nothing")
     r.set_defaults(func=run_rack)
+    p = what.add_parser(
+        "pod",
+        help="a new pod: its spines (to the super-spines) and the racks fabric.yaml's onboarding: pod shape asks for",
+        description="Add a pod: declare it under pods: in fabric.yaml, add its spines (uplinks to the super-spines' "
+        "first free ports) and onboarding.pod.racks racks. Written only when the whole result validates.",
+    )
+    inventory_arg(p)
+    p.add_argument("--pod", help="the new pod's name (default: pod<next id>); an existing pod is a no-op")
+    p.add_argument("--dry-run", action="store_true", help="print what would be added, write nothing")
+    p.set_defaults(func=run_pod)
+
+
+def run_pod(args: argparse.Namespace) -> int:
+    directory = Path(args.inventory)
+    summary, texts = onboard.onboard_pod(directory, args.pod, args.dry_run)
+    if args.dry_run and texts:
+        for name, text in sorted(texts.items()):
+            before = (directory / name).read_text()
+            print(f"# {directory}/{name} would gain:\n{text[len(before.rstrip(chr(10))) :].strip(chr(10))}\n")
+    print(summary)
+    return 0
 
 
 def add_docs_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argparse.ArgumentParser], None]) -> None:

@@ -5,12 +5,14 @@ itself shows them."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from labkit import ROOT, fab, inv, lab_fixture, push_all, sim
 
+from fabconf.cli import main
 from fabconf.lab.orchestrator import Lab
 from fabconf.pipeline import compile_inventory
 
@@ -19,7 +21,12 @@ TWO_PODS = ROOT / "examples" / "two-pods"
 
 @pytest.fixture
 def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
-    yield from lab_fixture(tmp_path, monkeypatch, TWO_PODS)
+    """The two-pod example grown by a third pod with `fabconf onboard pod` (its spines to both super-spines, a
+    rack of two leaves and two hosts), no hand edit."""
+    source = tmp_path / "inventory"
+    shutil.copytree(TWO_PODS, source)
+    assert main(["onboard", "pod", "-i", str(source)]) == 0
+    yield from lab_fixture(tmp_path, monkeypatch, source)
 
 
 def test_push_then_verify_across_tiers(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,9 +51,11 @@ def test_push_then_verify_across_tiers(lab: Lab, capsys: pytest.CaptureFixture[s
         network = str(__import__("ipaddress").ip_interface(remote).network)
         assert paths.get(network) == 2, (leaf, network, paths)
 
-    # BGP on every tier: a super-spine has a session up to every spine of both pods
-    for session in world.bgp_sessions("ss2"):
-        assert session.state == "Established", session
+    # BGP on every tier: a super-spine has a session up to every spine of the three pods
+    sessions = world.bgp_sessions("ss2")
+    assert len(sessions) == 6 and all(s.state == "Established" for s in sessions), sessions
+    # the onboarded pod reaches the others: its leaf has a path through both of its spines
+    assert world.ecmp_paths("p3-leaf5")[compiled.data["p1-leaf1"]["loopback"]] == 2
 
     host = sim(lab, "p1-gpu01")
     rules = json.loads(host.run("ip -j rule show").stdout)
