@@ -207,7 +207,7 @@ def run_push(
             "confirmed",
             file=sys.stderr,
         )
-    with DeviceLocks([j.name for j in jobs]):
+    with DeviceLocks([(j.name, j.platform, j.device.hostname) for j in jobs]):
         if not yes:
             if not sys.stdin.isatty():
                 raise UsageError("push needs --yes when not run interactively")

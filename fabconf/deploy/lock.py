@@ -1,8 +1,12 @@
 """Per-device locks so that two pushes never work on one device at the same time.
 
-A lock is an ``flock`` on ``LOCK_DIR/<device>.lock`` (``FABCONF_LOCK_DIR``, default
-``/tmp/fabconf-locks``), held for the whole run and released by the kernel if fabconf dies. The file
-names the holder (pid, user, command) for the refusal message.
+A lock is an ``flock`` on ``LOCK_DIR/<platform>@<management address>.lock``: keyed by what the device is, not
+by its inventory name, which two unrelated inventories can share (and one device can have two names in two
+inventories). ``LOCK_DIR`` is ``FABCONF_LOCK_DIR``, default the user's state directory
+(``$XDG_STATE_HOME/fabconf/locks``, else ``~/.local/state/fabconf/locks``). A lock is held for the whole run
+and released by the kernel if fabconf dies; the file names the holder (pid, user, command) for the refusal
+message. Locks protect only runs that share the directory: another machine's push is caught on the device
+itself (a conflict), not here.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import getpass
 import os
+import re
 import sys
 from pathlib import Path
 from typing import IO
@@ -22,20 +27,30 @@ class LockedError(FabconfError):
 
 
 def lock_dir() -> Path:
-    return Path(os.environ.get("FABCONF_LOCK_DIR", "/tmp/fabconf-locks"))
+    if os.environ.get("FABCONF_LOCK_DIR"):
+        return Path(os.environ["FABCONF_LOCK_DIR"])
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "fabconf" / "locks"
+
+
+def lock_key(platform: str, address: str) -> str:
+    """The file name part for a device: platform and management address, safe as a file name."""
+    return re.sub(r"[^A-Za-z0-9_.:@-]", "_", f"{platform}@{address}")
 
 
 class DeviceLocks:
-    def __init__(self, names: list[str], directory: Path | None = None) -> None:
-        self.names = sorted(names)
+    """``devices``: (inventory name, platform, management address) of each device to lock."""
+
+    def __init__(self, devices: list[tuple[str, str, str]], directory: Path | None = None) -> None:
+        self.devices = sorted(devices)
         self.directory = directory or lock_dir()
         self._held: list[IO[str]] = []
 
     def __enter__(self) -> DeviceLocks:
         self.directory.mkdir(parents=True, exist_ok=True)
         busy: list[str] = []
-        for name in self.names:
-            path = self.directory / f"{name}.lock"
+        for name, platform, address in self.devices:
+            path = self.directory / f"{lock_key(platform, address)}.lock"
             handle = path.open("a+")
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -47,7 +62,7 @@ class DeviceLocks:
                 continue
             handle.seek(0)
             handle.truncate()
-            handle.write(f"pid {os.getpid()} user {getpass.getuser()}: {' '.join(sys.argv[:3])}")
+            handle.write(f"pid {os.getpid()} user {getpass.getuser()} as {name}: {' '.join(sys.argv[:3])}")
             handle.flush()
             self._held.append(handle)
         if busy:

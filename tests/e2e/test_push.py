@@ -177,10 +177,11 @@ def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path) -> None:
 
 
 def test_second_push_on_a_locked_device_is_refused(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
-    with DeviceLocks(["leaf3"]):
+    # the lock is keyed by platform and management address: another inventory's name for the same switch
+    with DeviceLocks([("tor-a17", "eos", lab.devices["leaf3"].address)]):
         code, out = fab(capsys, "push", "-i", inv(lab), "--limit", "leaf3", "--yes")
     assert code == 1
-    assert "another push holds these devices: leaf3" in out
+    assert "another push holds these devices: leaf3 (pid" in out and "as tor-a17" in out
 
 
 def test_unreachable_device_is_reported_and_never_green(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
