@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from fabconf.cli import report
+from fabconf.cli.auditlog import warn_unfinished
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
 from fabconf.cli.progress import RunProgress
 from fabconf.deploy import rollout
@@ -169,6 +170,7 @@ def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) 
 def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
     out = out or Output()
     compiled, jobs = prepare(target)
+    warn_unfinished(j.name for j in jobs)
     with interruptible() as interrupt, progress("verify", jobs, out.fmt) as shown:
         outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, shown, interrupt)
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
@@ -199,6 +201,7 @@ def run_push(
 ) -> int:
     out = out or Output()
     compiled, jobs = prepare(target)
+    warn_unfinished(j.name for j in jobs)
     the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
     if push_options.confirm_timeout < push_options.bgp_wait + 30:
         print(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from fabconf.cli import devices, lab, onboard, runbook
+from fabconf.cli import auditlog, devices, lab, onboard, runbook
 from fabconf.cli import plan as plan_cli
 from fabconf.cli.compile import print_problems, run_render, run_validate
 from fabconf.deploy.options import DeviceOptions
@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     onboard.add_parser(sub, _inventory_arg)
     onboard.add_docs_parser(sub, _inventory_arg)
     plan_cli.add_parser(sub)
+    auditlog.add_parser(sub)
     return parser
 
 

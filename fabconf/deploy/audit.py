@@ -2,6 +2,11 @@
 
 Path: ``FABCONF_AUDIT_LOG`` or ``~/.local/state/fabconf/audit.jsonl``. Diffs are stored as SHA-256 only;
 passwords never reach this file (diffs are redacted before hashing, messages before writing).
+
+Before each commit a ``committing`` record (with the hash of the configuration it replaces) is appended and
+fsync'ed; the outcome follows when the device is done. A run killed in between leaves the first without the
+second: ``unfinished()`` lists those, ``fabconf audit`` prints them, and the next push or verify of such a
+device warns.
 """
 
 from __future__ import annotations
@@ -39,5 +44,41 @@ def record(run_id: str, device: str, diff: str, result: str, message: str = "", 
     path = audit_path()
     with _LOCK:
         path.parent.mkdir(parents=True, exist_ok=True)
+        torn = _torn(path)
         with path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(entry, sort_keys=True) + "\n")
+            # a line a crash cut short is closed first, so it cannot swallow this record
+            out.write(("\n" if torn else "") + json.dumps(entry, sort_keys=True) + "\n")
+            out.flush()
+            os.fsync(out.fileno())  # a record written before a commit must survive fabconf being killed
+
+
+def _torn(path: Path) -> bool:
+    """Whether the log's last line lacks its newline (a write cut short)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    with path.open("rb") as log:
+        log.seek(-1, os.SEEK_END)
+        return log.read(1) != b"\n"
+
+
+COMMITTING = "committing"
+
+
+def unfinished(path: Path | None = None) -> list[dict[str, Any]]:
+    """``committing`` records with no later record of the same run and device: commits whose outcome was
+    never written (fabconf killed, the machine lost). Oldest first."""
+    path = path or audit_path()
+    if not path.exists():
+        return []
+    open_: dict[tuple[str, str], dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        key = (str(entry.get("run")), str(entry.get("device")))
+        if entry.get("result") == COMMITTING:
+            open_[key] = entry
+        else:
+            open_.pop(key, None)
+    return sorted(open_.values(), key=lambda e: str(e.get("time")))

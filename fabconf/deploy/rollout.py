@@ -212,6 +212,7 @@ def push(
             required_peers=set(good),
             revert_in=push_options.confirm_timeout,
             bgp_wait=push_options.bgp_wait,
+            audit_run=audit.run_id,
         )
         for outcome in results:
             outcomes[outcome.device] = outcome

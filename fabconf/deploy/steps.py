@@ -45,6 +45,8 @@ class VerifyContext:
     # a push in waves does not, since the far pod may not be pushed yet
     check_ecmp: bool = False
     check_cabling: bool = False  # `verify --cabling`: every planned link present, nothing unexpected (hosts too)
+    # push: called with (job, diff, hash of the running config) just before a commit (the audit's first record)
+    before_commit: Callable[[Job, str, str], None] | None = None
 
     @property
     def aborted(self) -> bool:
@@ -329,6 +331,8 @@ def _push(
         state = State.UNCHANGED if not failed else State.FAILED
         message = "" if not failed else "already at intent, but verification failed; nothing was changed"
         return Outcome(job.name, job.platform, state, message=message, checks=failed)
+    if ctx.before_commit is not None:
+        ctx.before_commit(job, diff, digest(before))
     try:
         if timer:
             driver.commit_config(revert_in=revert_in)

@@ -34,6 +34,7 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabconf.deploy import audit
 from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, resolve
 from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
@@ -203,11 +204,27 @@ def push_task(
     options: DeviceOptions | None = None,
     inventory: str | Path | None = None,
     interrupt: Interrupt | None = None,
+    audit_run: str | None = None,
 ) -> Result:
     """Commit (with the device's revert timer where it has one), verify, confirm — or roll back.
-    ``required_peers``: devices whose BGP sessions verify waits for (default none)."""
+    ``required_peers``: devices whose BGP sessions verify waits for (default none). ``audit_run``: the run id
+    the audit's ``committing`` record carries, written (fsync'ed) just before each commit."""
     opts = options or DeviceOptions()
     ctx = VerifyContext(required_peers=set(required_peers or ()), bgp_wait=bgp_wait, interrupt=interrupt)
+    if audit_run is not None:
+
+        def before_commit(job: Job, diff: str, config_hash: str) -> None:
+            audit.record(
+                audit_run,
+                job.name,
+                diff,
+                audit.COMMITTING,
+                "about to commit",
+                platform=job.platform,
+                config_before_sha256=config_hash,
+            )
+
+        ctx.before_commit = before_commit
     creds = _credentials(task)
 
     def step(job: Job, driver: Driver) -> Outcome:

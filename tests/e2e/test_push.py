@@ -132,7 +132,7 @@ def test_failed_verification_rolls_back_and_canary_stops_rollout(lab: Lab, capsy
         assert running(lab, n) == text, n
 
 
-def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path) -> None:
+def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """EOS and Cumulus commit with a device-side timer: fabconf dying before confirm reverts them."""
     before = {n: running(lab, n) for n in ("leaf3", "leaf1")}
     env = dict(os.environ)
@@ -174,6 +174,14 @@ def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path) -> None:
     time.sleep(6)
     for n, text in before.items():
         assert running(lab, n) == text, f"{n} did not revert by itself"
+    # the audit trail: a `committing` record (fsync'ed before each commit) without an outcome, for both
+    code = main(["audit", "--format", "json"])
+    unfinished = json.loads(capsys.readouterr().out)["unfinished"]
+    assert code == 2 and {e["device"] for e in unfinished} == {"leaf1", "leaf3"}, unfinished
+    assert all(e["config_before_sha256"] for e in unfinished)
+    # the next verify of such a device warns (its state is what the device did after fabconf died)
+    _code, text = fab(capsys, "verify", "-i", inv(lab), "--limit", "leaf3", "--bgp-wait", "0")
+    assert "leaf3: a commit of run" in text and "never recorded its outcome" in text
 
 
 def test_second_push_on_a_locked_device_is_refused(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
