@@ -69,9 +69,11 @@ def _wait_line(lines: queue.Queue[str], text: str, within: float) -> str:
     pytest.fail(f"no {text!r} on stderr within {within} s")
 
 
-def _audit(lab: Lab) -> list[dict[str, str]]:
+def _audit(lab: Lab, committing: bool = False) -> list[dict[str, str]]:
+    """The audit's outcome records (``committing``: the records written just before each commit instead)."""
     path = Path(os.environ["FABCONF_AUDIT_LOG"])
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [e for e in entries if (e["result"] == "committing") == committing]
 
 
 def test_ctrl_c_twice_rolls_back_the_device_in_flight(lab: Lab) -> None:
@@ -99,6 +101,7 @@ def test_ctrl_c_twice_rolls_back_the_device_in_flight(lab: Lab) -> None:
     for name in LEAVES:  # leaf1 rolled back, the others never touched
         assert running(lab, name) == before[name], name
     assert [(a["device"], a["result"]) for a in _audit(lab)] == [("leaf1", "rolled back")]
+    assert [a["device"] for a in _audit(lab, committing=True)] == ["leaf1"]  # announced before the commit
 
 
 def test_one_ctrl_c_lets_the_device_in_flight_finish(lab: Lab) -> None:

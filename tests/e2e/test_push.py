@@ -53,7 +53,13 @@ def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixtu
     assert "3" in applied["qos"]["pfc"]["default-global"]["switch-priority"]
     assert applied["interface"]["swp1"]["link"]["mtu"] == 9216
     audit = [json.loads(line) for line in (lab.state_dir.parent / "audit.jsonl").read_text().splitlines()]
-    assert {a["device"] for a in audit} == set(states) and all(a["result"] == "applied" for a in audit)
+    outcomes = [a for a in audit if a["result"] != "committing"]
+    assert {a["device"] for a in outcomes} == set(states) and all(a["result"] == "applied" for a in outcomes)
+    # each commit was announced (fsync'ed, with the configuration it replaced) before it happened
+    first = {}
+    for i, a in enumerate(audit):
+        first.setdefault((a["device"], a["result"] == "committing"), i)
+    assert all(first[(d, True)] < first[(d, False)] for d in states), audit
     assert PASSWORD not in (lab.state_dir.parent / "audit.jsonl").read_text()
 
 
@@ -234,7 +240,7 @@ def test_runbook_push_asks_like_push_and_json_runbooks_print_one_document(
     code, out = fab(capsys, "run", str(book), "-i", inv(lab), "-l", "gpu01", "--yes")  # a host: no BGP to wait for
     assert code == 0, out
     audit = [json.loads(line) for line in (lab.state_dir.parent / "audit.jsonl").read_text().splitlines()]
-    (record,) = [a for a in audit if a["device"] == "gpu01"]
+    (record,) = [a for a in audit if a["device"] == "gpu01" and a["result"] != "committing"]
     assert record["inventory"] == str(Path(inv(lab)).resolve()) and record["target"] == "devices"
     assert record["config_before_sha256"] != record["config_after_sha256"] and record["result"] == "applied"
 
