@@ -22,6 +22,7 @@ STYLE = {
     State.APPLIED: "green",
     State.CHANGES: "yellow",
     State.UNTOUCHED: "yellow",
+    State.CONFLICT: "red",
     State.ROLLED_BACK: "red",
     State.UNREACHABLE: "red",
     State.FAILED: "bold red",

@@ -18,6 +18,8 @@ class State(StrEnum):
     APPLIED = "applied"  # push: committed, verified, confirmed
     ROLLED_BACK = "rolled back"  # push: the change was undone; the device is as it was
     UNTOUCHED = "untouched"  # push: not reached (rollout stopped) or refused before any change
+    # push: nothing committed, the device changed since its diff was computed (another changer was at work)
+    CONFLICT = "conflict"
     UNREACHABLE = "unreachable"  # could not connect or authenticate
     FAILED = "failed"  # anything else; the message says what state the device is in
 

@@ -9,6 +9,7 @@ a device problem: every failure becomes an Outcome whose state says where the de
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import time
 from collections.abc import Callable
@@ -19,19 +20,23 @@ from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.drivers.contract import (
     CommandPreview,
+    CommitConflict,
     ConfigDiff,
     Driver,
+    GuardedCommit,
     IntentDiff,
     PendingFirmware,
     Preflight,
     Reattach,
     RevertTimer,
     RouteLookup,
+    Unfinished,
 )
 from fabconf.drivers.textdiff import relabel
 from fabconf.platforms import Revert
 
 Reopen = Callable[[], Driver]
+CONFLICT_LINES = 20  # lines of "what changed meanwhile" a conflict shows
 RESTORE_WAIT = 30.0  # seconds a rolled-back device may take to show its previous configuration
 POLL = 0.2  # seconds between reads while waiting for a device
 
@@ -138,8 +143,21 @@ def stage(job: Job, driver: Driver) -> Staged:
     return Staged(REDACTOR(diff or compared), REDACTOR(commands or compared))
 
 
+def interrupted(job: Job, driver: Driver) -> Outcome | None:
+    """Read-only steps: a device an interrupted commit left half-applied is failed, with what a push will do."""
+    if not isinstance(driver, Unfinished):
+        return None
+    found = driver.interrupted_commit()
+    if not found:
+        return None
+    return Outcome(job.name, job.platform, State.FAILED, message=f"{found}; the next `fabconf push` restores it first")
+
+
 def diff_device(job: Job, driver: Driver) -> Outcome:
     """Dry run: stage, compare, discard. Nothing is left on the device."""
+    half = interrupted(job, driver)
+    if half is not None:
+        return half
     try:
         staged = stage(job, driver)
     except IdentityMismatch as exc:
@@ -152,6 +170,9 @@ def diff_device(job: Job, driver: Driver) -> Outcome:
 
 def verify_device(job: Job, driver: Driver, ctx: VerifyContext) -> Outcome:
     """Read-only: does the device hold intent and is it healthy (config, MTU, LLDP, BGP)?"""
+    half = interrupted(job, driver)
+    if half is not None:
+        return half
     failed = verify(job, driver, ctx)
     return Outcome(
         job.name,
@@ -299,7 +320,22 @@ def digest(config: str) -> str:
 
 def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int) -> Outcome:
     """Commit with a revert timer (or a checkpoint), verify, then confirm — or leave the device as it was.
-    The Outcome carries the configuration's digest before and, where the end state is known, after."""
+    The Outcome carries the configuration's digest before and, where the end state is known, after. A commit an
+    earlier run left unfinished on the device is restored first (and said so)."""
+    try:
+        finished = driver.finish_interrupted() if isinstance(driver, Unfinished) else ""
+    except CommitConflict as exc:
+        return Outcome(job.name, job.platform, State.CONFLICT, message=f"nothing was changed: {exc}")
+    except Exception as exc:
+        message = f"an interrupted commit could not be restored: {_err(exc)}"
+        return Outcome(job.name, job.platform, State.FAILED, message=message)
+    outcome = _stage_and_push(job, driver, reopen, ctx, revert_in)
+    if finished:
+        outcome.message = "; ".join(m for m in (finished, outcome.message) if m)
+    return outcome
+
+
+def _stage_and_push(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int) -> Outcome:
     before = _running(driver)
     if isinstance(driver, Preflight):
         problems = driver.preflight(config=job.rendered)
@@ -316,7 +352,7 @@ def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, re
     if outcome.state is State.APPLIED:
         with contextlib.suppress(Exception):  # the change is confirmed; a failed read only loses the digest
             outcome.config_after = digest(_running(driver))
-    elif outcome.state in (State.ROLLED_BACK, State.UNCHANGED, State.UNTOUCHED):
+    elif outcome.state in (State.ROLLED_BACK, State.UNCHANGED, State.UNTOUCHED, State.CONFLICT):
         outcome.config_after = outcome.config_before  # checked equal (rolled back) or never changed
     return outcome
 
@@ -334,10 +370,21 @@ def _push(
     if ctx.before_commit is not None:
         ctx.before_commit(job, diff, digest(before))
     try:
+        changed = _changed_since(driver, before)
+    except Exception as exc:
+        _quietly(driver.discard_config)
+        return Outcome(job.name, job.platform, State.FAILED, diff=diff, message=f"nothing was committed: {_err(exc)}")
+    if changed:
+        _quietly(driver.discard_config)
+        return _conflict(job, diff, "the device changed since its diff was computed (another changer?):\n" + changed)
+    try:
         if timer:
             driver.commit_config(revert_in=revert_in)
         else:
             driver.commit_config()
+    except CommitConflict as exc:  # refused by the device-side check: nothing was committed
+        _quietly(driver.discard_config)
+        return _conflict(job, diff, str(exc))
     except Exception as exc:  # the commit's outcome is unknown: make sure the device is as it was
         return _recover(job, _reattaching(driver, reopen), before, diff, f"commit failed: {_err(exc)}")
     try:
@@ -354,6 +401,27 @@ def _push(
         except Exception as exc:
             return _recover(job, reopen, before, diff, f"confirm failed: {_err(exc)}")
     return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=_pending_firmware(driver))
+
+
+def _changed_since(driver: Driver, before: str) -> str:
+    """Optimistic concurrency: what changed on the device since ``before`` was read ("" when nothing). A driver
+    that can check inside its own commit (``GuardedCommit``) is told what to expect and checks there; for the
+    others the running configuration is read once more, right before the commit (a window of one round trip)."""
+    if isinstance(driver, GuardedCommit):
+        driver.expect_running(before)
+        return ""
+    now = _running(driver)
+    old, new = normalize(REDACTOR(before)).splitlines(), normalize(REDACTOR(now)).splitlines()
+    if old == new:
+        return ""
+    lines = [ln for ln in difflib.unified_diff(old, new, "read before the diff", "now", lineterm="", n=0)]
+    more = len(lines) - CONFLICT_LINES
+    return "\n".join(lines[:CONFLICT_LINES] + ([f"... ({more} more lines)"] if more > 0 else []))
+
+
+def _conflict(job: Job, diff: str, what: str) -> Outcome:
+    message = f"conflict, nothing was committed: {what}"
+    return Outcome(job.name, job.platform, State.CONFLICT, diff=diff, message=message)
 
 
 def _pending_firmware(driver: Driver) -> str:

@@ -126,3 +126,30 @@ class CommandPreview(Protocol):
     def commands_preview(self) -> str:
         """After a load: every command a commit would run, one per line, in order ("" when nothing)."""
         ...
+
+
+class CommitConflict(Exception):
+    """Nothing was committed: the device's configuration (or NIC state) is no longer the one the change was
+    computed from, or another run is committing on it right now. The message says what changed."""
+
+
+@runtime_checkable
+class GuardedCommit(Protocol):
+    def expect_running(self, running: str) -> None:
+        """The next ``commit_config`` commits only if the device's running configuration (``get_config``'s
+        ``running``, as compared without blank lines and trailing spaces) is still ``running``, checked inside the
+        commit itself (under the device's own lock), and raises ``CommitConflict`` otherwise."""
+        ...
+
+
+@runtime_checkable
+class Unfinished(Protocol):
+    def interrupted_commit(self) -> str:
+        """Read only: a commit that started on the device and never finished (its run was killed or lost the
+        device mid-apply), described for people; "" when there is none."""
+        ...
+
+    def finish_interrupted(self) -> str:
+        """Finish an interrupted commit by restoring the state saved before it; what was done ("" if nothing).
+        Raises ``CommitConflict`` while another live run holds the device."""
+        ...

@@ -28,6 +28,7 @@ the commands that fix them, the boot unit, restore targets, preflight checks).
 
 from __future__ import annotations
 
+import difflib
 import logging
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ from napalm.base.exceptions import (
 
 from fabconf.drivers import linux_routing as routing
 from fabconf.drivers.base import DriverBase
+from fabconf.drivers.contract import CommitConflict
+from fabconf.drivers.linux_lock import HostLock
 from fabconf.drivers.linux_parse import (
     ParseError,
     check_clean,
@@ -126,6 +129,8 @@ class LinuxDriver(DriverBase):
         self._candidate_text = ""
         self._preview: tuple[HostTarget, HostObserved, list[Change]] | None = None
         self._snapshot: Snapshot | None = None
+        self._lock = HostLock(self._shell, self.sudo)
+        self._expected: str | None = None  # GuardedCommit: the running document the next commit must find
         self._fw_reset_done = False
         self.commands_sent: list[str] = []  # every changing command of the last commit/rollback, in order
         self.restore_notes: list[str] = []  # what the last restore could not put back exactly
@@ -311,13 +316,39 @@ class LinuxDriver(DriverBase):
     def _after_apply(self) -> None:
         """Called between apply and verify; a seam for subclasses (e.g. to wait for DCBX to settle)."""
 
+    def expect_running(self, running: str) -> None:
+        self._expected = running
+
+    def _check_expected(self) -> None:
+        """Under the host's commit lock: the host's state is still the one the change was computed from."""
+        expected, self._expected = self._expected, None
+        if expected is None:
+            return
+        now = running_document(self._observe(self._pairs(None)))
+        old, new = _lines(expected), _lines(now)
+        if old != new:
+            changed = [ln for ln in difflib.unified_diff(old, new, "read before the diff", "now", lineterm="", n=0)]
+            raise CommitConflict(
+                f"{self._label}: the host's state changed since its diff was computed (another changer?):\n"
+                + "\n".join(changed[:20])
+            )
+
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        """Under the host's commit lock (``linux_lock``): check the expected state (``expect_running``), save the
+        checkpoint marked "applying", apply, read back, and mark the checkpoint finished -- or restore it."""
         self._preview = None
         if revert_in is not None:
             raise NotImplementedError("GPU hosts have no commit timer: commit_config(revert_in=...) is not supported")
         if self._candidate is None:
             raise CommitError(f"{self._label}: no candidate loaded")
-        target = self._candidate
+        self._lock.acquire()
+        try:
+            self._check_expected()
+            self._commit(self._candidate, message)
+        finally:
+            self._lock.release()
+
+    def _commit(self, target: HostTarget, message: str) -> None:
         observed, changes = self._changes(target)
         blocked = [c.line for c in changes if not c.commands]
         if blocked:
@@ -325,7 +356,7 @@ class LinuxDriver(DriverBase):
         self.commands_sent, self.restore_notes, self._fw_reset_done = [], [], False
         if not changes:
             return  # nothing changes: the capture of the last commit that did stays the rollback point
-        self._snapshot = snapshot = Snapshot(observed, target)
+        self._snapshot = snapshot = Snapshot(observed, target, applying=True)
         self._save_checkpoint(snapshot)  # before anything changes, so that any later session can roll back
         log.info("%s: commit %r: %d change(s)", self._label, message, len(changes))
         try:
@@ -334,18 +365,56 @@ class LinuxDriver(DriverBase):
             problems = diff_text(self._changes(target)[1]).splitlines()
         except FAILURES as exc:
             problems = [f"apply failed: {exc}"]
-        if self._fw_reset_done:
+        if self._fw_reset_done and problems:  # the restore must know a reset ran, even if it is cut short
             snapshot.fw_reset = True
             try:
                 self._save_checkpoint(snapshot)
             except FAILURES as exc:
                 log.warning("%s: could not update the rollback checkpoint: %s", self._label, exc)
+        snapshot.fw_reset = snapshot.fw_reset or self._fw_reset_done
         if not problems:
+            self._finished(snapshot)
             return
         left, self.restore_notes = self._restore(snapshot)
+        if not left:
+            self._finished(snapshot)
         restored = "previous state restored" if not left else "RESTORE INCOMPLETE: " + "; ".join(left)
         notes = f" ({'; '.join(self.restore_notes)})" if self.restore_notes else ""
         raise CommitError(f"{self._label}: commit did not stick: {'; '.join(problems)}; {restored}{notes}")
+
+    def _finished(self, snapshot: Snapshot) -> None:
+        """The commit ended (applied, or restored): the checkpoint stays as the rollback point, no longer
+        "applying". A failed write leaves it "applying": the next push restores once more (harmless)."""
+        snapshot.applying = False
+        try:
+            self._save_checkpoint(snapshot)
+        except FAILURES as exc:
+            log.warning("%s: could not update the rollback checkpoint: %s", self._label, exc)
+
+    # -- interrupted commits (Unfinished) ---------------------------------------------------------------------
+    def interrupted_commit(self) -> str:
+        snapshot = self._load_checkpoint()
+        if snapshot is None or not snapshot.applying or self._lock.held_by_other() is not None:
+            return ""
+        return f"{self._label}: an interrupted commit left this host half-applied (checkpoint {CHECKPOINT_PATH})"
+
+    def finish_interrupted(self) -> str:
+        snapshot = self._load_checkpoint()
+        if snapshot is None or not snapshot.applying:
+            return ""
+        self._lock.acquire()  # a live run still applying it raises CommitConflict
+        try:
+            snapshot = self._load_checkpoint()
+            if snapshot is None or not snapshot.applying:
+                return ""
+            self.commands_sent = []
+            left, self.restore_notes = self._restore(snapshot)
+            if left:
+                raise CommitError(f"{self._label}: restoring an interrupted commit left: " + "; ".join(left))
+            self._finished(snapshot)
+        finally:
+            self._lock.release()
+        return "an interrupted commit had left this host half-applied: restored from its checkpoint first"
 
     def _save_checkpoint(self, snapshot: Snapshot) -> None:
         directory = CHECKPOINT_PATH.rsplit("/", 1)[0]
@@ -382,15 +451,22 @@ class LinuxDriver(DriverBase):
 
     def rollback(self) -> None:
         """Restore the state captured before the last commit that changed something -- from this session, or
-        from the checkpoint that commit left on the host (nothing to do when there is none)."""
+        from the checkpoint that commit left on the host (nothing to do when there is none); under the host's
+        commit lock (this run's own, after a lost session, is taken over)."""
         self._preview = None
-        snapshot = self._snapshot or self._load_checkpoint()
-        if snapshot is None:
-            return
-        self.commands_sent = []
-        left, self.restore_notes = self._restore(snapshot)
-        if left:
-            raise CommitError(f"{self._label}: rollback incomplete: " + "; ".join(left))
+        self._lock.acquire()
+        try:
+            snapshot = self._snapshot or self._load_checkpoint()
+            if snapshot is None:
+                return
+            self.commands_sent = []
+            left, self.restore_notes = self._restore(snapshot)
+            if left:
+                raise CommitError(f"{self._label}: rollback incomplete: " + "; ".join(left))
+            if snapshot.applying:
+                self._finished(snapshot)
+        finally:
+            self._lock.release()
 
     def confirm_commit(self) -> None:
         raise NotImplementedError("GPU hosts have no commit timer: every commit is final (see rollback())")
@@ -496,3 +572,7 @@ class LinuxDriver(DriverBase):
             command = f"cat {SCRIPT_PATH}"
             out["startup"] = self._shell.file(command, self._run(command, check=False)) or ""
         return out
+
+
+def _lines(document: str) -> list[str]:
+    return [line.rstrip() for line in document.splitlines() if line.strip()]

@@ -141,6 +141,9 @@ class Snapshot:
     observed: HostObserved
     managed: HostTarget
     fw_reset: bool = False
+    # True from before the first change until the commit ended (applied, or restored): a checkpoint still
+    # "applying" with no live run holding the host's commit lock is an interrupted, half-applied commit
+    applying: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
@@ -166,7 +169,7 @@ class Snapshot:
             activate_firmware=bool(man.get("activate_firmware")),
             routing=RoutingTarget(**_routing_parts(managed_routing)) if managed_routing else None,
         )
-        return cls(observed, managed, bool(data.get("fw_reset")))
+        return cls(observed, managed, bool(data.get("fw_reset")), bool(data.get("applying")))
 
 
 # -- the document ----------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import threading
 from typing import Protocol
 
 
@@ -20,7 +21,7 @@ class FileSystem(Protocol):
     def isdir(self, path: str) -> bool: ...
     def listdir(self, path: str) -> list[str]: ...
     def remove(self, path: str, *, root: bool, recursive: bool = False) -> None: ...
-    def mkdir(self, path: str, *, root: bool) -> None: ...
+    def mkdir(self, path: str, *, root: bool, exist_ok: bool = True) -> None: ...
 
 
 class VirtualFiles(Protocol):
@@ -42,6 +43,7 @@ class MemoryFs:
         self.files = files
         self.virtual = virtual or {}
         self.home = home
+        self._mkdir_lock = threading.Lock()
         self.dirs: set[str] = {
             "/",
             "/etc",
@@ -146,7 +148,16 @@ class MemoryFs:
             return
         raise FsError("No such file or directory")
 
-    def mkdir(self, path: str, *, root: bool) -> None:
+    def mkdir(self, path: str, *, root: bool, exist_ok: bool = True) -> None:
+        """``exist_ok=False`` is mkdir(2): an existing path is EEXIST, a missing parent ENOENT, and the check
+        and the creation are one step (two sessions racing for a lock directory: exactly one wins)."""
         if not root and not _user_writable(path + "/", self.home):
             raise FsError("Permission denied")
-        self.dirs.add(path)
+        with self._mkdir_lock:
+            if not exist_ok:
+                if self.exists(path):
+                    raise FsError("File exists")
+                parent = path.rstrip("/").rsplit("/", 1)[0] or "/"
+                if not self.isdir(parent):
+                    raise FsError("No such file or directory")
+            self.dirs.add(path)

@@ -228,13 +228,19 @@ def _ls(inv: Invocation) -> Result:
 
 
 def _mkdir(inv: Invocation) -> Result:
+    """coreutils mkdir: without ``-p`` an existing directory or a missing parent is an error (a lock directory
+    is taken by exactly one of two racing sessions); with ``-p`` parents are made and existing ones are fine."""
     err, status = [], 0
+    parents = any(a.startswith("-") and "p" in a for a in inv.argv[1:])
     for name in [a for a in inv.argv[1:] if not a.startswith("-")]:
         path = inv.shell.path(name)
         try:
-            parts = path.strip("/").split("/")
-            for depth in range(1, len(parts) + 1):
-                inv.shell.fs.mkdir("/" + "/".join(parts[:depth]), root=inv.root)
+            if parents:
+                parts = path.strip("/").split("/")
+                for depth in range(1, len(parts) + 1):
+                    inv.shell.fs.mkdir("/" + "/".join(parts[:depth]), root=inv.root)
+            else:
+                inv.shell.fs.mkdir(path, root=inv.root, exist_ok=False)
         except FsError as exc:
             err.append(f"mkdir: cannot create directory '{name}': {exc}\n")
             status = 1
