@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from napalm.base.exceptions import SessionLockedException
+
 from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
@@ -130,10 +132,13 @@ def stage(job: Job, driver: Driver) -> Staged:
     """Load the candidate that brings the device to intent (nothing is left staged when nothing changes).
     The driver stages only what fabconf owns (merge) or the whole document (replace)."""
     check_identity(job, driver)
-    if job.mode == "replace":
-        driver.load_replace_candidate(config=job.rendered)
-    else:
-        driver.load_merge_candidate(config=job.rendered)
+    try:
+        if job.mode == "replace":
+            driver.load_replace_candidate(config=job.rendered)
+        else:
+            driver.load_merge_candidate(config=job.rendered)
+    except SessionLockedException:  # napalm's EOS driver: another configuration session is pending
+        raise CommitConflict("another configuration session is pending on the device (another changer?)") from None
     compared = driver.compare_config()
     if not compared.strip():
         driver.discard_config()
@@ -160,7 +165,7 @@ def diff_device(job: Job, driver: Driver) -> Outcome:
         return half
     try:
         staged = stage(job, driver)
-    except IdentityMismatch as exc:
+    except (IdentityMismatch, CommitConflict) as exc:
         return Outcome(job.name, job.platform, State.FAILED, message=str(exc))
     finally:
         _quietly(driver.discard_config)
@@ -346,13 +351,15 @@ def _stage_and_push(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext
     except IdentityMismatch as exc:
         _quietly(driver.discard_config)
         return Outcome(job.name, job.platform, State.FAILED, message=str(exc))
+    except CommitConflict as exc:
+        return _conflict(job, "", str(exc))
     outcome = _push(job, driver, reopen, ctx, revert_in, before, staged.diff)
     outcome.commands = staged.commands
     outcome.config_before = digest(before)
     if outcome.state is State.APPLIED:
         with contextlib.suppress(Exception):  # the change is confirmed; a failed read only loses the digest
             outcome.config_after = digest(_running(driver))
-    elif outcome.state in (State.ROLLED_BACK, State.UNCHANGED, State.UNTOUCHED, State.CONFLICT):
+    elif outcome.state in (State.ROLLED_BACK, State.UNCHANGED, State.UNTOUCHED):
         outcome.config_after = outcome.config_before  # checked equal (rolled back) or never changed
     return outcome
 

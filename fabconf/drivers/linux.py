@@ -414,7 +414,8 @@ class LinuxDriver(DriverBase):
             self._finished(snapshot)
         finally:
             self._lock.release()
-        return "an interrupted commit had left this host half-applied: restored from its checkpoint first"
+        notes = f" ({'; '.join(self.restore_notes)})" if self.restore_notes else ""
+        return f"an interrupted commit had left this host half-applied: restored from its checkpoint first{notes}"
 
     def _save_checkpoint(self, snapshot: Snapshot) -> None:
         directory = CHECKPOINT_PATH.rsplit("/", 1)[0]
