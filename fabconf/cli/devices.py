@@ -248,6 +248,7 @@ def device_options_of(args: argparse.Namespace) -> DeviceOptions:
         host_workers=args.host_workers,
         timeout=args.timeout,
         allow_fw_reset=getattr(args, "allow_fw_reset", False),
+        retries=getattr(args, "retries", DeviceOptions().retries),
     )
 
 
@@ -305,6 +306,12 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
             help=f"GPU hosts worked on at once (default {defaults.host_workers})",
         )
         p.add_argument("--timeout", type=int, default=defaults.timeout, help="per-device connection timeout, seconds")
+        p.add_argument(
+            "--retries",
+            type=int,
+            default=defaults.retries,
+            help=f"tries again after a timeout or dropped connection, before any commit (default {defaults.retries})",
+        )
         add_target_args(p)
 
     d = sub.add_parser(

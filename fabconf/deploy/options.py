@@ -14,10 +14,15 @@ class DeviceOptions:
     host_workers: int = 50  # GPU hosts at once (their own pool, side by side with the switches)
     timeout: int = 60  # per-device connection timeout, seconds
     allow_fw_reset: bool = False  # GPU hosts: run mlxfwreset so pending mlxconfig changes take effect now
+    # a timeout or dropped connection before anything is committed is tried again, this many times, while the
+    # device's budget (``timeout`` seconds from its start) lasts (fabconf.deploy.transient)
+    retries: int = 2
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.host_workers < 1:
             raise ValueError("--workers and --host-workers must be at least 1")
+        if self.retries < 0:
+            raise ValueError("--retries must be 0 or more")
         if self.timeout < 1:
             raise ValueError("--timeout must be at least 1 second")
 

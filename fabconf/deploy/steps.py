@@ -54,6 +54,7 @@ class VerifyContext:
     check_cabling: bool = False  # `verify --cabling`: every planned link present, nothing unexpected (hosts too)
     # push: called with (job, diff, hash of the running config) just before a commit (the audit's first record)
     before_commit: Callable[[Job, str, str], None] | None = None
+    commit_started: bool = False  # set once a commit is attempted: from then on a push is never retried
 
     @property
     def aborted(self) -> bool:
@@ -374,6 +375,7 @@ def _push(
         state = State.UNCHANGED if not failed else State.FAILED
         message = "" if not failed else "already at intent, but verification failed; nothing was changed"
         return Outcome(job.name, job.platform, state, message=message, checks=failed)
+    ctx.commit_started = True
     if ctx.before_commit is not None:
         ctx.before_commit(job, diff, digest(before))
     try:

@@ -40,6 +40,7 @@ from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.steps import VerifyContext, diff_device, push_device, verify_device
+from fabconf.deploy.transient import transient
 from fabconf.drivers.contract import Driver
 from fabconf.drivers.factory import driver_for
 from fabconf.errors import FabconfError
@@ -48,6 +49,7 @@ from fabconf.problems import InputError
 from fabconf.render import render
 
 JOB_KEY = "fabconf_job"
+RETRY_PAUSE = 0.5  # seconds before the first retry of a transient error; doubled for each further one
 Step = Callable[[Job, Driver], Outcome]
 
 __all__ = ["JOB_KEY", "diff_task", "job_for", "open_driver", "push_task", "run_step", "verify_task"]
@@ -118,9 +120,11 @@ def run_step(
     options: DeviceOptions | None,
     inventory: str | Path | None,
     interrupt: Interrupt | None = None,
+    may_retry: Callable[[], bool] = lambda: True,
 ) -> Result:
     """Prepare, connect, run ``step``, close: always a Result with an Outcome, never an exception. Once the
-    run is interrupted, a device not yet started is left untouched."""
+    run is interrupted, a device not yet started is left untouched. A timeout or dropped connection is tried
+    again on a new connection while ``may_retry()`` and the device's budget allow."""
     started = time.monotonic()
     options = options or DeviceOptions()
     if interrupt is not None and interrupt.stopping:
@@ -134,25 +138,61 @@ def run_step(
         return _result(task, outcome, started)
     except FabconfError as exc:
         return _result(task, Outcome(task.host.name, task.host.platform or "", State.FAILED, message=str(exc)), started)
-    driver: Driver | None = None
-    try:
-        driver = build_driver(job, options, _credentials(task))
-    except (CredentialsError, ImportError, KeyError, ValueError) as exc:  # ours to fix, not the device's
-        return _result(task, Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(str(exc))), started)
-    try:
-        driver.open()
-    except Exception as exc:
-        text = REDACTOR(str(exc).strip() or type(exc).__name__)
-        outcome = Outcome(job.name, job.platform, State.UNREACHABLE, message=f"cannot connect: {text}")
-        return _result(task, outcome, started)
-    try:
-        outcome = step(job, driver)
-    except Exception as exc:
-        outcome = Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(f"{type(exc).__name__}: {exc}"))
-    finally:
-        with contextlib.suppress(Exception):  # a close error never changes the outcome
-            driver.close()
+    outcome, retried = _attempts(job, step, options, _credentials(task), started, may_retry)
+    if retried:
+        outcome.message = "; ".join(m for m in (outcome.message, f"tried again after: {'; '.join(retried)}") if m)
     return _result(task, outcome, started)
+
+
+def _attempts(
+    job: Job,
+    step: Step,
+    options: DeviceOptions,
+    creds: Credentials | None,
+    started: float,
+    may_retry: Callable[[], bool],
+) -> tuple[Outcome, list[str]]:
+    """Connect and run ``step``; a transient error (``fabconf.deploy.transient``) is tried again on a new
+    connection, up to ``options.retries`` times within the device's budget, while ``may_retry()`` (a push: until
+    its commit started). Returns the outcome and the errors that were retried."""
+    retried: list[str] = []
+    while True:
+        try:
+            driver = build_driver(job, options, creds)
+        except (CredentialsError, ImportError, KeyError, ValueError) as exc:  # ours to fix, not the device's
+            return Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(str(exc))), retried
+        try:
+            driver.open()
+        except Exception as exc:
+            if _again(exc, options, started, retried, may_retry):
+                continue
+            text = REDACTOR(str(exc).strip() or type(exc).__name__)
+            return Outcome(job.name, job.platform, State.UNREACHABLE, message=f"cannot connect: {text}"), retried
+        try:
+            return step(job, driver), retried
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # leave nothing staged behind for the next attempt
+                driver.discard_config()
+            if _again(exc, options, started, retried, may_retry):
+                continue
+            text = REDACTOR(f"{type(exc).__name__}: {exc}")
+            return Outcome(job.name, job.platform, State.FAILED, message=text), retried
+        finally:
+            with contextlib.suppress(Exception):  # a close error never changes the outcome
+                driver.close()
+
+
+def _again(
+    exc: Exception, options: DeviceOptions, started: float, retried: list[str], may_retry: Callable[[], bool]
+) -> bool:
+    """Whether to try once more (and note why), after a short pause."""
+    pause = RETRY_PAUSE * 2 ** len(retried)
+    in_budget = time.monotonic() + pause < started + options.timeout
+    if not (transient(exc) and len(retried) < options.retries and in_budget and may_retry()):
+        return False
+    retried.append(REDACTOR(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__))
+    time.sleep(pause)
+    return True
 
 
 def _result(task: Task, outcome: Outcome, started: float) -> Result:
@@ -230,7 +270,7 @@ def push_task(
     def step(job: Job, driver: Driver) -> Outcome:
         return push_device(job, driver, lambda: open_driver(job, opts, creds), ctx, revert_in)
 
-    return run_step(task, step, opts, inventory, interrupt)
+    return run_step(task, step, opts, inventory, interrupt, may_retry=lambda: not ctx.commit_started)
 
 
 def outcome_of(result: Any) -> Outcome | None:

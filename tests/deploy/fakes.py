@@ -36,6 +36,9 @@ class Script:
     rollback_noop: bool = False  # rollback says it worked but the device keeps the change
     preflight: list[str] = field(default_factory=list)  # problems a Preflight driver reports
     pending_firmware: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    timeouts_on_open: int = 0  # the first N open() calls time out (a loaded device or controller)
+    timeouts_on_read: int = 0  # the first N get_config() calls time out
+    changed_by_other: str = ""  # another changer commits this configuration right after the first read
     os_version: str = ""  # what get_facts reports ("": nothing, the identity check has nothing to compare)
     model: str = ""
 
@@ -49,6 +52,7 @@ class FakeDevice:
     checkpoint: str | None = None  # the configuration before the last commit
     pending: bool = False  # a commit waits for confirm (revert timer armed)
     opens: int = 0
+    reads: int = 0
     log: list[str] = field(default_factory=list)
 
     def expire_timer(self) -> None:
@@ -70,6 +74,8 @@ class FakeDriver:
     def open(self) -> None:
         d = self.device
         d.opens += 1
+        if d.opens <= d.script.timeouts_on_open:
+            raise TimeoutError(f"{d.name}: timed out")
         if d.script.unreachable or (d.script.reconnect_fails and d.opens > 1):
             raise ConnectionException(f"{d.name}: connection refused")
         d.log.append("open")
@@ -120,7 +126,15 @@ class FakeDriver:
         return {"hostname": self.device.name, "vendor": "fake", "model": script.model, "os_version": script.os_version}
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> dict[str, str]:
-        return {"running": self.device.running, "startup": "", "candidate": self._candidate or ""}
+        d = self.device
+        d.reads += 1
+        if d.reads <= d.script.timeouts_on_read:
+            raise ConnectionException(f"{d.name}: Socket error during eAPI connection: timed out")
+        running = d.running
+        if d.script.changed_by_other and d.reads == 1 + d.script.timeouts_on_read:
+            d.running = d.script.changed_by_other  # after this read: the diff is computed from a stale state
+            d.log.append("changed by another run")
+        return {"running": running, "startup": "", "candidate": self._candidate or ""}
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         bump = 1 if self.device.script.wrong_mtu else 0

@@ -48,6 +48,26 @@ def _everything_else(case: Case, state: State) -> dict[str, State]:
 CASES = [
     Case("every device applied", states=dict.fromkeys(LEAVES, State.APPLIED), at_intent=LEAVES),
     Case(
+        "another changer commits between diff and commit: conflict, nothing committed, the rollout stops",
+        scripts={"leaf1": Script(changed_by_other="hostname leaf1\ndescription set by someone else")},
+        states={"leaf1": State.CONFLICT, **dict.fromkeys(LEAVES[1:], State.UNTOUCHED)},
+        never_opened=LEAVES[1:],
+        message={"leaf1": "+description set by someone else"},
+    ),
+    Case(
+        "a read timeout and a connect timeout are tried again on a new connection",
+        scripts={"leaf1": Script(timeouts_on_read=1), "leaf2": Script(timeouts_on_open=2)},
+        states=dict.fromkeys(LEAVES, State.APPLIED),
+        at_intent=LEAVES,
+        message={"leaf1": "tried again after: leaf1: Socket error during eAPI connection: timed out"},
+    ),
+    Case(
+        "a device that keeps timing out fails once its retries are spent",
+        scripts={"leaf1": Script(timeouts_on_read=3)},
+        states={"leaf1": State.FAILED, **dict.fromkeys(LEAVES[1:], State.UNTOUCHED)},
+        message={"leaf1": "timed out; tried again after"},
+    ),
+    Case(
         "a device on another release line is refused before anything is staged",
         scripts={"leaf1": Script(os_version="5.15.0")},  # leaf1 is designed for Cumulus 5.12
         states={"leaf1": State.FAILED, **dict.fromkeys(LEAVES[1:], State.UNTOUCHED)},
@@ -192,6 +212,7 @@ def fabric(example: Compiled, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     monkeypatch.setattr("fabconf.deploy.steps.RESTORE_WAIT", 0.5)  # a device that does not come back: fail fast
     monkeypatch.setattr("fabconf.deploy.steps.POLL", 0.01)
+    monkeypatch.setattr("fabconf.deploy.tasks.RETRY_PAUSE", 0.01)
     return {"devices": {}, "audit": tmp_path / "audit.jsonl"}
 
 
