@@ -13,6 +13,7 @@ import contextlib
 import copy
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -206,3 +207,42 @@ def test_lab_up_never_imports_files_from_the_current_directory(lab: Lab, tmp_pat
         subprocess.run([str(script), "lab", "down", "--state", str(state)], cwd=work, capture_output=True, timeout=60)
     assert not (tmp_path / "secrets-ran").exists() and not (tmp_path / "json-ran").exists()
     assert running(lab, "leaf1")  # the test's own lab is untouched
+
+
+def _cli_push(directory: str, locks: Path) -> subprocess.Popen[str]:
+    args = ["push", "-i", directory, "--limit", "gpu_hosts", "--yes", "--canary", "0", "--batch", "100%"]
+    args += ["--max-fail", "100", "--bgp-wait", "0", "--format", "json"]
+    env = {**__import__("os").environ, "FABCONF_LOCK_DIR": str(locks)}
+    return subprocess.Popen([sys.executable, "-m", "fabconf", *args], env=env, stdout=subprocess.PIPE, text=True)
+
+
+def test_two_operators_pushing_at_once_never_leave_a_host_at_neither_intent(lab: Lab, tmp_path: Path) -> None:
+    """Two `fabconf push` runs from two "machines" (separate lock directories), different intents, started
+    together on the same eight GPU hosts: each host ends at one run's intent, whole; a host both runs report
+    applied was changed twice in turn (the second diff saw the first); anything else is a conflict."""
+    inventory_a = lab.state_dir / "inventory"
+    inventory_b = tmp_path / "inventory-b"
+    shutil.copytree(inventory_a, inventory_b)
+    fabric = inventory_b / "fabric.yaml"
+    fabric.write_text(fabric.read_text().replace("gid_index: 3 ", "gid_index: 5 "))
+    runs = [_cli_push(str(inventory_a), tmp_path / "locks-a"), _cli_push(str(inventory_b), tmp_path / "locks-b")]
+    reports = []
+    for run in runs:
+        out, _ = run.communicate(timeout=240)
+        reports.append({d["device"]: d for d in json.loads(out)["devices"]})
+    a, b = reports
+    compiled = {"a": compile_inventory(inventory_a), "b": compile_inventory(inventory_b)}
+    for host in sorted(a):
+        assert {a[host]["state"], b[host]["state"]} <= {"applied", "conflict"}, (a[host], b[host])
+        assert "applied" in (a[host]["state"], b[host]["state"]), f"{host}: neither run applied"
+        holds = {
+            run
+            for run, c in compiled.items()
+            if _in_sync(Job(c.model.devices[host], c.data[host], render(c.data[host])))
+        }
+        assert len(holds) == 1, f"{host} holds {holds or 'neither intent'}"
+        if a[host]["state"] != b[host]["state"]:  # one applied, the other conflicted: the winner's intent
+            assert holds == {"a" if a[host]["state"] == "applied" else "b"}, host
+        checkpoint = json.loads(sim(lab, host).state.files["/var/lib/fabconf/linux-rollback.json"])
+        assert checkpoint["applying"] is False, f"{host} is left half-applied"
+        assert not sim(lab, host).fs.exists("/run/fabconf/commit.lock"), f"{host}: the commit lock was left behind"
