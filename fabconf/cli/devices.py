@@ -31,6 +31,7 @@ from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.lock import DeviceLocks
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.deploy.processors import Progress
+from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.render import render
@@ -243,7 +244,11 @@ def target_of(args: argparse.Namespace) -> Target:
 
 
 def device_options_of(args: argparse.Namespace) -> DeviceOptions:
+    insecure = Trust.from_env(getattr(args, "insecure", False)).insecure
+    if insecure:
+        print(f"fabconf: {INSECURE_WARNING}", file=sys.stderr)
     return DeviceOptions(
+        insecure=insecure,
         workers=args.workers,
         host_workers=args.host_workers,
         timeout=args.timeout,
@@ -306,6 +311,11 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
             help=f"GPU hosts worked on at once (default {defaults.host_workers})",
         )
         p.add_argument("--timeout", type=int, default=defaults.timeout, help="per-device connection timeout, seconds")
+        p.add_argument(
+            "--insecure",
+            action="store_true",
+            help="do not verify TLS certificates and SSH host keys (warns; for a first lab contact only)",
+        )
         p.add_argument(
             "--retries",
             type=int,

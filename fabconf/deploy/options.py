@@ -17,6 +17,7 @@ class DeviceOptions:
     # a timeout or dropped connection before anything is committed is tried again, this many times, while the
     # device's budget (``timeout`` seconds from its start) lasts (fabconf.deploy.transient)
     retries: int = 2
+    insecure: bool = False  # --insecure: TLS certificates and SSH host keys are not checked (fabconf.drivers.trust)
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.host_workers < 1:

@@ -43,6 +43,7 @@ from fabconf.deploy.steps import VerifyContext, diff_device, push_device, verify
 from fabconf.deploy.transient import transient
 from fabconf.drivers.contract import Driver
 from fabconf.drivers.factory import driver_for
+from fabconf.drivers.trust import Trust
 from fabconf.errors import FabconfError
 from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.problems import InputError
@@ -74,6 +75,7 @@ def build_driver(job: Job, options: DeviceOptions, credentials: Credentials | No
         connection_options=job.device.connection_options,
         timeout=options.timeout,
         extra_args={"allow_fw_reset": True} if options.allow_fw_reset and job.spec.is_host else None,
+        trust=Trust.from_env(options.insecure),
     )
 
 

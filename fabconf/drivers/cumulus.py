@@ -96,7 +96,8 @@ class CumulusDriver(DriverBase, RevertTimer):
 
     ``optional_args``: ``port`` (8765), ``ssh_port`` (22; None disables SSH and so ``revert_in``),
     ``ca_file`` (a PEM bundle to verify the switch's certificate), ``verify`` (True),
-    ``ssh_known_hosts`` (a known_hosts file: the SSH host key must be listed), ``poll_interval`` (0.1 s).
+    ``ssh_known_hosts`` (a known_hosts file, besides ``~/.ssh/known_hosts``: the SSH host key must be listed in
+    one), ``ssh_strict`` (True; False accepts an unknown host key: ``--insecure`` only), ``poll_interval`` (0.1 s).
     """
 
     platform = "cumulus"
@@ -117,6 +118,7 @@ class CumulusDriver(DriverBase, RevertTimer):
         self.ca_file: str | None = args.get("ca_file")
         self.verify = bool(args.get("verify", True))
         self.known_hosts: str | None = args.get("ssh_known_hosts")
+        self.ssh_strict = bool(args.get("ssh_strict", True))
         self.poll_interval = float(args.get("poll_interval", 0.1))
         self._rest: NvueRestClient | None = None
         self._ssh: NvSsh | None = None
@@ -183,6 +185,7 @@ class CumulusDriver(DriverBase, RevertTimer):
                 self.password,
                 timeout=self.timeout,
                 known_hosts=self.known_hosts,
+                strict=self.ssh_strict,
             )
         return self._ssh
 

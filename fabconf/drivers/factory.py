@@ -7,6 +7,7 @@ import importlib
 from typing import Any
 
 from fabconf.drivers.contract import Driver
+from fabconf.drivers.trust import Trust
 from fabconf.platforms import Revert
 from fabconf.platforms import platform as platform_spec
 
@@ -23,26 +24,33 @@ def driver_for(
     connection_options: dict[str, Any] | None = None,
     timeout: int = DEFAULT_TIMEOUT,
     extra_args: dict[str, Any] | None = None,
+    trust: Trust | None = None,
 ) -> Driver:
     """A contract-conforming driver for one device, not yet opened.
 
     ``connection_options`` are Nornir's (``{section: {"port": …, "extras": {…}}}``); the platform table names
     the section. ``extra_args`` reach our own drivers' ``optional_args`` (e.g. ``allow_fw_reset`` for hosts).
+    ``trust``: how certificates and host keys are checked (``fabconf.drivers.trust``; default: verified, from
+    the environment); the section's ``ca_file`` / ``known_hosts`` extras win for this device.
     """
     spec = platform_spec(platform)
     section = (connection_options or {}).get(spec.connection_section) or {}
     port = section.get("port") or port or spec.default_port
     extras = dict(section.get("extras") or {})
+    trusted = (trust or Trust.from_env()).for_device(extras)
+    for key in ("ca_file", "known_hosts", "ssh_known_hosts"):
+        extras.pop(key, None)  # given to the driver below in its own terms
     if spec.driver.startswith("napalm:"):
         import napalm  # here, not at module level: only device commands pay for importing NAPALM
 
         from fabconf.drivers.cli_staging import StagedCliDriver, StagedTimerDriver
 
-        optional_args = dict(extras.get("optional_args") or {})
+        napalm_driver = spec.driver.partition(":")[2]
+        optional_args = {**trusted.napalm_args(napalm_driver), **dict(extras.get("optional_args") or {})}
         if port is not None:
             optional_args.setdefault("port", port)
         optional_args.setdefault("transport", "https")
-        cls = napalm.get_network_driver(spec.driver.partition(":")[2])
+        cls = napalm.get_network_driver(napalm_driver)
         inner = cls(hostname, username, password, timeout=timeout, optional_args=optional_args)
         if spec.wrapper:
             module_name, _, class_name = spec.wrapper.partition(":")
@@ -54,6 +62,11 @@ def driver_for(
     module_name, _, class_name = spec.driver.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     extras.pop("device_type", None)  # a netmiko key, meaningless to our drivers
-    optional_args = {**({"port": port} if port is not None else {}), **extras, **(extra_args or {})}
+    optional_args = {
+        **({"port": port} if port is not None else {}),
+        **trusted.own_args(),
+        **extras,
+        **(extra_args or {}),
+    }
     driver: Driver = cls(hostname, username, password, timeout=timeout, optional_args=optional_args)
     return driver

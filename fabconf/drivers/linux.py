@@ -3,7 +3,8 @@
 ``LinuxDriver(hostname, username, password, timeout=60, optional_args={"port": 22, "allow_fw_reset": False})``.
 The login user runs privileged commands through ``sudo -n`` (passwordless sudo is required; a ``root`` login
 runs them directly). Other optional_args: ``check_hostname`` (default True: a candidate whose ``hostname`` is
-not the host's is refused), ``ssh_strict`` (default False: unknown host keys are accepted, as netmiko does).
+not the host's is refused), ``known_hosts`` (a file besides ``~/.ssh/known_hosts``), ``ssh_strict`` (default True:
+an unknown host key is refused; False accepts it, ``--insecure`` only).
 
 OWNED: the settings named in the desired-state document (``templates/linux``): per NIC the mlnx_qos trust, PFC
 bits and DSCP map, the MTU, the DCQCN/ECN sysfs files, the RDMA-CM ToS and the OFED traffic class; per RDMA
@@ -123,8 +124,11 @@ class LinuxDriver(DriverBase):
         self.allow_fw_reset = bool(self.optional_args.get("allow_fw_reset", False))
         self.check_hostname = bool(self.optional_args.get("check_hostname", True))
         self.sudo = "" if username == "root" else "sudo -n "
-        strict = bool(self.optional_args.get("ssh_strict", False))
-        self._shell = HostShell(hostname, self.port, username, password, timeout, strict=strict)
+        strict = bool(self.optional_args.get("ssh_strict", True))
+        known_hosts = self.optional_args.get("known_hosts")
+        self._shell = HostShell(
+            hostname, self.port, username, password, timeout, strict=strict, known_hosts=known_hosts
+        )
         self._candidate: HostTarget | None = None
         self._candidate_text = ""
         self._preview: tuple[HostTarget, HostObserved, list[Change]] | None = None

@@ -8,6 +8,8 @@ name the host, the command and an excerpt of what came back.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import secrets
 from collections.abc import Callable
@@ -55,17 +57,32 @@ class Output:
 
 class HostShell:
     def __init__(
-        self, address: str, port: int, username: str, password: str, timeout: int, *, strict: bool = False
+        self,
+        address: str,
+        port: int,
+        username: str,
+        password: str,
+        timeout: int,
+        *,
+        strict: bool = True,
+        known_hosts: str | None = None,
     ) -> None:
         self.address, self.port, self.username, self.password = address, port, username, password
-        self.timeout, self.strict = timeout, strict
+        self.timeout, self.strict, self.known_hosts = timeout, strict, known_hosts
         self.label = address  # how errors name the host; the driver sets "name (address)" once it knows the name
         self._client: paramiko.SSHClient | None = None
 
     # -- connection ----------------------------------------------------------------------------------
     def open(self) -> None:
         client = paramiko.SSHClient()
-        client.load_system_host_keys()
+        with contextlib.suppress(OSError):
+            client.load_system_host_keys()
+        if self.known_hosts:
+            try:
+                client.load_host_keys(os.path.expanduser(self.known_hosts))
+            except OSError as exc:
+                raise ConnectionException(f"{self.label}: cannot read known_hosts {self.known_hosts}: {exc}") from None
+        # strict: an unknown host key is refused (paramiko's RejectPolicy); a changed one always is
         client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else paramiko.AutoAddPolicy())
         try:
             client.connect(
@@ -82,9 +99,13 @@ class HostShell:
         except paramiko.AuthenticationException as exc:
             client.close()
             raise ConnectAuthError(f"{self.label}: SSH authentication failed for {self.username}: {exc}") from None
+        except paramiko.BadHostKeyException as exc:
+            client.close()
+            raise ConnectionException(f"{self.label}: the SSH host key does not match known_hosts ({exc})") from None
         except (OSError, paramiko.SSHException, EOFError) as exc:
             client.close()
-            raise ConnectionException(f"{self.label}:{self.port}: SSH connection failed: {exc}") from None
+            hint = " (check its key and add it to known_hosts)" if "known_hosts" in str(exc) else ""
+            raise ConnectionException(f"{self.label}:{self.port}: SSH connection failed: {exc}{hint}") from None
         self._client = client
 
     def close(self) -> None:

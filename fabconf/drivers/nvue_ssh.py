@@ -4,9 +4,9 @@
 --confirm-status`` exist on the CLI only (reference §1.4 and §8). One paramiko connection per driver,
 opened on first use; each command is an ``exec`` request with its own exit status.
 
-Host keys: with ``known_hosts`` the switch's key must be listed there (unknown or changed keys are
-refused); without it the user's ``~/.ssh/known_hosts`` is loaded, a key that contradicts it is refused,
-and an unknown key is accepted with a warning in the log.
+Host keys: the switch's key must be listed in ``known_hosts`` or the user's ``~/.ssh/known_hosts``; an unknown
+or changed key is refused. Only with ``strict=False`` (``--insecure``) is an unknown key accepted, with a warning
+in the log.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class NvSsh:
         *,
         timeout: float,
         known_hosts: str | None = None,
+        strict: bool = True,
     ) -> None:
         self.host = host
         self.port = port
@@ -47,6 +48,7 @@ class NvSsh:
         self._password = password
         self.timeout = timeout
         self.known_hosts = known_hosts
+        self.strict = strict
         self._client: paramiko.SSHClient | None = None
 
     @property
@@ -59,18 +61,16 @@ class NvSsh:
     def connect(self) -> None:
         self.close()
         client = paramiko.SSHClient()
+        try:
+            client.load_system_host_keys()
+        except OSError:
+            log.debug("no readable ~/.ssh/known_hosts")
         if self.known_hosts:
             try:
                 client.load_host_keys(str(Path(self.known_hosts).expanduser()))
             except OSError as exc:
                 raise ConnectionException(f"{self.where}: cannot read ssh_known_hosts: {exc}") from None
-            client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        else:
-            try:
-                client.load_system_host_keys()
-            except OSError:
-                log.debug("no readable ~/.ssh/known_hosts")
-            client.set_missing_host_key_policy(_WarnUnknownHost())
+        client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else _WarnUnknownHost())
         try:
             client.connect(
                 self.host,

@@ -172,7 +172,27 @@ class Lab:
             "FABCONF_USERNAME": self.username,
             "FABCONF_PASSWORD": self.password,
             "FABCONF_CA_FILE": str(self.ca.ca_cert_path),
+            "FABCONF_KNOWN_HOSTS": str(self.known_hosts_path),
         }
+
+    @property
+    def known_hosts_path(self) -> Path:
+        return self.state_dir / "known_hosts"
+
+    def write_known_hosts(self) -> Path:
+        """STATE/known_hosts: every lab device's SSH host key at its address (OpenSSH format), so fabconf checks
+        lab host keys as it checks real ones (the keys persist under STATE, so the file stays valid)."""
+        lines = []
+        for dev in self.devices.values():
+            service = getattr(dev.sim, "ssh", None) or getattr(dev.sim, "_ssh", None)
+            key = getattr(service, "host_key", None)
+            if key is None:
+                continue
+            port = int(getattr(service, "port", 22))
+            where = dev.address if port == 22 else f"[{dev.address}]:{port}"
+            lines.append(f"{where} {key.get_name()} {key.get_base64()}\n")
+        self.known_hosts_path.write_text("".join(sorted(lines)))
+        return self.known_hosts_path
 
     def write_state(self) -> Path:
         """Write STATE/inventory/ and STATE/lab.env; returns the inventory directory."""
@@ -183,11 +203,11 @@ class Lab:
                 shutil.copyfile(self.inventory_dir / name, inv / name)
         raw_hosts = yaml.safe_load((self.inventory_dir / "hosts.yaml").read_text()) or {}
         hosts: dict[str, Any] = {}
-        ca = str(self.ca.ca_cert_path)
+        ca, known_hosts = str(self.ca.ca_cert_path), str(self.write_known_hosts())
         for name, dev in self.devices.items():
             entry = dict(raw_hosts.get(name) or {})
             entry["hostname"] = dev.address
-            entry["connection_options"] = _connection_options(dev.platform, ca)
+            entry["connection_options"] = _connection_options(dev.platform, ca, known_hosts)
             hosts[name] = entry
         header = (
             "# The fabconf lab's inventory: the same devices, groups and data as the source inventory,\n"
@@ -200,13 +220,16 @@ class Lab:
         return inv
 
 
-def _connection_options(platform: str, ca_file: str) -> dict[str, Any]:
+def _connection_options(platform: str, ca_file: str, known_hosts: str) -> dict[str, Any]:
     """How fabconf reaches a lab device: the platform table names the connection section and default port;
-    the lab adds what is its own (HTTPS on 443 for NAPALM's eAPI/NX-API, its CA and SSH port for NVUE)."""
+    the lab adds what is its own (HTTPS on 443 for NAPALM's eAPI/NX-API, the SSH port for NVUE) and how to
+    trust it: its CA and its known_hosts, checked like any device's (``fabconf.drivers.trust``)."""
     spec = platform_spec(platform)
     section = spec.connection_section
+    trust = {"ca_file": ca_file, "known_hosts": known_hosts}
     if section == "napalm":
-        return {section: {"port": 443, "extras": {"optional_args": {"transport": "https", "port": 443}}}}
+        extras: dict[str, Any] = {"optional_args": {"transport": "https", "port": 443}, **trust}
+        return {section: {"port": 443, "extras": extras}}
     if section == "nvue":
-        return {section: {"port": spec.default_port, "extras": {"ssh_port": 22, "ca_file": ca_file}}}
-    return {section: {"port": spec.default_port, "extras": {"device_type": "linux"}}}
+        return {section: {"port": spec.default_port, "extras": {"ssh_port": 22, **trust}}}
+    return {section: {"port": spec.default_port, "extras": {"device_type": "linux", **trust}}}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from napalm.base.exceptions import CommandErrorException, CommitError, MergeConfigException
+from trust import known_hosts
 
 from fabconf.drivers.linux import HostCommandError, HostOutputError, LinuxDriver
 from fabconf.drivers.linux_parse import (
@@ -103,7 +105,9 @@ def host(tmp_path: Path) -> Iterator[GpuHostSim]:
 
 
 def connect(host: GpuHostSim, driver_class: type[LinuxDriver] = LinuxDriver, **optional: Any) -> LinuxDriver:
-    driver = driver_class(host.address, USER, PASSWORD, timeout=20, optional_args={"port": host.port, **optional})
+    trusted = known_hosts(Path(tempfile.mkdtemp()) / "known_hosts", host)
+    args = {"port": host.port, "known_hosts": trusted, **optional}
+    driver = driver_class(host.address, USER, PASSWORD, timeout=20, optional_args=args)
     driver.open()
     return driver
 
@@ -363,7 +367,8 @@ def test_root_login_runs_commands_without_sudo(tmp_path: Path, doc: str) -> None
     sim = GpuHostSim("gpu01", next(_ADDRESSES), ports=[], username="root", password=PASSWORD, nics=NICS)
     sim.start()
     try:
-        driver = LinuxDriver(sim.address, "root", PASSWORD, optional_args={"port": sim.port})
+        trusted = known_hosts(tmp_path / "known_hosts", sim)
+        driver = LinuxDriver(sim.address, "root", PASSWORD, optional_args={"port": sim.port, "known_hosts": trusted})
         driver.open()
         driver.load_merge_candidate(config=doc)
         driver.commit_config()

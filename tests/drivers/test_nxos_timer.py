@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from trust import known_hosts
 
 from fabconf.drivers.contract import RevertTimer
 from fabconf.drivers.factory import driver_for
@@ -46,7 +48,9 @@ def leaf4(example: Compiled, tmp_path: Path) -> Iterator[tuple[NxosSim, str]]:
 
 
 def _driver(sim: NxosSim):
-    options = {"napalm": {"port": sim.http_port, "extras": {"optional_args": {"ssl_verify": False}}}}
+    trusted = known_hosts(Path(tempfile.mkdtemp()) / "known_hosts", sim)
+    extras = {"optional_args": {"ssl_verify": False}, "known_hosts": trusted}
+    options = {"napalm": {"port": sim.http_port, "extras": extras}}
     driver = driver_for("nxos", sim.address, USER, PASSWORD, connection_options=options, timeout=20)
     driver.open()
     return driver

@@ -26,8 +26,8 @@ def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inventory: Path
         password=PASSWORD,
     )
     the_lab.start()
-    monkeypatch.setenv("FABCONF_USERNAME", the_lab.username)
-    monkeypatch.setenv("FABCONF_PASSWORD", PASSWORD)
+    for key, value in the_lab.env().items():  # credentials, CA file and known_hosts, as lab.env has them
+        monkeypatch.setenv(key, value)
     monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
     try:

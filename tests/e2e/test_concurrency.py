@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -141,7 +142,8 @@ class _SessionLostMidApply(LinuxDriver):
 def _commit_losing_the_session(job: Job) -> None:
     base = open_driver(job, DeviceOptions(timeout=20))
     base.close()
-    lost = _SessionLostMidApply(base.hostname, base.username, base.password, 20, {"port": base.port})
+    args = {"port": base.port, "known_hosts": os.environ["FABCONF_KNOWN_HOSTS"]}
+    lost = _SessionLostMidApply(base.hostname, base.username, base.password, 20, args)
     lost.open()
     lost.load_merge_candidate(config=job.rendered)
     with pytest.raises(Exception):  # noqa: B017 - whatever the lost session raises
@@ -212,7 +214,7 @@ def test_lab_up_never_imports_files_from_the_current_directory(lab: Lab, tmp_pat
 def _cli_push(directory: str, locks: Path) -> subprocess.Popen[str]:
     args = ["push", "-i", directory, "--limit", "gpu_hosts", "--yes", "--canary", "0", "--batch", "100%"]
     args += ["--max-fail", "100", "--bgp-wait", "0", "--format", "json"]
-    env = {**__import__("os").environ, "FABCONF_LOCK_DIR": str(locks)}
+    env = {**os.environ, "FABCONF_LOCK_DIR": str(locks)}
     return subprocess.Popen([sys.executable, "-m", "fabconf", *args], env=env, stdout=subprocess.PIPE, text=True)
 
 

@@ -1,0 +1,76 @@
+"""How fabconf authenticates the devices it talks to: TLS certificates (eAPI, NX-API, NVUE REST) and SSH host
+keys (GPU hosts, NVUE's ``nv`` CLI, NX-OS's SCP). Verification is ON by default; turning it off is explicit.
+
+- **TLS**: the device certificate must chain to ``ca_file`` (a PEM bundle) or, without one, to the system's
+  trust store, and name the address fabconf connects to. Per device, ``connection_options.<section>.extras.
+  ca_file`` wins over ``FABCONF_CA_FILE``.
+- **SSH**: the host key must be listed in ``known_hosts`` (``extras.known_hosts``, else ``FABCONF_KNOWN_HOSTS``,
+  else ``~/.ssh/known_hosts`` and the system file); an unknown or changed key is refused. Record keys with
+  ``ssh-keyscan`` after checking their fingerprints, as with any SSH client (the lab writes its own file:
+  ``STATE/known_hosts``).
+- ``insecure`` (``--insecure``, ``FABCONF_INSECURE=1``) skips both checks: for a first contact in a lab only.
+  The CLI warns on stderr whenever it is on.
+
+What each driver is given: napalm's EOS driver an ``ssl.SSLContext`` (pyeapi's ``context``; without one pyeapi
+does not verify at all); napalm's NX-OS driver ``ssl_verify`` (requests' ``verify``: the CA bundle or True) and
+netmiko's ``ssh_strict``/``alt_key_file`` for its SCP; fabconf's Cumulus driver ``ca_file``/``verify`` and
+``ssh_known_hosts``; fabconf's Linux driver ``ssh_strict`` and ``known_hosts``.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from dataclasses import dataclass, replace
+from typing import Any
+
+INSECURE_WARNING = (
+    "warning: --insecure: TLS certificates and SSH host keys are NOT verified; anyone on the path can "
+    "impersonate a device and read its credentials"
+)
+
+
+@dataclass(frozen=True)
+class Trust:
+    insecure: bool = False
+    ca_file: str | None = None  # PEM bundle; None: the system trust store
+    known_hosts: str | None = None  # None: ~/.ssh/known_hosts (and the system file)
+
+    @classmethod
+    def from_env(cls, insecure: bool = False) -> Trust:
+        return cls(
+            insecure=insecure or os.environ.get("FABCONF_INSECURE", "") not in ("", "0"),
+            ca_file=os.environ.get("FABCONF_CA_FILE") or None,
+            known_hosts=os.environ.get("FABCONF_KNOWN_HOSTS") or None,
+        )
+
+    def for_device(self, extras: dict[str, Any]) -> Trust:
+        """A device's own ``ca_file`` / ``known_hosts`` (connection_options extras) win."""
+        return replace(
+            self,
+            ca_file=extras.get("ca_file") or self.ca_file,
+            known_hosts=extras.get("known_hosts") or extras.get("ssh_known_hosts") or self.known_hosts,
+        )
+
+    def ssl_context(self) -> ssl.SSLContext:
+        if self.insecure:
+            return ssl._create_unverified_context()
+        return ssl.create_default_context(cafile=self.ca_file)
+
+    def napalm_args(self, driver: str) -> dict[str, Any]:
+        """optional_args for napalm's ``eos`` or ``nxos`` driver."""
+        if driver == "eos":
+            return {"context": self.ssl_context()}
+        ssh: dict[str, Any] = {"ssh_strict": not self.insecure, "system_host_keys": True}
+        if self.known_hosts:
+            ssh.update(alt_host_keys=True, alt_key_file=os.path.expanduser(self.known_hosts))
+        return {"ssl_verify": False if self.insecure else (self.ca_file or True), **ssh}
+
+    def own_args(self) -> dict[str, Any]:
+        """optional_args for fabconf's own drivers (Cumulus, Linux)."""
+        args: dict[str, Any] = {"verify": not self.insecure, "ssh_strict": not self.insecure}
+        if self.ca_file:
+            args["ca_file"] = self.ca_file
+        if self.known_hosts:
+            args["known_hosts"] = args["ssh_known_hosts"] = self.known_hosts
+        return args
