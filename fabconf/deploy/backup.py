@@ -55,7 +55,8 @@ def mask(text: str, candidate: Candidate) -> str:
 
 
 def strip_volatile(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.splitlines() if not volatile(line))
+    kept = [line.rstrip() for line in text.splitlines() if not volatile(line)]
+    return "\n".join(kept) + "\n" if kept else ""
 
 
 class _Dumper(yaml.SafeDumper):
