@@ -132,30 +132,25 @@ def _commit_message(devices: list[DeviceDrift]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def run_drift(target: Target, options: DeviceOptions, drift: DriftOptions) -> int:
+def check(target: Target, options: DeviceOptions, drift: DriftOptions) -> DriftRun:
+    """The drift run without its report: check, back up, remediate; what every reporter needs."""
     started, clock = time.time(), time.monotonic()
     if drift.git:
         gitstore.require_git()
+    if drift.remediate and not drift.yes and not sys.stdin.isatty():
+        raise UsageError("--remediate needs --yes when not run interactively (it asks as fabconf push does)")
     _, jobs = prepare(target)
     snapshots = Snapshots() if drift.backup_dir is not None else None
     notes: list[str] = []
     with interruptible() as interrupt:
         devices = _check(jobs, options, drift.fmt, snapshots, interrupt)
+    stopped = interrupt.stopping
     texts = _backups(jobs, devices, snapshots, drift.backup_dir, notes) if snapshots and drift.backup_dir else {}
     remediation, push_code = None, 0
     drifted = [j for j, d in zip(jobs, devices, strict=True) if d.state is DriftState.DRIFTED]
-    if drift.remediate and drifted and not interrupt.stopping:
+    if drift.remediate and drifted and not stopped:
         remediation, push_code = _remediate(target, options, drift, devices, jobs)
-        with interruptible() as interrupt:  # read the remediated devices again: their state after the push
-            again = {d.device: d for d in _check(drifted, options, drift.fmt, snapshots, interrupt)}
-        for i, d in enumerate(devices):
-            if d.device in again and d.remediation is not None:
-                again[d.device].remediation, again[d.device].unmanaged = d.remediation, d.unmanaged
-                devices[i] = again[d.device]
-                raw = snapshots.get(d.device) if snapshots else None
-                if raw is not None:
-                    job = next(j for j in drifted if j.name == d.device)
-                    texts[d.device] = canonical(raw, job.spec.candidate)
+        stopped = _recheck(drifted, options, drift.fmt, devices, snapshots, texts)
     commit = None
     if drift.backup_dir is not None:
         for job, d in zip(jobs, devices, strict=True):
@@ -167,11 +162,39 @@ def run_drift(target: Target, options: DeviceOptions, drift: DriftOptions) -> in
     code = exit_code(devices)
     if push_code != 0:  # the remediation did not succeed (or was declined): someone must look
         code = EXIT_NOT_CHECKED
-    if interrupt.stopping:
+    if stopped:
         code = EXIT_INTERRUPTED
-    run = DriftRun(devices, code, started, time.monotonic() - clock, drift.backup_dir, commit, remediation, notes)
+    return DriftRun(devices, code, started, time.monotonic() - clock, drift.backup_dir, commit, remediation, notes)
+
+
+def _recheck(
+    drifted: list[Job],
+    options: DeviceOptions,
+    fmt: str,
+    devices: list[DeviceDrift],
+    snapshots: Snapshots | None,
+    texts: dict[str, str],
+) -> bool:
+    """Check the remediated devices again: what the report shows for them (and backs up) is their state after
+    the push. True when interrupted."""
+    with interruptible() as interrupt:
+        again = {d.device: d for d in _check(drifted, options, fmt, snapshots, interrupt)}
+    for i, d in enumerate(devices):
+        if d.device not in again or d.remediation is None:
+            continue
+        again[d.device].remediation, again[d.device].unmanaged = d.remediation, d.unmanaged
+        devices[i] = again[d.device]
+        raw = snapshots.get(d.device) if snapshots else None
+        if raw is not None:
+            job = next(j for j in drifted if j.name == d.device)
+            texts[d.device] = canonical(raw, job.spec.candidate)
+    return interrupt.stopping
+
+
+def run_drift(target: Target, options: DeviceOptions, drift: DriftOptions) -> int:
+    run = check(target, options, drift)
     emit(run, drift)
-    return code
+    return run.exit_code
 
 
 def emit(run: DriftRun, drift: DriftOptions) -> None:
