@@ -5,6 +5,7 @@ bad input is a message and exit 1, never a traceback."""
 from __future__ import annotations
 
 import json
+import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,10 +15,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from fabconf.cli import drift_junit, drift_metrics, report
 from fabconf.cli.drift import DriftOptions, emit
 from fabconf.cli.drift_report import DriftRun, as_dict
-from fabconf.cli.main import main
+from fabconf.cli.main import build_parser, main
 from fabconf.deploy.drift import DeviceDrift, DriftState, exit_code
 from fabconf.deploy.job import Outcome, State
 
+ROOT = Path(__file__).resolve().parent.parent
 DIFF = "--- leaf3 (running)\n+++ leaf3 (intended)\n@@ -1,2 +1,2 @@\n interface Ethernet63/1\n-  mtu 9000\n+  mtu 9214\n"
 
 
@@ -131,3 +133,21 @@ def test_bad_input_is_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "no such inventory directory" in capsys.readouterr().err
     assert main(["drift", "-i", str(inventory_copy), "--limit", "nosuchdevice"]) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+def _unit(name: str) -> dict[str, str]:
+    """A systemd unit's ``Key=value`` lines (continuation lines joined)."""
+    text = (ROOT / "deploy" / name).read_text().replace("\\\n", " ")
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#"))
+
+
+def test_systemd_units_run_a_valid_drift_command(inventory_copy: Path) -> None:
+    service, timer = _unit("fabconf-drift.service"), _unit("fabconf-drift.timer")
+    argv = shlex.split(service["ExecStart"].replace("${FABCONF_INVENTORY}", str(inventory_copy)))
+    assert argv[0].endswith("/fabconf") and argv[1] == "drift"
+    args = build_parser().parse_args(argv[1:])  # every option the unit uses exists
+    assert (args.format, args.git, args.remediate) == ("prometheus", True, False)
+    assert args.output.endswith(".prom") and args.backup_dir
+    assert service["SuccessExitStatus"] == "2" and service["Type"] == "oneshot"
+    assert args.output.rsplit("/", 1)[0] in service["ReadWritePaths"] and args.backup_dir.startswith("/var/lib/fabconf")
+    assert timer["OnCalendar"] and timer["Persistent"] == "true" and timer["WantedBy"] == "timers.target"
