@@ -69,4 +69,5 @@ def as_text(run: DriftRun) -> str:
 
 def write(run: DriftRun, path: Path) -> None:
     """Atomically (a temporary file, then a rename), as the textfile collector needs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_to_textfile(str(path), registry_for(run))

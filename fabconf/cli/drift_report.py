@@ -9,6 +9,7 @@ plus drift's own)::
      "started": "2026-12-03T02:00:00Z", "duration_seconds": 4.2,
      "backup": {"dir": "...", "commit": "<sha>" | null} | null,
      "remediation": <the push report, same schema> | null,
+     "notes": ["run-level messages, e.g. a backup that could not be written"],
      "devices": [{"device", "platform", "state", "diff", "commands", "message", "failed_checks", "seconds",
                   "role", "drift": "in_sync|drifted|unreachable|failed", "sections": ["qos", ...],
                   "unmanaged_changes": ["+ setting", "- setting"], "backup": "<file>" | null,

@@ -3,7 +3,8 @@
 The same device state always gives the same bytes, so a directory of backups committed to git is a history
 of the fabric in which every commit is a real change:
 - volatile lines are dropped: timestamps (``!Time:``, NX-OS's ``!Running configuration last done at``, EOS's
-  ``! Last configuration change``), ``generated`` comments, ``uptime`` lines;
+  ``! Last configuration change``, any comment carrying a date or a time of day), ``generated`` comments,
+  ``uptime`` lines;
 - secrets are masked: every password fabconf handed out (``REDACTOR``) and the values of ``secret``,
   ``password``, ``key`` settings (hashes included) on the CLI and in YAML documents;
 - YAML documents (the NVUE tree, the host NIC state) are written in block style with sorted keys, one setting
@@ -27,6 +28,7 @@ from fabconf.platforms import Candidate
 MASK = "***"
 VOLATILE = re.compile(
     r"^\s*(?:[!#].*\b(?:time:|last done at|last configuration change|last updated|config saved|generated|uptime)"
+    r"|[!#].*(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\b\d\d:\d\d:\d\d\b)"  # a comment carrying a date or a time
     r"|uptime\b|last-?(?:change|modified)\b)",
     re.IGNORECASE,
 )

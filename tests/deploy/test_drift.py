@@ -277,3 +277,36 @@ def test_git_commits_only_changes(tmp_path: Path) -> None:
     assert second and second != first
     log = subprocess.run(["git", "-C", str(store), "log", "--format=%s"], capture_output=True, text=True, check=True)
     assert log.stdout.splitlines() == ["fabconf drift: 1 device(s): 1 drifted", "fabconf drift: 1 device(s): 1 in_sync"]
+
+
+# -- volatile lines never drift: the dry run's own comparison ignores them -------------------------------------
+VOLATILE_HEADERS = {
+    "leaf3": "! Command: show running-config\n! device: leaf3 (DCS-7060X5, EOS-4.32.2F)\n"
+    "! Last configuration change at Thu Dec  3 07:46:50 2026 by admin\n! Time: Thu Dec  3 08:00:00 2026\n",
+    "leaf4": "!Command: show running-config\n!Running configuration last done at: Thu Dec  3 07:46:50 2026\n"
+    "!Time: Thu Dec  3 08:00:01 2026\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOLATILE_HEADERS))
+def test_volatile_cli_lines_are_not_drift(example: Compiled, name: str) -> None:
+    from fabconf.drivers.remediation import owned_views, remediate
+
+    job = _job(example, name)
+    running = VOLATILE_HEADERS[name] + job.rendered
+    assert remediate(job.platform, running, job.rendered).empty
+    before, after = owned_views(job.platform, running, job.rendered)
+    assert before == after  # the unified diff drift shows is empty too
+    later = running.replace("07:46:50", "23:59:59").replace("08:00", "09:30")
+    assert canonical(later, CLI) == canonical(running, CLI)  # and the backup does not change
+
+
+def test_host_state_comments_are_not_drift(example: Compiled) -> None:
+    from fabconf.drivers.linux_state import comparable_documents
+
+    job = _job(example, "gpu01")
+    body = "\n".join(line for line in job.rendered.splitlines() if not line.startswith("#")) + "\n"
+    running = "# gpu01 -- current RoCE NIC state, read at 2026-12-03T08:00:00Z\n# boot unit: enabled\n" + body
+    before, after = comparable_documents(running, job.rendered)
+    assert before == after
+    assert "read at" not in canonical(running, HOST)
