@@ -115,7 +115,7 @@ def _backups(
             continue
         texts[job.name] = canonical(raw, job.spec.candidate)
         previous = read_previous(directory / f"{job.name}{job.spec.suffix}")
-        d.unmanaged = unmanaged_changes(job, previous, texts[job.name])
+        d.unmanaged = unmanaged_changes(job, previous, texts[job.name], d.outcome.commands)
     return texts
 
 

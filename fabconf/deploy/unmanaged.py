@@ -22,7 +22,7 @@ from typing import Any
 
 from fabconf.deploy.backup import load_yaml
 from fabconf.deploy.job import Job
-from fabconf.deploy.sections import changed_paths
+from fabconf.deploy.sections import changed_paths, nv_paths
 from fabconf.platforms import Candidate
 
 
@@ -102,13 +102,20 @@ def settings(job: Job, text: str) -> set[str]:
     return cli_settings(text) if job.spec.candidate is Candidate.CLI else _tree_lines(text)
 
 
-def unmanaged_changes(job: Job, previous: str | None, current: str) -> list[str]:
+def _in_drift(setting: str, drift_paths: list[str]) -> bool:
+    path = setting.split(": ", 1)[0]
+    return any(path == p or path.startswith(p + "/") for p in drift_paths)
+
+
+def unmanaged_changes(job: Job, previous: str | None, current: str, commands: str = "") -> list[str]:
     """``- setting`` (gone) and ``+ setting`` (new) since ``previous`` (the last backup; None: no history, so
-    nothing to report), outside what fabconf owns; sorted by setting, removal first."""
+    nothing to report), outside what fabconf owns and outside the drift (``commands``: the dry run's commands;
+    an NVUE path they set or unset, such as a stale SVI, is fabconf's); sorted by setting, removal first."""
     if previous is None:
         return []
     before, after = settings(job, previous), settings(job, current)
     changed = [(s, "-") for s in before - after] + [(s, "+") for s in after - before]
     rendered = {} if job.spec.candidate is Candidate.CLI else tree_settings(job.rendered)
+    drift_paths = [p.replace(" ", "/") for p in nv_paths(commands)] if job.spec.candidate is Candidate.NVUE_TREE else []
     ordered = sorted(changed, key=lambda c: (c[0], c[1] != "-"))
-    return [f"{sign} {s}" for s, sign in ordered if not _owned(job, s, rendered)]
+    return [f"{sign} {s}" for s, sign in ordered if not _owned(job, s, rendered) and not _in_drift(s, drift_paths)]

@@ -259,6 +259,10 @@ def test_unmanaged_changes_trees(example: Compiled) -> None:
         "+ interface/eth0/ip/vrf: mgmt",
         "+ interface/swp30/description: x",
     ]
+    # what the dry run sets or unsets is drift, not an unmanaged change (a stale SVI fabconf removes)
+    stale = before + "      vlan99: {type: svi}\n"
+    assert unmanaged_changes(leaf1, canonical(before, NVUE), canonical(stale, NVUE)) == ["+ interface/vlan99/type: svi"]
+    assert unmanaged_changes(leaf1, canonical(before, NVUE), canonical(stale, NVUE), "nv unset interface vlan99") == []
     gpu = _job(example, "gpu01")  # host: mlxconfig keys fabconf does not set are not its own
     before = "mlxconfig: {SRIOV_EN: False(0), ROCE_CC_PRIO_MASK_P1: '255'}\nnccl_conf: |\n  NCCL_IB_TC=106\n"
     after = before.replace("False(0)", "True(1)").replace("'255'", "'8'").replace("106", "96")
