@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -151,3 +153,11 @@ def test_systemd_units_run_a_valid_drift_command(inventory_copy: Path) -> None:
     assert service["SuccessExitStatus"] == "2" and service["Type"] == "oneshot"
     assert args.output.rsplit("/", 1)[0] in service["ReadWritePaths"] and args.backup_dir.startswith("/var/lib/fabconf")
     assert timer["OnCalendar"] and timer["Persistent"] == "true" and timer["WantedBy"] == "timers.target"
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian's prometheus package) not installed")
+def test_promtool_accepts_the_metrics(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        ["promtool", "check", "metrics"], input=drift_metrics.as_text(_run()), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
