@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabconf.cli import drift_junit, drift_metrics
+from fabconf.cli import drift_junit, drift_metrics, report
 from fabconf.cli.devices import (
     EXIT_INTERRUPTED,
     Output,
@@ -46,7 +46,7 @@ from fabconf.deploy.drift import (
     summary,
 )
 from fabconf.deploy.interrupt import Interrupt
-from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.job import Job, Outcome
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.deploy.unmanaged import unmanaged_changes
 from fabconf.errors import UsageError
@@ -79,26 +79,31 @@ def _check(
     return [device_drift(job, outcome) for job, outcome in zip(jobs, outcomes, strict=True)]
 
 
+@dataclass
+class _Captured(Output):
+    """push's own Output (its text report on a text run; collected, not printed, otherwise), keeping the
+    Outcomes it reports."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def emit(self, outcomes: list[Outcome], command: str, code: int, title: str) -> int:
+        self.outcomes = list(outcomes)
+        return super().emit(outcomes, command, code, title)
+
+
 def _remediate(
-    target: Target, options: DeviceOptions, drift: DriftOptions, devices: list[DeviceDrift], jobs: list[Job]
+    target: Target, options: DeviceOptions, drift: DriftOptions, devices: list[DeviceDrift]
 ) -> tuple[dict[str, Any] | None, int]:
     """Push the drifted devices exactly as ``fabconf push --limit THEM`` would (plan, prompt unless ``--yes``,
-    waves, canary, commit-confirm, verify, rollback, audit); the push's JSON report and exit status."""
+    waves, canary, commit-confirm, verify, rollback, locks, audit); the push's JSON report and exit status."""
     names = [d.device for d in devices if d.state is DriftState.DRIFTED]
-    documents: list[dict[str, Any]] = []
-    out = Output("text") if drift.fmt == "text" and drift.output is None else Output("json", documents)
+    shown = drift.fmt == "text" and drift.output is None
+    out = _Captured("text") if shown else _Captured("json", documents=[])
     code = run_push(dataclasses.replace(target, limit=",".join(names)), options, drift.push, out, drift.yes)
-    push_report = documents[-1] if documents else None
-    by_name = {j.name: j for j in jobs}
-    outcomes = {o["device"]: o for o in (push_report or {}).get("devices", [])}
+    by_name = {o.device: o for o in out.outcomes}
     for d in devices:
-        if d.device in outcomes:
-            d.remediation = _outcome_from(by_name[d.device], outcomes[d.device])
-    return push_report, code
-
-
-def _outcome_from(job: Job, entry: dict[str, Any]) -> Outcome:
-    return Outcome(job.name, job.platform, State(entry["state"]), message=entry.get("message", ""))
+        d.remediation = by_name.get(d.device, d.remediation)
+    return (report.as_dict(out.outcomes, "push", code) if out.outcomes else None), code
 
 
 def _backups(
@@ -149,7 +154,7 @@ def check(target: Target, options: DeviceOptions, drift: DriftOptions) -> DriftR
     remediation, push_code = None, 0
     drifted = [j for j, d in zip(jobs, devices, strict=True) if d.state is DriftState.DRIFTED]
     if drift.remediate and drifted and not stopped:
-        remediation, push_code = _remediate(target, options, drift, devices, jobs)
+        remediation, push_code = _remediate(target, options, drift, devices)
         stopped = _recheck(drifted, options, drift.fmt, devices, snapshots, texts)
     commit = None
     if drift.backup_dir is not None:

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fakes import FakeDevice, FakeDriver, Script
+from fakes import FakeDevice, FakeDriver, FakeHostDriver, FakeTimerDriver, Script
 
 from fabconf.deploy import gitstore, rollout, tasks
 from fabconf.deploy.backup import canonical, write_backup
@@ -314,3 +314,37 @@ def test_host_state_comments_are_not_drift(example: Compiled) -> None:
     before, after = comparable_documents(running, job.rendered)
     assert before == after
     assert "read at" not in canonical(running, HOST)
+
+
+# -- remediation through push's own path, over fake devices ----------------------------------------------------
+def test_remediate_pushes_the_drifted_devices_and_checks_them_again(
+    example: Compiled, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fabconf.cli.main import main
+
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
+    devices: dict[str, FakeDevice] = {}
+
+    def driver(job: Job, options: DeviceOptions, credentials: object = None) -> FakeDriver:
+        if job.name not in devices:
+            mtus = {n["netdev"]: n["mtu"] for n in job.data.get("nics", [])} or {
+                i["name"]: i["mtu"] for i in job.data["interfaces"]
+            }
+            running = job.rendered if job.name == "leaf1" else f"brownfield config of {job.name}\n"
+            devices[job.name] = FakeDevice(job.name, running, Script(), mtus)
+        return (FakeHostDriver if job.spec.is_host else FakeTimerDriver)(devices[job.name])
+
+    monkeypatch.setattr(tasks, "build_driver", driver)
+    inventory = Path(__file__).resolve().parents[2] / "inventory"
+    argv = ["drift", "-i", str(inventory), "--limit", "leaf1,leaf2,gpu01", "--backup-dir", str(tmp_path / "b")]
+    code = main([*argv, "--remediate", "--yes", "--canary", "0", "--batch", "100%", "--bgp-wait", "0"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "fabconf push" in out  # push's own report, as `fabconf push` prints it
+    table = out[out.index("fabconf drift (read only") :]
+    assert "3 device(s): 3 in_sync" in table and table.count("remediation: applied") == 2
+    assert devices["leaf2"].running == _job(example, "leaf2").rendered  # pushed to intent
+    assert not [line for line in devices["leaf1"].log if line.startswith("commit")]  # in sync: not pushed
+    # the backups show the devices after the push
+    assert (tmp_path / "b" / "gpu01.yaml").read_text() == canonical(_job(example, "gpu01").rendered, HOST)
