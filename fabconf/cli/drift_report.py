@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -55,17 +56,17 @@ class DriftRun:
     remediation: dict[str, Any] | None = None  # the push's JSON report
     notes: list[str] = field(default_factory=list)  # run-level messages (backup problems, …)
 
-    def device(self, name: str) -> DeviceDrift:
-        return next(d for d in self.devices if d.device == name)
-
 
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def device_fields(run: DriftRun) -> Any:
+def device_fields(run: DriftRun) -> Callable[[Outcome], dict[str, Any]]:
+    """Drift's own fields of each device's entry in the shared JSON report."""
+    by_name = {d.device: d for d in run.devices}
+
     def fields(outcome: Outcome) -> dict[str, Any]:
-        d = run.device(outcome.device)
+        d = by_name[outcome.device]
         return {
             "role": d.role,
             "drift": str(d.state),
