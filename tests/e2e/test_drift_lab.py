@@ -168,6 +168,8 @@ def test_nightly_drift_story(lab: Lab, tmp_path: Path, capsys: pytest.CaptureFix
     assert _value(metrics, "fabconf_drift_device_state", device="spine1", state="unreachable") == 1.0
     assert _value(metrics, "fabconf_drift_device_state", device="spine1", state="in_sync") == 0.0
     assert _value(metrics, "fabconf_drift_drifted", device="spine1") is None  # unknown, not "0 = in sync"
+    code, text = _drift(capsys, lab, "--limit", "spine1")
+    assert code == 1 and "unreachable" in text and "1 device(s): 1 unreachable" in text
     lab.fault("spine1", "clear")
 
     # remediation through push's path brings the drifted devices back; the next run is clean
