@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -44,12 +45,24 @@ def summary(outcomes: list[Outcome]) -> dict[str, int]:
     return dict(sorted(Counter(str(o.state) for o in outcomes).items()))
 
 
-def as_dict(outcomes: list[Outcome], command: str, exit_code: int) -> dict[str, Any]:
+# The JSON reports' shape and its version: diff, verify, push and drift share the top level (schema, command,
+# exit_code, summary, devices) and each device's fields (Outcome.as_dict); a command adds fields, never renames.
+SCHEMA = "fabconf.report/1"
+
+
+def as_dict(
+    outcomes: list[Outcome],
+    command: str,
+    exit_code: int,
+    device_fields: Callable[[Outcome], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The JSON report; ``device_fields`` adds a command's own fields to each device's entry."""
     return {
+        "schema": SCHEMA,
         "command": command,
         "exit_code": exit_code,
         "summary": summary(outcomes),
-        "devices": [o.as_dict() for o in outcomes],
+        "devices": [{**o.as_dict(), **(device_fields(o) if device_fields else {})} for o in outcomes],
     }
 
 
@@ -57,7 +70,7 @@ def as_json(outcomes: list[Outcome], command: str, exit_code: int) -> str:
     return json.dumps(as_dict(outcomes, command, exit_code), indent=2)
 
 
-def _line_style(line: str) -> str | None:
+def line_style(line: str) -> str | None:
     if line.startswith(("+++ ", "--- ")):
         return "bold"
     if line.startswith("@@"):
@@ -83,7 +96,7 @@ def print_text(outcomes: list[Outcome], title: str, stream: TextIO | None = None
         if text:
             console.rule(f"{o.device} ({o.platform})" + (": commands" if commands else ""), style="cyan")
             for line in text.rstrip("\n").splitlines():
-                console.print(line, markup=False, style=None if commands else _line_style(line))
+                console.print(line, markup=False, style=None if commands else line_style(line))
     table = Table(title=title, show_lines=False)
     for col in ("device", "platform", "state", "detail"):
         table.add_column(col, overflow="fold")

@@ -2,7 +2,7 @@
 
 A runbook is validated like the inventory (every problem with file and path, no traceback). Steps run
 in order and the run stops at the first step that does not succeed; with ``--check`` every ``push``
-becomes a ``diff`` (a dry run). A ``diff`` step that finds changes (exit 2) does not stop the run.
+becomes a ``diff`` (a dry run). A ``diff`` or ``drift`` step that finds changes (exit 2) does not stop the run.
 Each step's options become the same typed options the commands use (``fabconf.deploy.options``).
 """
 
@@ -18,6 +18,9 @@ from typing import Any
 
 from fabconf.cli.compile import run_validate
 from fabconf.cli.devices import Output, Target, run_diff, run_push
+from fabconf.cli.drift import DriftOptions, emit
+from fabconf.cli.drift import check as drift_check
+from fabconf.cli.drift_report import as_dict as drift_dict
 from fabconf.cli.onboard import onboard_rack
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.errors import UsageError
@@ -58,6 +61,20 @@ def _device_options(step: dict[str, Any], timeout: int) -> DeviceOptions:
         host_workers=step.get("host_workers", defaults.host_workers),
         timeout=timeout,
     )
+
+
+def _drift_step(target: Target, settings: dict[str, Any], timeout: int, documents: list[dict[str, Any]] | None) -> int:
+    """``drift:`` — ``fabconf drift`` (read only: no remediation in a runbook); its JSON report joins the
+    runbook's document when the runbook prints JSON."""
+    backup = settings.get("backup_dir")
+    options = DriftOptions(fmt="json" if documents is not None else "text", backup_dir=Path(backup) if backup else None)
+    options = replace(options, git=bool(settings.get("git")) and backup is not None)
+    run = drift_check(target, _device_options(settings, timeout), options)
+    if documents is not None:
+        documents.append(drift_dict(run))
+    else:
+        emit(run, options)
+    return run.exit_code
 
 
 def run(path: Path, options: RunOptions) -> int:
@@ -120,6 +137,8 @@ def _steps(
             code = onboard_rack(inventory, settings["pod"], settings.get("rack"), bool(settings.get("dry_run")))
         elif kind == "diff":
             code = run_diff(target, _device_options(settings, options.timeout), out)
+        elif kind == "drift":
+            code = _drift_step(target, settings, options.timeout, documents if as_json else None)
         else:
             push = PushOptions(**{k: settings[k] for k in PUSH_KEYS if k in settings})
             code = run_push(target, _device_options(settings, options.timeout), push, out, yes=options.yes)
@@ -131,7 +150,7 @@ def _steps(
                 **({"report": documents[-1]} if len(documents) > before else {}),
             }
         )
-        if code != 0 and not (kind == "diff" and code == 2):
+        if code != 0 and not (kind in ("diff", "drift") and code == 2):
             print(f"== step {i} ({kind}) ended with exit status {code}; stopping", file=sys.stderr)
             break
     return code

@@ -234,8 +234,9 @@ def test_runbook_push_asks_like_push_and_json_runbooks_print_one_document(
     assert code == 2
     doc = json.loads(captured.out)
     assert doc["runbook"] == "nightly drift check" and doc["exit_code"] == 2
-    assert [s["kind"] for s in doc["steps"]] == ["validate", "diff"]
+    assert [s["kind"] for s in doc["steps"]] == ["validate", "drift"]
     assert {d["device"] for d in doc["steps"][1]["report"]["devices"]} == {"spine1", "leaf3"}
+    assert doc["steps"][1]["report"]["drift"] == {"in_sync": 0, "drifted": 2, "unreachable": 0, "failed": 0}
     assert "== runbook" in captured.err and "== runbook" not in captured.out
     code, out = fab(capsys, "run", str(book), "-i", inv(lab), "-l", "gpu01", "--yes")  # a host: no BGP to wait for
     assert code == 0, out
