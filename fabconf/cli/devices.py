@@ -26,10 +26,12 @@ from fabconf.cli.auditlog import warn_unfinished
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
 from fabconf.cli.progress import RunProgress
 from fabconf.deploy import rollout
+from fabconf.deploy.audit import audit_path
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.lock import DeviceLocks
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
+from fabconf.deploy.private import private_dir
 from fabconf.deploy.processors import Progress
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
@@ -211,6 +213,7 @@ def run_push(
             "confirmed",
             file=sys.stderr,
         )
+    private_dir(audit_path().parent)  # an audit log others could tamper with is refused before anything starts
     with DeviceLocks([(j.name, j.platform, j.device.hostname) for j in jobs]):
         if not yes:
             if not sys.stdin.isatty():

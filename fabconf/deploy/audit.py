@@ -1,6 +1,7 @@
 """The audit log: one JSON line per device change attempt (who, when, device, diff hash, result).
 
-Path: ``FABCONF_AUDIT_LOG`` or ``~/.local/state/fabconf/audit.jsonl``. Diffs are stored as SHA-256 only;
+Path: ``FABCONF_AUDIT_LOG`` or ``~/.local/state/fabconf/audit.jsonl``, created 0600 in a 0700 directory that
+only the operator can write (``fabconf.deploy.private``). Diffs are stored as SHA-256 only;
 passwords never reach this file (diffs are redacted before hashing, messages before writing).
 
 Before each commit a ``committing`` record (with the hash of the configuration it replaces) is appended and
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fabconf.deploy.credentials import REDACTOR
+from fabconf.deploy.private import open_private
 
 _LOCK = threading.Lock()
 
@@ -43,9 +45,9 @@ def record(run_id: str, device: str, diff: str, result: str, message: str = "", 
     }
     path = audit_path()
     with _LOCK:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND)  # 0600, in a 0700 directory, never via a symlink
         torn = _torn(path)
-        with path.open("a", encoding="utf-8") as out:
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
             # a line a crash cut short is closed first, so it cannot swallow this record
             out.write(("\n" if torn else "") + json.dumps(entry, sort_keys=True) + "\n")
             out.flush()

@@ -1,4 +1,4 @@
-"""Credentials: from the environment or a credentials command, never from inventory files.
+"""Credentials: from the environment, the OS keyring or a credentials command, never from inventory files.
 
 Resolution for a device, first match wins:
 1. ``FABCONF_CREDENTIALS_COMMAND``: run (no shell) with ``FABCONF_DEVICE``, ``FABCONF_PLATFORM`` and
@@ -6,7 +6,12 @@ Resolution for a device, first match wins:
    Use it to fetch from a vault or a password manager.
 2. Per-group variables ``FABCONF_<GROUP>_USERNAME`` / ``FABCONF_<GROUP>_PASSWORD`` for the device's groups
    in inventory order (group name upper-cased, other characters as ``_``: ``n9k-9364d`` -> ``N9K_9364D``).
-3. ``FABCONF_USERNAME`` / ``FABCONF_PASSWORD``.
+3. The OS keyring, when ``FABCONF_KEYRING`` names a keyring service (e.g. ``fabconf``): for each group in
+   inventory order with a username (``FABCONF_<GROUP>_USERNAME``), the password stored as
+   ``(service, "<group>:<username>")``; then ``(service, FABCONF_USERNAME)``. Store one with
+   ``keyring set fabconf leaves:netops`` (the ``keyring`` library's CLI; any backend it supports: Secret
+   Service, macOS Keychain, Windows Credential Locker...).
+4. ``FABCONF_USERNAME`` / ``FABCONF_PASSWORD``.
 
 Every password handed out is registered with the process-wide ``REDACTOR`` so that diffs, logs, reports
 and error messages can be scrubbed of it.
@@ -75,19 +80,46 @@ def resolve(device: Device, environ: dict[str, str] | None = None) -> Credential
 
 
 def _from_environment(device: Device, env: os._Environ[str] | dict[str, str]) -> Credentials:
-    """Per-group variables in inventory order, then FABCONF_USERNAME / FABCONF_PASSWORD."""
+    """Per-group variables in inventory order, the keyring, then FABCONF_USERNAME / FABCONF_PASSWORD."""
     for group in device.groups:
         user = env.get(f"FABCONF_{_env_name(group)}_USERNAME")
         pw = env.get(f"FABCONF_{_env_name(group)}_PASSWORD")
         if user and pw:
             return Credentials(user, pw)
+    service = env.get("FABCONF_KEYRING")
+    if service:
+        found = _from_keyring(service, device, env)
+        if found is not None:
+            return found
     user, pw = env.get("FABCONF_USERNAME"), env.get("FABCONF_PASSWORD")
     if not user or not pw:
         raise CredentialsError(
             f"{device.name}: no credentials: set FABCONF_USERNAME and FABCONF_PASSWORD "
-            "(or FABCONF_<GROUP>_USERNAME/_PASSWORD, or FABCONF_CREDENTIALS_COMMAND)"
+            "(or FABCONF_<GROUP>_USERNAME/_PASSWORD, FABCONF_KEYRING, or FABCONF_CREDENTIALS_COMMAND)"
         )
     return Credentials(user, pw)
+
+
+def _from_keyring(service: str, device: Device, env: os._Environ[str] | dict[str, str]) -> Credentials | None:
+    """The first password the keyring holds: per group ``"<group>:<username>"``, then the default username."""
+    import keyring  # here: only a run that asks for the keyring pays for loading its backends
+    from keyring.errors import KeyringError
+
+    wanted = [
+        (user, f"{group}:{user}")
+        for group in device.groups
+        if (user := env.get(f"FABCONF_{_env_name(group)}_USERNAME"))
+    ]
+    if env.get("FABCONF_USERNAME"):
+        wanted.append((env["FABCONF_USERNAME"], env["FABCONF_USERNAME"]))
+    for user, entry in wanted:
+        try:
+            password = keyring.get_password(service, entry)
+        except KeyringError as exc:
+            raise CredentialsError(f"{device.name}: the keyring could not be read: {exc}") from None
+        if password:
+            return Credentials(user, password)
+    return None
 
 
 def _from_command(command: str, device: Device, env: os._Environ[str] | dict[str, str]) -> Credentials:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from fabconf.deploy.private import open_private, private_dir
 from fabconf.errors import FabconfError
 
 
@@ -47,11 +48,11 @@ class DeviceLocks:
         self._held: list[IO[str]] = []
 
     def __enter__(self) -> DeviceLocks:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)  # others must not be able to pre-create (or replace) lock files
         busy: list[str] = []
         for name, platform, address in self.devices:
             path = self.directory / f"{lock_key(platform, address)}.lock"
-            handle = path.open("a+")
+            handle = os.fdopen(open_private(path, os.O_RDWR), "a+")
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

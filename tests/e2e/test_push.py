@@ -60,7 +60,16 @@ def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixtu
     for i, a in enumerate(audit):
         first.setdefault((a["device"], a["result"] == "committing"), i)
     assert all(first[(d, True)] < first[(d, False)] for d in states), audit
-    assert PASSWORD not in (lab.state_dir.parent / "audit.jsonl").read_text()
+    # the password is in no output (fab() checks every command's stdout and stderr) and in no file fabconf
+    # wrote: audit log, locks, reports; only the lab's own credentials file holds it (lab.env, mode 0600)
+    fab(capsys, "verify", "-i", inv(lab), "--format", "json", "--bgp-wait", "0")
+    fab(capsys, "diff", "-i", inv(lab), "--commands")
+    fab(capsys, "audit", "--format", "json")
+    written = [p for p in lab.state_dir.parent.rglob("*") if p.is_file() and lab.state_dir not in p.parents]
+    assert {p.name for p in written} >= {"audit.jsonl"} and any(p.suffix == ".lock" for p in written)
+    for path in written:
+        assert PASSWORD.encode() not in path.read_bytes(), path
+    assert (lab.state_dir / "lab.env").stat().st_mode & 0o077 == 0
 
 
 def test_rejected_line_applies_nothing(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
