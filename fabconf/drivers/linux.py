@@ -156,6 +156,13 @@ class LinuxDriver(DriverBase):
     def _run(self, command: str, *, check: bool = True) -> Output:
         return self._shell.run(command, check=check)
 
+    def read_tools(self, commands: list[str], *, root: bool = False) -> dict[str, tuple[int, str]]:
+        """Read-only commands in ONE batched exec (``sudo`` first with ``root``): {command: (exit status, output
+        with stderr merged)}. For ``fabconf preflight``, which parses them itself."""
+        prefix = self.sudo if root else ""
+        results = self._shell.batch([prefix + c for c in commands])
+        return {c: (r.status, r.stdout) for c, r in zip(commands, results, strict=True)}
+
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str]:
         """NAPALM's ``cli``: each command's output as the host printed it (no sudo added)."""
         return {command: self._run(command, check=False).stdout for command in commands}

@@ -148,6 +148,11 @@ class NicPort:
     min_time_between_cnps: int = 4
     roce_tos: int = 0  # configfs rdma_cm default_roce_tos (cma_roce_tos); 0 = unset
     traffic_class: int | None = None  # OFED /sys/class/infiniband/DEV/tc/1/traffic_class; None = unset
+    # the link as the cable and optic make it (`fabconf lab fault HOST link ...`): frames in error per frame
+    # received (the article's bound is 0.001 %), and frames per second while up (counters grow with time)
+    error_ratio: float = 0.0
+    link_down: bool = False  # the cable or optic failed: no carrier though cabled
+    frames_per_s: float = 1_000_000.0
 
     def __post_init__(self) -> None:
         if not self.mac:
@@ -238,6 +243,15 @@ class HostState:
     routes: list[dict[str, Any]] = field(default_factory=list)
     rules: list[dict[str, Any]] = field(default_factory=list)
     sysctls: dict[str, int] = field(default_factory=dict)
+    # the platform under the NICs (what GPUDirect RDMA needs, and the versions a compatibility table checks)
+    kernel_cmdline: str = "BOOT_IMAGE=/vmlinuz-5.15.0-119-generic root=/dev/nvme0n1p2 ro intel_iommu=on iommu=pt"
+    modules: list[str] = field(
+        default_factory=lambda: ["nvidia_peermem", "nvidia_uvm", "nvidia", "mlx5_ib", "mlx5_core", "ib_core"]
+    )
+    acs_enabled: bool = False  # ACS redirect on the PCIe switch ports between GPU and NIC (P2P via the root)
+    ofed_version: str = "MLNX_OFED_LINUX-24.04-0.6.6.0"
+    nvidia_driver: str = "550.90.07"
+    nccl_version: str = "2.21.5-1+cuda12.4"
 
     def __post_init__(self) -> None:
         if not self.sysctls:  # a new state, or one saved before the lab modelled IP configuration

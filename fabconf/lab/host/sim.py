@@ -41,7 +41,7 @@ from typing import Any
 
 from fabconf.lab.contract import SimBase
 from fabconf.lab.faults import DropConnection, Faults
-from fabconf.lab.host import iproute, mlnxqos, mlxcmds, niccmds
+from fabconf.lab.host import iproute, mlnxqos, mlxcmds, niccmds, platcmds
 from fabconf.lab.host import services as hostsvc
 from fabconf.lab.host.memfs import FsError
 from fabconf.lab.host.nicstate import HostState, NicPort, default_host_state
@@ -160,7 +160,9 @@ class GpuHostSim(SimBase):
         self._running = False
         self.ctx = NicContext(self.state, self._carrier, lambda: bool(getattr(self.faults, "garbled", False)))
         home = "/root" if username == "root" else f"/home/{username}"
-        self.fs = MemoryFs(self.state.files, {"/sys": NicSysfs(self.ctx), "/proc/sys": ProcSys(self.state)}, home=home)
+        platform = platcmds.PlatformFiles(self.state)
+        virtual = {"/sys": NicSysfs(self.ctx), "/proc/sys": ProcSys(self.state), "/proc/cmdline": platform}
+        self.fs = MemoryFs(self.state.files, {**virtual, "/proc/driver": platform}, home=home)
         self.fs.dirs.add(home)
         self.units = hostsvc.Units(self.state, self._run_as_root)
         self.commands = self._commands()
@@ -238,14 +240,30 @@ class GpuHostSim(SimBase):
 
     # -- world ------------------------------------------------------------------------------------------
     def _carrier(self, nic: NicPort) -> bool:
-        return self.world is None or self.world.far_end(self.name, nic.netdev) is not None
+        return not nic.link_down and (self.world is None or self.world.far_end(self.name, nic.netdev) is not None)
+
+    def set_link(
+        self, netdev: str, *, speed: int | None = None, down: bool | None = None, error_ratio: float | None = None
+    ) -> None:
+        """The physical link of a NIC port as a failing cable or optic leaves it (``fabconf lab fault HOST link``):
+        negotiated at ``speed`` Gb/s, without carrier (``down``), or with a fraction of frames in error."""
+        with self.lock:
+            nic = next((n for n in self.state.nics if n.netdev == netdev), None)
+            if nic is None:
+                raise ValueError(f"{self.name} has no NIC port {netdev}")
+            if speed is not None:
+                nic.speed = speed
+            if down is not None:
+                nic.link_down = down
+            if error_ratio is not None:
+                nic.error_ratio = error_ratio
 
     def lab_view(self) -> DeviceView:
         with self.lock:
             ports = {
                 nic.netdev: PortView(
                     nic.netdev,
-                    enabled=nic.admin_up,
+                    enabled=nic.admin_up and not nic.link_down,
                     mtu=nic.mtu,
                     address=next(iter(self.state.addresses.get(nic.netdev) or []), None),
                 )
@@ -255,7 +273,8 @@ class GpuHostSim(SimBase):
 
     # -- shells -------------------------------------------------------------------------------------------
     def _commands(self) -> dict[str, CommandFn]:
-        commands: dict[str, CommandFn] = {name: partial(tool, self.ctx) for name, tool in niccmds.TOOLS.items()}
+        tools = {**niccmds.TOOLS, **platcmds.TOOLS}
+        commands: dict[str, CommandFn] = {name: partial(tool, self.ctx) for name, tool in tools.items()}
         commands["mlnx_qos"] = partial(mlnxqos.mlnx_qos, self.ctx)
         commands["mlxconfig"] = partial(mlxcmds.mlxconfig, self.ctx)
         commands["mlxfwreset"] = partial(mlxcmds.mlxfwreset, self.ctx)
