@@ -26,16 +26,7 @@ from typing import Any
 from fabconf.model import natural_key
 from fabconf.pipeline import Compiled
 
-DEFAULT_SPEED = 400
 ROLE_ORDER = ("super_spine", "spine", "leaf", "gpu_host")
-
-
-def _speed(compiled: Compiled, a: str, pa: str, b: str, pb: str) -> int:
-    for dev, port in ((a, pa), (b, pb)):
-        for nic in compiled.model.devices[dev].nics:
-            if nic.netdev == port:
-                return nic.speed_gbps
-    return DEFAULT_SPEED
 
 
 def _cable(roles: set[str]) -> str:
@@ -56,7 +47,7 @@ def cabling_csv(compiled: Compiled) -> str:
         if a.device not in devices or b.device not in devices:
             continue
         roles = {devices[a.device].role, devices[b.device].role}
-        speed = _speed(compiled, a.device, a.port, b.device, b.port)
+        speed = compiled.model.link_speed(a.device, a.port, b.device, b.port)
         writer.writerow([a.device, a.port, b.device, b.port, speed, _cable(roles)])
     return out.getvalue()
 

@@ -124,7 +124,18 @@ class Model:
     files: dict[str, str]
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def link_speed(self, device: str, port: str, peer: str, peer_port: str) -> int:
+        """Gb/s a link runs at: a GPU NIC's declared speed for host links, else the fabric default
+        (``DEFAULT_LINK_SPEED``, [U] 400G switch ports)."""
+        for dev, name in ((device, port), (peer, peer_port)):
+            found = self.devices.get(dev)
+            for nic in found.nics if found is not None else []:
+                if nic.netdev == name:
+                    return nic.speed_gbps
+        return DEFAULT_LINK_SPEED
 
+
+DEFAULT_LINK_SPEED = 400
 FABRIC_DEFAULTS: dict[str, Any] = {
     "roce": {
         "trust": "dscp",

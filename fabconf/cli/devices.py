@@ -292,9 +292,34 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--network", default=DEFAULT_NETWORK, help=argparse.SUPPRESS)
 
 
-def add_parsers(sub: Any, inventory_arg: Any) -> None:
+def add_device_args(p: argparse.ArgumentParser) -> None:
+    """How devices are reached (``DeviceOptions``) and where (``Target``): every command that talks to devices."""
     defaults = DeviceOptions()
+    p.add_argument(
+        "--workers", type=int, default=defaults.workers, help=f"switches at once (default {defaults.workers})"
+    )
+    p.add_argument(
+        "--host-workers",
+        type=int,
+        default=defaults.host_workers,
+        help=f"GPU hosts worked on at once (default {defaults.host_workers})",
+    )
+    p.add_argument("--timeout", type=int, default=defaults.timeout, help="per-device connection timeout, seconds")
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="do not verify TLS certificates and SSH host keys (warns; for a first lab contact only)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=defaults.retries,
+        help=f"tries again after a timeout or dropped connection, before any commit (default {defaults.retries})",
+    )
+    add_target_args(p)
 
+
+def add_parsers(sub: Any, inventory_arg: Any) -> None:
     def common(p: argparse.ArgumentParser) -> None:
         inventory_arg(p)
         p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
@@ -304,28 +329,7 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
             action="store_true",
             help="show exactly what is sent (remediation, nv set/unset, host commands) instead of the config diff",
         )
-        p.add_argument(
-            "--workers", type=int, default=defaults.workers, help=f"switches at once (default {defaults.workers})"
-        )
-        p.add_argument(
-            "--host-workers",
-            type=int,
-            default=defaults.host_workers,
-            help=f"GPU hosts worked on at once (default {defaults.host_workers})",
-        )
-        p.add_argument("--timeout", type=int, default=defaults.timeout, help="per-device connection timeout, seconds")
-        p.add_argument(
-            "--insecure",
-            action="store_true",
-            help="do not verify TLS certificates and SSH host keys (warns; for a first lab contact only)",
-        )
-        p.add_argument(
-            "--retries",
-            type=int,
-            default=defaults.retries,
-            help=f"tries again after a timeout or dropped connection, before any commit (default {defaults.retries})",
-        )
-        add_target_args(p)
+        add_device_args(p)
 
     d = sub.add_parser(
         "diff",

@@ -24,7 +24,7 @@ from fabconf.cli.devices import (
     EXIT_INTERRUPTED,
     Output,
     Target,
-    add_target_args,
+    add_device_args,
     device_options_of,
     interruptible,
     prepare,
@@ -249,7 +249,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any, inventory_arg: Any) -> None:
-    defaults, push_defaults = DeviceOptions(), PushOptions()
+    push_defaults = PushOptions()
     p = sub.add_parser(
         "drift",
         help="nightly drift check: in sync, drifted (sections, diff), unreachable; backups; reports; remediation",
@@ -281,15 +281,5 @@ def add_parser(sub: Any, inventory_arg: Any) -> None:
     p.add_argument(
         "--bgp-wait", type=float, default=push_defaults.bgp_wait, help="--remediate: seconds verify waits for BGP"
     )
-    p.add_argument(
-        "--workers", type=int, default=defaults.workers, help=f"switches at once (default {defaults.workers})"
-    )
-    p.add_argument(
-        "--host-workers",
-        type=int,
-        default=defaults.host_workers,
-        help=f"GPU hosts at once (default {defaults.host_workers})",
-    )
-    p.add_argument("--timeout", type=int, default=defaults.timeout, help="per-device connection timeout, seconds")
-    add_target_args(p)
+    add_device_args(p)
     p.set_defaults(func=cmd_drift)

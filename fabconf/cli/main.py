@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from fabconf.cli import auditlog, devices, drift, lab, onboard, runbook
+from fabconf.cli import auditlog, devices, drift, lab, onboard, preflight, runbook
 from fabconf.cli import plan as plan_cli
 from fabconf.cli.compile import print_problems, run_render, run_validate
 from fabconf.deploy.options import DeviceOptions
@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     devices.add_parsers(sub, _inventory_arg)
     drift.add_parser(sub, _inventory_arg)
+    preflight.add_parser(sub, _inventory_arg)
 
     b = sub.add_parser(
         "run",

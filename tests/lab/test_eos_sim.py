@@ -161,7 +161,7 @@ def test_get_interfaces_reads_running_config(make_sim) -> None:
     ifs = driver.get_interfaces()
     assert ifs["Ethernet1"]["mtu"] == 9000  # brownfield leftover
     assert ifs["Ethernet1"]["description"] == "old-uplink (decommissioned)"
-    assert ifs["Ethernet1"]["speed"] == 100000.0
+    assert ifs["Ethernet1"]["speed"] == 400000.0
     assert ifs["Ethernet1"]["is_up"] and ifs["Ethernet1"]["is_enabled"]
     assert ifs["Ethernet3"]["is_enabled"] is False and ifs["Ethernet3"]["is_up"] is False
     assert ifs["Ethernet3"]["description"] == "parked"

@@ -31,6 +31,7 @@ class EosState(Protocol):
     boot_time: float
     serial: str
     system_mac: str
+    negotiated: dict[str, int]  # port -> Gb/s its link came up at (a cable or optic fault), else the port speed
 
     @property
     def running(self) -> Node: ...
@@ -156,9 +157,7 @@ def interface_rows(state: EosState) -> dict[str, dict[str, Any]]:
             "hardware": "ethernet" if physical else ("loopback" if name.startswith("Loopback") else "vlan"),
             "interfaceAddress": [],
             "description": _desc(section),
-            "bandwidth": ec.port_speed_bps(section, 1_000_000_000 if name.startswith("Management") else 100_000_000_000)
-            if physical
-            else 0,
+            "bandwidth": _bandwidth(state, name, section) if physical else 0,
             "mtu": ec.port_mtu(section) if routed or physical else ec.DEFAULT_MTU,
             "l3MtuConfigured": section is not None and any(x.startswith("mtu ") for x in section.leaves()),
             "l2Mru": 0,
@@ -520,3 +519,14 @@ def show_ip_bgp(state: EosState, destination: str) -> dict[str, Any]:
         if paths:
             entries[route.prefix] = {"bgpRoutePaths": paths, "address": route.prefix.split("/")[0]}
     return {"vrfs": {"default": {"asn": local_as, "routerId": _router_id(state), "bgpRouteEntries": entries}}}
+
+
+PORT_SPEED_BPS = 400_000_000_000  # [U] front-panel ports of the modelled 7060X5 / 7280R3 run 400G (OSFP/QSFP-DD)
+
+
+def _bandwidth(state: EosState, name: str, section: Node | None) -> int:
+    """A port's speed: what its link negotiated when a fault says so, else the configured speed, else the
+    platform's (1G management, 400G front panel)."""
+    if name in state.negotiated:
+        return state.negotiated[name] * 1_000_000_000
+    return ec.port_speed_bps(section, 1_000_000_000 if name.startswith("Management") else PORT_SPEED_BPS)

@@ -163,6 +163,7 @@ class EosSim(SimBase, HttpDevice):
         self._bgp_clock = show.BgpClock()
         self.sessions: dict[str, Session] = {}
         self.flash: dict[str, str] = {}
+        self.negotiated: dict[str, int] = {}  # port -> Gb/s its link came up at (a cable/optic fault)
         self._load_flash()
         if startup_config is not None:
             self.flash["startup-config"] = startup_config

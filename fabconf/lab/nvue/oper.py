@@ -198,9 +198,11 @@ def operational_tree(
     booted: float = 0.0,
     now: float = 0.0,
     identity: tuple[str, str] = (RELEASE, MODEL),
+    negotiated: dict[str, int] | None = None,
 ) -> Tree:
     """The applied tree with operational leaves added (what a GET without ``rev`` returns); ``identity`` is the
-    (release, model) the switch reports."""
+    (release, model) the switch reports; ``negotiated``: port -> Gb/s its link came up at (a cable/optic fault),
+    else swp ports report 400G [U: the lab's fabric links run at 400G]."""
     out = copy.deepcopy(applied)
     system, platform = system_oper(name, applied, booted, now, *identity)
     out.setdefault("system", {}).update(system)
@@ -224,7 +226,9 @@ def operational_tree(
         link["admin-status"] = "up" if up else "down"
         link["oper-status"] = "up" if up and (cabled or not ifname.startswith("swp")) else "down"
         link["mtu"] = mtu_of(ifname, iface)
-        link.setdefault("speed", "100G" if ifname.startswith("swp") else "1G")
+        if negotiated and ifname in negotiated:
+            link["speed"] = f"{negotiated[ifname]}G"
+        link.setdefault("speed", "400G" if ifname.startswith("swp") else "1G")
         if ifname in lldp:
             _, rdev, rport = lldp[ifname]
             node.setdefault("lldp", {})["neighbor"] = {

@@ -183,6 +183,7 @@ class NvueSim(SimBase, HttpDevice):
         )
         self._secret = secrets.token_bytes(32)
         self._booted = time.time()
+        self.negotiated: dict[str, int] = {}  # port -> Gb/s its link came up at (a cable/optic fault)
         self._https: HttpsService | None = None
         self._ssh: Any = None
         self._lock = threading.Lock()
@@ -249,7 +250,9 @@ class NvueSim(SimBase, HttpDevice):
         """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print)."""
         applied = self.store.tree("applied")
         identity = (self.os_version or RELEASE, self.model or MODEL)
-        return operational_tree(self.name, applied, self.ports, self.world, self._booted, time.time(), identity)
+        return operational_tree(
+            self.name, applied, self.ports, self.world, self._booted, time.time(), identity, self.negotiated
+        )
 
     # -- tokens -----------------------------------------------------------------------------------------
     def issue_token(self, user: str) -> str:

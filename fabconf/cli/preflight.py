@@ -1,0 +1,99 @@
+"""``fabconf preflight``: read-only cluster checks before a training job (``fabconf.preflight``), in one report.
+
+Exit 0 when every check passes, 2 when a check fails, 1 when a device could not be checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from fabconf.cli import checks_report, report
+from fabconf.cli.devices import (
+    EXIT_INTERRUPTED,
+    Target,
+    add_device_args,
+    device_options_of,
+    interruptible,
+    prepare,
+    progress,
+    target_of,
+)
+from fabconf.deploy import rollout
+from fabconf.deploy.backup import atomic_write
+from fabconf.deploy.job import Outcome
+from fabconf.deploy.options import DeviceOptions
+from fabconf.pipeline import Compiled
+from fabconf.preflight.fleet import uniform_firmware
+from fabconf.preflight.policy import Policy
+from fabconf.preflight.steps import PreflightContext, preflight_task
+
+FORMATS = ("text", "json", "junit", "prometheus")
+
+
+def intended_speeds(compiled: Compiled) -> dict[str, dict[str, int]]:
+    """Per switch, the Gb/s each cabled interface should run at (the link's speed)."""
+    out: dict[str, dict[str, int]] = {}
+    for name, data in compiled.data.items():
+        for itf in data.get("interfaces", []) if isinstance(data, dict) else []:
+            peer, _, peer_port = str(itf.get("peer", "")).partition(":")
+            out.setdefault(name, {})[itf["name"]] = compiled.model.link_speed(name, itf["name"], peer, peer_port)
+    return out
+
+
+def check(target: Target, options: DeviceOptions, fmt: str = "text") -> tuple[list[Outcome], int, float, float]:
+    compiled, jobs = prepare(target)
+    policy = Policy.of(compiled.model.fabric)
+    ctx = PreflightContext(policy, intended_speeds(compiled))
+    started, clock = time.time(), time.monotonic()
+    with interruptible() as interrupt, progress("preflight", jobs, fmt) as shown:
+        outcomes = rollout.run(jobs, preflight_task, options, shown, interrupt=interrupt, ctx=ctx)
+    if policy.firmware is None:
+        uniform_firmware(outcomes, ctx.firmware)
+    code = EXIT_INTERRUPTED if interrupt.stopping else checks_report.exit_code(outcomes)
+    return outcomes, code, started, time.monotonic() - clock
+
+
+def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path | None) -> int:
+    outcomes, code, started, seconds = check(target, options, fmt if output is None else "text")
+    if fmt == "prometheus" and output is not None:
+        checks_report.write_prometheus(output, outcomes, "preflight", code, started, seconds)
+        return code
+    if fmt == "text":
+        buffer = io.StringIO() if output is not None else None
+        report.print_text(outcomes, "fabconf preflight (read only)", stream=buffer or sys.stdout)
+        text = buffer.getvalue() if buffer is not None else ""
+    elif fmt == "json":
+        text = report.as_json(outcomes, "preflight", code) + "\n"
+    elif fmt == "junit":
+        text = checks_report.as_junit(outcomes, "preflight", code, seconds)
+    else:
+        text = checks_report.as_prometheus(outcomes, "preflight", code, started, seconds)
+    if output is not None:
+        atomic_write(output, text)
+    elif text:
+        sys.stdout.write(text)
+    return code
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    output = Path(args.output) if args.output else None
+    return run_preflight(target_of(args), device_options_of(args), args.format, output)
+
+
+def add_parser(sub: Any, inventory_arg: Any) -> None:
+    p = sub.add_parser(
+        "preflight",
+        help="read-only cluster checks before a training job: RDMA links, speeds, firmware, GID, counters, GPUDirect",
+        description="Exit 0 when every check passes, 2 when a check fails, 1 when a device could not be checked.",
+    )
+    inventory_arg(p)
+    p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
+    p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (atomically) instead of stdout")
+    add_device_args(p)
+    p.set_defaults(func=cmd_preflight)

@@ -1,0 +1,223 @@
+"""Preflight of one GPU host: what the source article checks by hand before a training job, from one batched
+read (two for the counters), against the intent. Every failure is one line ``[check] what is wrong``.
+
+Checks (and where each fact comes from):
+- ``[rdma]`` every intended NIC's RDMA link ACTIVE / LINK_UP, paired with its netdev, at the intended rate
+  (``rdma link show``, ``ibdev2netdev``, ``ibstat``: the same rules as the push preflight), and ``mst status -v``
+  pairing the RDMA device with the same netdev;
+- ``[firmware]`` ``ibv_devinfo`` fw_ver equal to ``preflight.firmware`` when the intent gives one (uniformity
+  across the fleet is checked over all hosts: ``fleet``); ``[mlxconfig]`` no value set but not yet in effect;
+- ``[gid]`` the RoCE v2 GID of the NIC's IPv4 address at the intended index (``show_gids``, NCCL_IB_GID_INDEX);
+- ``[counters]`` physical errors per frame received between two ``ethtool -S`` reads below
+  ``preflight.max_error_rate`` (0.001 % by default);
+- ``[lldpad]`` lldpad not running (it fights the OS DCB settings);
+- ``[gpudirect]`` the IOMMU off or in passthrough (``/proc/cmdline``), no PCIe switch port with ACS redirect
+  (``lspci -vvv``), ``nvidia_peermem`` loaded (``lsmod``);
+- ``[versions]`` MLNX_OFED/DOCA (``ofed_info -s``), the NVIDIA driver (``/proc/driver/nvidia/version``) and NCCL
+  (``dpkg-query`` of libnccl2) in the intent's compatibility table, for each table the intent has.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from fabconf.drivers.linux_parse import ParseError, parse_ibdev2netdev, parse_ibstat, parse_rdma_link
+from fabconf.drivers.linux_plan import link_problems, sh
+from fabconf.preflight import hostparse as hp
+from fabconf.preflight.policy import Policy, allowed
+
+T = TypeVar("T")
+NOT_FOUND = 127
+
+
+class ToolReader(Protocol):
+    def read_tools(self, commands: list[str], *, root: bool = False) -> dict[str, tuple[int, str]]: ...
+
+    def pending_firmware(self) -> dict[str, dict[str, dict[str, str]]]: ...
+
+
+@dataclass
+class HostFacts:
+    failed: list[str] = field(default_factory=list)
+    firmware: dict[str, str] = field(default_factory=dict)  # RDMA device -> fw_ver (for the fleet check)
+
+
+VERSION_READS = {
+    "ofed": ("ofed_info -s", hp.parse_ofed),
+    "nvidia_driver": ("cat /proc/driver/nvidia/version", hp.parse_nvidia_version),
+    "nccl": (sh("dpkg-query", "-W", "-f=${Version}", "libnccl2"), hp.parse_package_version),
+}
+BASE_READS = [
+    "rdma link show",
+    "ibstat",
+    "ibdev2netdev",
+    "pgrep -x lldpad",
+    "ibv_devinfo",
+    "mst status -v",
+    "show_gids",
+    "lsmod",
+    "lspci -vvv",
+    "cat /proc/cmdline",
+]
+
+
+def _stats(netdev: str) -> str:
+    return sh("ethtool", "-S", netdev)
+
+
+class _Reads:
+    def __init__(self, results: dict[str, tuple[int, str]], facts: HostFacts) -> None:
+        self.results, self.facts = results, facts
+
+    def get(self, check: str, command: str, parser: Callable[[str], T]) -> T | None:
+        """The parsed output, or None after noting why it could not be read as a failure of ``check``."""
+        status, text = self.results[command]
+        if status == NOT_FOUND or "command not found" in text:
+            self.facts.failed.append(f"[{check}] `{command.split()[0]}` is not installed on the host")
+            return None
+        if status != 0:
+            self.facts.failed.append(f"[{check}] `{command}` failed (exit {status}): {text.strip()[:120]}")
+            return None
+        try:
+            return parser(text)
+        except ParseError as exc:
+            self.facts.failed.append(f"[{check}] `{command}` printed unreadable output ({exc})")
+            return None
+
+
+def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> HostFacts:
+    facts = HostFacts()
+    nics = list(data.get("nics", []))
+    reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + [_stats(n["netdev"]) for n in nics]
+    reads += [VERSION_READS[k][0] for k in sorted(policy.versions) if k in VERSION_READS]
+    first = _Reads(reader.read_tools(reads, root=True), facts)
+    started = time.monotonic()
+    _links(nics, first)
+    _firmware(first, policy)
+    _gids(data, nics, first)
+    _lldpad(first)
+    if policy.gpudirect:
+        _gpudirect(first)
+    _versions(first, policy)
+    pending = reader.pending_firmware()
+    for dev, keys in sorted(pending.items()):
+        for key, value in sorted(keys.items()):
+            facts.failed.append(
+                f"[mlxconfig] {dev} {key}: {value['next_boot']} is set but not in effect (current {value['current']}); "
+                "reset the firmware or reboot"
+            )
+    time.sleep(max(0.0, policy.sample_seconds - (time.monotonic() - started)))
+    second = _Reads(reader.read_tools([_stats(n["netdev"]) for n in nics], root=True), facts)
+    _counters(nics, first, second, policy)
+    return facts
+
+
+def _links(nics: list[dict[str, Any]], r: _Reads) -> None:
+    links = r.get("rdma", "rdma link show", parse_rdma_link)
+    rates = r.get("rdma", "ibstat", parse_ibstat)
+    pairs = r.get("rdma", "ibdev2netdev", parse_ibdev2netdev)
+    if links is not None and rates is not None and pairs is not None:
+        wanted = [(n["netdev"], n["rdma"], n.get("speed_gbps")) for n in nics]
+        r.facts.failed += [f"[rdma] {p}" for p in link_problems(wanted, links, rates, pairs)]
+    mst = r.get("rdma", "mst status -v", hp.parse_mst_status) or {}
+    for nic in nics if mst else []:
+        found = mst.get(nic["rdma"])
+        if found is None:
+            r.facts.failed.append(f"[rdma] {nic['rdma']}: not in `mst status -v`")
+        elif found[1] != nic["netdev"]:
+            r.facts.failed.append(
+                f"[rdma] {nic['rdma']}: mst pairs it with {found[1]}, the inventory says {nic['netdev']}"
+            )
+    for nic in nics:
+        link = r.get("rdma", sh("ethtool", nic["netdev"]), hp.parse_ethtool)
+        want = nic.get("speed_gbps")
+        if link is not None and link.detected and want and link.speed_gbps != want:
+            r.facts.failed.append(
+                f"[rdma] {nic['netdev']}: ethtool speed {link.speed_gbps} Gb/s, inventory {want} Gb/s"
+            )
+
+
+def _firmware(r: _Reads, policy: Policy) -> None:
+    found = r.get("firmware", "ibv_devinfo", hp.parse_ibv_firmware)
+    if found is None:
+        return
+    r.facts.firmware = found
+    if policy.firmware:
+        for dev, version in sorted(found.items()):
+            if version != policy.firmware:
+                r.facts.failed.append(f"[firmware] {dev}: firmware {version}, the intent says {policy.firmware}")
+
+
+def _gids(data: dict[str, Any], nics: list[dict[str, Any]], r: _Reads) -> None:
+    index = (data.get("nccl") or {}).get("NCCL_IB_GID_INDEX")
+    gids = r.get("gid", "show_gids", hp.parse_gids)
+    if gids is None or index is None:
+        return
+    for nic in nics:
+        address = str(nic.get("address") or "").split("/")[0]
+        entry = gids.get((nic["rdma"], int(index)))
+        if entry is None:
+            r.facts.failed.append(f"[gid] {nic['rdma']}: no GID at index {index} (NCCL_IB_GID_INDEX)")
+        elif address and (entry[0] != address or entry[1].lower() != "v2"):
+            r.facts.failed.append(
+                f"[gid] {nic['rdma']}: GID index {index} is {entry[0] or 'not IPv4'} RoCE {entry[1]}, "
+                f"expected {address} RoCE v2"
+            )
+
+
+def _lldpad(r: _Reads) -> None:
+    status, _text = r.results["pgrep -x lldpad"]
+    if status == 0:
+        r.facts.failed.append("[lldpad] lldpad is running: it fights the DCB (PFC/ETS) settings; stop and disable it")
+
+
+def _gpudirect(r: _Reads) -> None:
+    cmdline = r.get("gpudirect", "cat /proc/cmdline", lambda text: text)
+    if cmdline is not None:
+        words = cmdline.split()
+        translated = any(w in words for w in ("intel_iommu=on", "amd_iommu=on")) and "iommu=pt" not in words
+        if translated:
+            r.facts.failed.append(
+                "[gpudirect] the IOMMU translates DMA (intel_iommu=on without iommu=pt): peer-to-peer between GPU and "
+                "NIC is slowed or blocked; boot with iommu=pt or the IOMMU off"
+            )
+    bridges = r.get("gpudirect", "lspci -vvv", hp.parse_acs_enabled)
+    if bridges:
+        r.facts.failed.append(
+            f"[gpudirect] ACS redirect is enabled on PCIe bridge(s) {', '.join(bridges)}: GPU-NIC traffic detours via "
+            "the root complex; disable ACS (setpci, or in the BIOS)"
+        )
+    modules = r.get("gpudirect", "lsmod", hp.parse_lsmod)
+    if modules is not None and "nvidia_peermem" not in modules:
+        r.facts.failed.append("[gpudirect] nvidia_peermem is not loaded: no GPUDirect RDMA (modprobe nvidia_peermem)")
+
+
+def _versions(r: _Reads, policy: Policy) -> None:
+    for key in sorted(policy.versions):
+        if key not in VERSION_READS:
+            continue
+        command, parser = VERSION_READS[key]
+        version = r.get("versions", command, parser)
+        if version is not None and not allowed(version, policy.versions[key]):
+            r.facts.failed.append(
+                f"[versions] {key} {version} is not in the compatibility table ({', '.join(policy.versions[key])})"
+            )
+
+
+def _counters(nics: list[dict[str, Any]], first: _Reads, second: _Reads, policy: Policy) -> None:
+    for nic in nics:
+        command = _stats(nic["netdev"])
+        a = first.get("counters", command, hp.parse_ethtool_stats)
+        b = second.get("counters", command, hp.parse_ethtool_stats)
+        if a is None or b is None:
+            continue
+        frames = b.get("rx_packets_phy", 0) - a.get("rx_packets_phy", 0)
+        errors = sum(b.get(k, 0) - a.get(k, 0) for k in ("rx_crc_errors_phy", "rx_discards_phy"))
+        if frames > 0 and errors / frames > policy.max_error_rate:
+            first.facts.failed.append(
+                f"[counters] {nic['netdev']}: {errors} errored of {frames} frames ({100 * errors / frames:.4f} %) "
+                f"between two reads, above {100 * policy.max_error_rate:.4f} %"
+            )

@@ -1,0 +1,136 @@
+"""The host tools preflight reads, parsed; formats as ``fabconf.lab.host.platcmds`` documents them (with its
+[U] marks). Every parser raises ``ParseError`` on text it does not recognise: a garbled read is a failed
+check, never a passing one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fabconf.drivers.linux_parse import ParseError, check_clean
+
+
+@dataclass(frozen=True)
+class EthLink:
+    speed_gbps: int | None  # None: "Unknown!" (no link)
+    detected: bool
+
+
+def parse_ethtool(text: str) -> EthLink:
+    check_clean(text)
+    speed = re.search(r"^\s*Speed:\s*(\S+)", text, re.M)
+    detected = re.search(r"^\s*Link detected:\s*(yes|no)\s*$", text, re.M)
+    if speed is None or detected is None:
+        raise ParseError("no Speed: or Link detected: line")
+    match = re.fullmatch(r"(\d+)Mb/s", speed.group(1))
+    return EthLink(int(match.group(1)) // 1000 if match else None, detected.group(1) == "yes")
+
+
+def parse_ethtool_stats(text: str) -> dict[str, int]:
+    check_clean(text)
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "NIC statistics:":
+        raise ParseError("no 'NIC statistics:' header")
+    out = {}
+    for raw in lines[1:]:
+        match = re.fullmatch(r"\s+([A-Za-z0-9_.\[\]-]+): (-?\d+)\s*", raw)
+        if not match:
+            raise ParseError(f"unexpected counter line {raw[:60]!r}")
+        out[match.group(1)] = int(match.group(2))
+    return out
+
+
+def parse_ibv_firmware(text: str) -> dict[str, str]:
+    """``ibv_devinfo``: hca_id -> fw_ver."""
+    check_clean(text)
+    out: dict[str, str] = {}
+    hca: str | None = None
+    for raw in text.splitlines():
+        match = re.match(r"hca_id:\s*(\S+)", raw)
+        if match:
+            hca = match.group(1)
+            continue
+        match = re.match(r"\s+fw_ver:\s*(\S+)", raw)
+        if match and hca is not None:
+            out[hca] = match.group(1)
+    if not out:
+        raise ParseError("no hca_id with fw_ver")
+    return out
+
+
+def parse_mst_status(text: str) -> dict[str, tuple[str, str]]:
+    """``mst status -v``: RDMA device -> (PCI address, netdev) from the PCI devices table."""
+    check_clean(text)
+    out: dict[str, tuple[str, str]] = {}
+    seen_header = False
+    for raw in text.splitlines():
+        cols = raw.split()
+        if cols[:3] == ["DEVICE_TYPE", "MST", "PCI"]:
+            seen_header = True
+            continue
+        if seen_header and len(cols) >= 5 and cols[1].startswith("/dev/mst/"):
+            out[cols[3]] = (cols[2], cols[4].removeprefix("net-"))
+    if not seen_header:
+        raise ParseError("no PCI devices table")
+    return out
+
+
+def parse_lsmod(text: str) -> set[str]:
+    check_clean(text)
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("Module"):
+        raise ParseError("no 'Module Size Used by' header")
+    return {line.split()[0] for line in lines[1:] if line.strip()}
+
+
+def parse_acs_enabled(text: str) -> list[str]:
+    """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic (``ACSCtl:`` with SrcValid+,
+    ReqRedir+ or CmpltRedir+), by address."""
+    check_clean(text)
+    out, device = [], ""
+    for raw in text.splitlines():
+        match = re.match(r"([0-9a-f]{2,4}:[0-9a-f]{2}\.[0-9a-f]|[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]) ", raw)
+        if match:
+            device = match.group(1)
+        elif "ACSCtl:" in raw and re.search(r"\b(SrcValid|ReqRedir|CmpltRedir)\+", raw):
+            out.append(device)
+    return out
+
+
+def parse_ofed(text: str) -> str:
+    check_clean(text)
+    match = re.fullmatch(r"\s*(?:MLNX_OFED_LINUX-|OFED-internal-)?([0-9][\w.-]*):?\s*", text)
+    if not match:
+        raise ParseError("not an ofed_info -s line")
+    return match.group(1)
+
+
+def parse_nvidia_version(text: str) -> str:
+    check_clean(text)
+    match = re.search(r"Kernel Module\s+([0-9]+(?:\.[0-9]+)+)", text)
+    if not match:
+        raise ParseError("no 'Kernel Module VERSION'")
+    return match.group(1)
+
+
+def parse_package_version(text: str) -> str:
+    check_clean(text)
+    value = text.strip()
+    if not re.fullmatch(r"[0-9][\w.+:~-]*", value):
+        raise ParseError("not a package version")
+    return value
+
+
+def parse_gids(text: str) -> dict[tuple[str, int], tuple[str, str]]:
+    """``show_gids``: (RDMA device, index) -> (IPv4 address or "", RoCE version) for port 1."""
+    check_clean(text)
+    out: dict[tuple[str, int], tuple[str, str]] = {}
+    if "n_gids_found=" not in text:
+        raise ParseError("no n_gids_found= line")
+    for raw in text.splitlines():
+        cols = raw.split()
+        if len(cols) >= 5 and cols[1] == "1" and cols[2].isdigit():
+            ipv4 = cols[4] if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", cols[4]) else ""
+            version = cols[5] if ipv4 and len(cols) > 5 else cols[4]
+            out[(cols[0], int(cols[2]))] = (ipv4, version)
+    return out

@@ -1,0 +1,56 @@
+"""One device's preflight as a deploy step (read only): a GPU host through its tools, a switch through its
+getters; the Outcome is ``verified`` when every check passes, else ``failed`` with one line per failed check."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nornir.core.task import Result, Task
+
+from fabconf.deploy.interrupt import Interrupt
+from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.options import DeviceOptions
+from fabconf.deploy.tasks import run_step
+from fabconf.drivers.contract import Driver
+from fabconf.preflight.host import ToolReader, check_host
+from fabconf.preflight.policy import Policy
+from fabconf.preflight.switch import check_switch
+
+
+@dataclass
+class PreflightContext:
+    policy: Policy
+    speeds: dict[str, dict[str, int]]  # device -> interface -> intended Gb/s
+    firmware: dict[str, dict[str, str]] = field(default_factory=dict)  # host -> RDMA device -> version
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def note_firmware(self, device: str, found: dict[str, str]) -> None:
+        with self._lock:
+            self.firmware[device] = found
+
+
+def preflight_device(job: Job, driver: Driver, ctx: PreflightContext) -> Outcome:
+    if job.spec.is_host:
+        if not hasattr(driver, "read_tools"):
+            return Outcome(job.name, job.platform, State.FAILED, message="this driver cannot read host tools")
+        reader: ToolReader = driver  # type: ignore[assignment]
+        facts = check_host(job.data, reader, ctx.policy)
+        ctx.note_firmware(job.name, facts.firmware)
+        failed = facts.failed
+    else:
+        failed = check_switch(job.interfaces, ctx.speeds.get(job.name, {}), driver.get_interfaces())
+    state = State.FAILED if failed else State.VERIFIED
+    return Outcome(job.name, job.platform, state, checks=failed, message="preflight failed" if failed else "")
+
+
+def preflight_task(
+    task: Task,
+    ctx: PreflightContext,
+    options: DeviceOptions | None = None,
+    inventory: str | Path | None = None,
+    interrupt: Interrupt | None = None,
+) -> Result:
+    """The Nornir task: one connection, the device's preflight, an Outcome (never an exception)."""
+    return run_step(task, lambda job, driver: preflight_device(job, driver, ctx), options, inventory, interrupt)

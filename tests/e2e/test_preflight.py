@@ -1,0 +1,111 @@
+"""``fabconf preflight`` against the lab: a clean fabric passes; each injected fault fails exactly the check that
+names it (a host port at 200G, a DOWN RDMA link, a firmware version that differs, lldpad running, a switch port
+at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from labkit import fab, inv, sim
+from prometheus_client.parser import text_string_to_metric_families
+
+from fabconf.lab.orchestrator import Lab
+
+
+def _preflight(capsys: pytest.CaptureFixture[str], lab: Lab, *extra: str) -> tuple[int, dict[str, dict]]:
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--format", "json", *extra)
+    return code, {d["device"]: d for d in json.loads(out)["devices"]}
+
+
+def _checks(device: dict) -> set[str]:
+    return {line.split("]")[0].lstrip("[") for line in device["failed_checks"]}
+
+
+def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
+    lab: Lab, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    fabric = Path(inv(lab)) / "fabric.yaml"
+    fabric.write_text(
+        fabric.read_text()
+        + "\npreflight:\n  sample_seconds: 0.5\n"
+        + "  versions: {ofed: ['24.04'], nvidia_driver: ['550.90'], nccl: ['2.21.5']}\n"
+    )
+    code, out = fab(
+        capsys,
+        "push",
+        "-i",
+        inv(lab),
+        "--yes",
+        "--canary",
+        "0",
+        "--batch",
+        "100%",
+        "--bgp-wait",
+        "0",
+        "--allow-fw-reset",
+    )
+    assert code == 0, out
+    code, devices = _preflight(capsys, lab)
+    assert code == 0, {n: d["failed_checks"] for n, d in devices.items() if d["failed_checks"]}
+    assert {d["state"] for d in devices.values()} == {"verified"}
+
+    gpu01, gpu02, gpu03, gpu04 = (sim(lab, n) for n in ("gpu01", "gpu02", "gpu03", "gpu04"))
+    gpu01.set_link("ens1f0np0", speed=200)  # negotiated at 200G
+    gpu02.set_link("ens2f0np0", down=True)  # the optic died
+    with gpu03.lock:
+        gpu03.state.nics[0].fw_version = "28.36.1010"  # one NIC on another firmware
+        gpu03.state.lldpad_running = True
+    gpu04.set_link("ens1f0np0", error_ratio=0.001)  # 0.1 % of frames in error
+    with sim(lab, "gpu05").lock:
+        sim(lab, "gpu05").state.acs_enabled = True
+        sim(lab, "gpu05").state.modules.remove("nvidia_peermem")
+    with sim(lab, "gpu06").lock:
+        sim(lab, "gpu06").state.ofed_version = "MLNX_OFED_LINUX-23.10-1.1.9.0"
+    sim(lab, "leaf3").negotiated["Ethernet2/1"] = 200  # the switch end of gpu06's rail-0 link
+
+    code, devices = _preflight(capsys, lab)
+    assert code == 2
+    expected = {
+        "gpu01": {"rdma"},
+        "gpu02": {"rdma"},
+        "gpu03": {"firmware", "lldpad"},
+        "gpu04": {"counters"},
+        "gpu05": {"gpudirect"},
+        "gpu06": {"versions"},
+        "leaf3": {"ports"},
+        "leaf2": {"ports"},  # the far end of gpu02's dead link
+    }
+    failing = {name: _checks(d) for name, d in devices.items() if d["failed_checks"]}
+    assert failing == expected, {n: devices[n]["failed_checks"] for n in failing}
+    lines = {name: "\n".join(d["failed_checks"]) for name, d in devices.items()}
+    assert "rate 200 Gb/s, inventory 400 Gb/s" in lines["gpu01"]
+    assert "state DOWN" in lines["gpu02"] or "expected ACTIVE / LINK_UP" in lines["gpu02"]
+    assert "firmware 28.36.1010, the rest of the fleet runs 28.39.1002" in lines["gpu03"]
+    assert "ACS redirect" in lines["gpu05"] and "nvidia_peermem is not loaded" in lines["gpu05"]
+    assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
+    assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
+
+    # the same run as JUnit and Prometheus: one case per device, failures where the checks failed
+    report = tmp_path / "preflight.prom"
+    assert fab(capsys, "preflight", "-i", inv(lab), "--format", "prometheus", "-o", str(report))[0] == 2
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(report.read_text())
+        for s in family.samples
+    }
+    assert samples[("fabconf_preflight_check_failures", (("check", "counters"), ("device", "gpu04")))] == 1
+    assert samples[("fabconf_preflight_passed", (("device", "gpu07"), ("platform", "linux")))] == 1
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--format", "junit", "--limit", "gpu0[1-4]")
+    cases = {c.get("name"): c for c in ET.fromstring(out[out.index("<?xml") :].split("\n", 1)[1]).iter("testcase")}
+    assert set(cases) == {"gpu01", "gpu02", "gpu03", "gpu04"}
+    assert all(c.find("failure") is not None for c in cases.values())
+
+
+def test_a_device_that_cannot_be_checked_is_exit_1(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    lab.devices["gpu07"].sim.faults.set("auth-refuse")
+    code, devices = _preflight(capsys, lab, "--limit", "gpu07,gpu08", "--retries", "0")
+    assert code == 1
+    assert devices["gpu07"]["state"] == "unreachable"
