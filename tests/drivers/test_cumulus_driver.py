@@ -185,7 +185,7 @@ def test_open_and_getters_in_napalm_shapes(lab: Lab, leaf1_doc: str) -> None:
         "description": "old uplink - decom 2023",
         "last_flapped": -1.0,
         "mtu": 9216,
-        "speed": 100000.0,
+        "speed": 400000.0,
         "mac_address": "",
     }
     assert ifaces["swp63"]["is_up"] is True and ifaces["eth0"]["mtu"] == 1500
