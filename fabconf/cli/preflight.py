@@ -6,7 +6,9 @@ Exit 0 when every check passes, 2 when a check fails, 1 when a device could not 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
+import json
 import sys
 import time
 from pathlib import Path
@@ -25,9 +27,13 @@ from fabconf.cli.devices import (
 )
 from fabconf.deploy import rollout
 from fabconf.deploy.backup import atomic_write
+from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.job import Outcome
 from fabconf.deploy.options import DeviceOptions
+from fabconf.deploy.tasks import open_driver
+from fabconf.errors import UsageError
 from fabconf.pipeline import Compiled
+from fabconf.preflight import bandwidth
 from fabconf.preflight.fleet import uniform_firmware
 from fabconf.preflight.policy import Policy
 from fabconf.preflight.steps import PreflightContext, preflight_task
@@ -80,7 +86,58 @@ def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path
     return code
 
 
+def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: float, seconds: int) -> int:
+    """The ib_send_bw pair matrix over the selected GPU hosts: exit 0 every pair at rate, 2 a pair below the
+    threshold, 1 a host could not be reached."""
+    compiled, jobs = prepare(target)
+    hosts = [j for j in jobs if j.spec.is_host]
+    uplinks = {
+        name: sum(1 for i in data.get("interfaces", []) if i.get("kind") == "uplink")
+        for name, data in compiled.data.items()
+        if isinstance(data, dict)
+    }
+    drivers: dict[str, Any] = {}
+    unreachable: dict[str, str] = {}
+    try:
+        for job in hosts:
+            try:
+                drivers[job.name] = open_driver(job, options)
+            except Exception as exc:
+                unreachable[job.name] = REDACTOR(str(exc).strip() or type(exc).__name__)
+        eps = bandwidth.endpoints({j.name: j.data for j in hosts if j.name in drivers})
+        say = (lambda text: print(f"fabconf preflight --bandwidth: {text}", file=sys.stderr)) if fmt == "text" else None
+        matrix = bandwidth.run_matrix(eps, drivers, uplinks, threshold, seconds, say)
+    finally:
+        for driver in drivers.values():
+            with contextlib.suppress(Exception):
+                driver.close()
+    code = 1 if unreachable else (2 if matrix.bad() else 0)
+    doc = {"schema": "fabconf.report/1", "command": "preflight --bandwidth", "exit_code": code}
+    doc |= bandwidth.as_dict(matrix) | {"unreachable": unreachable}
+    if fmt == "json":
+        print(json.dumps(doc, indent=2))
+        return code
+    for m in matrix.results:
+        mark = "ok " if m not in matrix.bad() else "BAD"
+        got = f"{m.gbps:7.1f}" if m.gbps is not None else "  error"
+        print(
+            f"{mark} {m.pair.client.host}:{m.pair.client.netdev} -> {m.pair.server.host}:{m.pair.server.netdev}"
+            f"  {m.pair.kind:<10} {got} / {m.pair.line_rate} Gb/s {m.error}"
+        )
+    for name, why in sorted(unreachable.items()):
+        print(f"UNREACHABLE {name}: {why}")
+    bad = matrix.bad()
+    print(f"{len(matrix.results)} pair(s) in {matrix.rounds} round(s); {len(bad)} below {threshold:.0%} of line rate")
+    if bad:
+        print("shared by the bad pairs: " + ", ".join(matrix.suspects()))
+    return code
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
+    if args.bandwidth:
+        if args.format not in ("text", "json"):
+            raise UsageError("--bandwidth reports as text or json")
+        return run_bandwidth(target_of(args), device_options_of(args), args.format, args.threshold, args.duration)
     output = Path(args.output) if args.output else None
     return run_preflight(target_of(args), device_options_of(args), args.format, output)
 
@@ -95,5 +152,19 @@ def add_parser(sub: Any, inventory_arg: Any) -> None:
     p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (atomically) instead of stdout")
+    p.add_argument(
+        "--bandwidth",
+        action="store_true",
+        help="run the ib_send_bw pair matrix over the GPU hosts instead of the checks",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=bandwidth.DEFAULT_THRESHOLD,
+        help="--bandwidth: a pair below this share of its line rate is bad (default 0.9)",
+    )
+    p.add_argument(
+        "--duration", type=int, default=bandwidth.DEFAULT_SECONDS, help="--bandwidth: seconds per ib_send_bw run"
+    )
     add_device_args(p)
     p.set_defaults(func=cmd_preflight)

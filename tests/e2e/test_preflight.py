@@ -103,6 +103,16 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert set(cases) == {"gpu01", "gpu02", "gpu03", "gpu04"}
     assert all(c.find("failure") is not None for c in cases.values())
 
+    # the bandwidth matrix over gpu05-gpu08 finds the pairs through the link leaf3 negotiated at 200G, and names it
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--bandwidth", "--limit", "gpu0[5-8]", "--format", "json")
+    matrix = json.loads(out)
+    assert code == 2, out
+    bad = sorted((p["client"], p["server"]) for p in matrix["pairs"] if not p["ok"])
+    assert bad and all("gpu06:ens1f0np0" in pair for pair in bad), bad
+    assert {p["kind"] for p in matrix["pairs"]} == {"same-rail", "cross-rail"} and len(matrix["pairs"]) == 16
+    assert matrix["suspects"] == ["gpu06:ens1f0np0--leaf3"]
+    assert all(p["gbps"] > 0.9 * 400 for p in matrix["pairs"] if p["ok"])
+
 
 def test_a_device_that_cannot_be_checked_is_exit_1(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
     lab.devices["gpu07"].sim.faults.set("auth-refuse")

@@ -284,7 +284,15 @@ class GpuHostSim(SimBase):
         commands["reboot"] = self._reboot_command
         commands["sysctl"] = partial(iproute.sysctl, self.state)
         commands["lldpctl"] = self._lldpctl
+        commands["ib_send_bw"] = self._ib_send_bw
         return commands
+
+    def _ib_send_bw(self, inv: Invocation) -> Result:
+        """perftest's ``ib_send_bw`` against another lab host, at what the links between them let through."""
+        from fabconf.lab import perftest
+
+        out, err, status = perftest.ib_send_bw(self, inv.argv)
+        return Result(out, err, status)
 
     def _lldpctl(self, inv: Invocation) -> Result:
         """``lldpctl -f json``: lldpd's neighbours of the NIC ports, from the World's cabling (a port that is
