@@ -2,9 +2,9 @@
 
 Pairs: for each lane (a rail; a dual-homed host has two NICs, two lanes, per rail), every host's NIC with the
 next host's NIC in the same lane (a ring, so every NIC sends and receives), and every host's lane-k NIC with the
-next host's lane-(k+1) NIC (cross-rail, or across the leaf pair: through the spines). Rounds: a host is in at most one pair per round, and a leaf carries at most as many cross-leaf flows
-per round as it has uplinks (with ECMP the uplink a flow takes is the switch's hash, so this is the bound that
-can be kept without steering flows).
+next host's lane-(k+1) NIC (cross-rail, or across the leaf pair: through the spines). Rounds: a host is in at
+most one pair per round, and a leaf carries at most as many cross-leaf flows per round as it has uplinks (with
+ECMP the uplink a flow takes is the switch's hash, so this is the bound that can be kept without steering).
 
 A pair below ``threshold`` x its line rate (the slower NIC's speed) is bad. The links of each bad pair are
 counted (its two host links exactly; between leaves "an uplink of LEAF"); the links every bad pair shares, or
