@@ -273,14 +273,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_push(args: argparse.Namespace) -> int:
-    push_options = PushOptions(
+def push_options_of(args: argparse.Namespace) -> PushOptions:
+    return PushOptions(
         canary=args.canary,
         batch=args.batch,
         max_fail=args.max_fail,
         confirm_timeout=args.confirm_timeout,
         bgp_wait=args.bgp_wait,
     )
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    push_options = push_options_of(args)
     out = Output(args.format, commands=args.commands)
     return run_push(target_of(args), device_options_of(args), push_options, out, args.yes)
 
@@ -290,6 +294,14 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lab", action="store_true", help="run against the built-in lab (started if needed)")
     p.add_argument("--state", default=DEFAULT_STATE, metavar="DIR", help="lab state directory (with --lab)")
     p.add_argument("--network", default=DEFAULT_NETWORK, help=argparse.SUPPRESS)
+
+
+def add_report_args(p: argparse.ArgumentParser, inventory_arg: Any, formats: tuple[str, ...]) -> None:
+    """The inventory, the selection, and where the report goes, for commands with file reports (drift, preflight)."""
+    inventory_arg(p)
+    p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
+    p.add_argument("--format", choices=formats, default="text", help="report format (default: text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (atomically) instead of stdout")
 
 
 def add_device_args(p: argparse.ArgumentParser) -> None:

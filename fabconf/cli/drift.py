@@ -25,10 +25,12 @@ from fabconf.cli.devices import (
     Output,
     Target,
     add_device_args,
+    add_report_args,
     device_options_of,
     interruptible,
     prepare,
     progress,
+    push_options_of,
     run_push,
     target_of,
 )
@@ -229,13 +231,7 @@ def emit(run: DriftRun, drift: DriftOptions) -> None:
 
 # -- the argparse layer -------------------------------------------------------------------------------------------
 def cmd_drift(args: argparse.Namespace) -> int:
-    push = PushOptions(
-        canary=args.canary,
-        batch=args.batch,
-        max_fail=args.max_fail,
-        confirm_timeout=args.confirm_timeout,
-        bgp_wait=args.bgp_wait,
-    )
+    push = push_options_of(args)
     drift = DriftOptions(
         fmt=args.format,
         output=Path(args.output) if args.output else None,
@@ -258,10 +254,7 @@ def add_parser(sub: Any, inventory_arg: Any) -> None:
             "device. Exit 0 all in sync, 2 any drifted, 1 any device not checked."
         ),
     )
-    inventory_arg(p)
-    p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
-    p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (atomically) instead of stdout")
+    add_report_args(p, inventory_arg, FORMATS)
     p.add_argument(
         "--backup-dir",
         metavar="DIR",

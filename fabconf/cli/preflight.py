@@ -19,6 +19,7 @@ from fabconf.cli.devices import (
     EXIT_INTERRUPTED,
     Target,
     add_device_args,
+    add_report_args,
     device_options_of,
     interruptible,
     prepare,
@@ -148,10 +149,7 @@ def add_parser(sub: Any, inventory_arg: Any) -> None:
         help="read-only cluster checks before a training job: RDMA links, speeds, firmware, GID, counters, GPUDirect",
         description="Exit 0 when every check passes, 2 when a check fails, 1 when a device could not be checked.",
     )
-    inventory_arg(p)
-    p.add_argument("-l", "--limit", metavar="PATTERN", help="devices: names, groups, globs; !x excludes")
-    p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (atomically) instead of stdout")
+    add_report_args(p, inventory_arg, FORMATS)
     p.add_argument(
         "--bandwidth",
         action="store_true",
