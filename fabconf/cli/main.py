@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from fabconf.cli import auditlog, devices, drift, lab, onboard, preflight, runbook
+from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, runbook
 from fabconf.cli import plan as plan_cli
 from fabconf.cli.compile import print_problems, run_render, run_validate
 from fabconf.deploy.options import DeviceOptions
@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     devices.add_parsers(sub, _inventory_arg)
     drift.add_parser(sub, _inventory_arg)
     preflight.add_parser(sub, _inventory_arg)
+    monitoring.add_parser(sub, _inventory_arg)
 
     b = sub.add_parser(
         "run",
