@@ -144,6 +144,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fault.add_argument(
         "kind",
         help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | garbled (hosts) | clear; "
-        "a new fault replaces the active one",
+        "a new fault replaces the active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault)",
     )
     fault.add_argument("arg", nargs="?", default=None)

@@ -13,6 +13,7 @@ import contextlib
 import importlib
 import ipaddress
 import os
+import re
 import secrets
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -151,6 +152,9 @@ class Lab:
         dev = self.devices.get(name)
         if dev is None:
             raise KeyError(f"no lab device {name!r}")
+        if kind == "link":
+            link_fault(dev.sim, arg)
+            return dev.sim.faults.active()
         dev.sim.faults.set(kind, arg)
         return dev.sim.faults.active()
 
@@ -233,3 +237,28 @@ def _connection_options(platform: str, ca_file: str, known_hosts: str) -> dict[s
     if section == "nvue":
         return {section: {"port": spec.default_port, "extras": {"ssh_port": 22, **trust}}}
     return {section: {"port": spec.default_port, "extras": {"device_type": "linux", **trust}}}
+
+
+def link_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
+    ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
+    GPU hosts), ``PORT:errors=0.001`` (share of frames in error; GPU hosts). It stays until set back
+    (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
+    port, _, setting = (arg or "").partition(":")
+    speed = re.fullmatch(r"(\d+)g", setting)
+    errors = re.fullmatch(r"errors=(0(?:\.\d+)?|1(?:\.0+)?)", setting)
+    if not port or not (speed or errors or setting in ("down", "up")):
+        raise ValueError("fault 'link' needs PORT:SPEEDg, PORT:down, PORT:up or PORT:errors=RATIO (0..1)")
+    if hasattr(sim, "set_link"):  # a GPU host
+        sim.set_link(
+            port,
+            speed=int(speed.group(1)) if speed else None,
+            down={"down": True, "up": False}.get(setting),
+            error_ratio=float(errors.group(1)) if errors else None,
+        )
+    elif speed and hasattr(sim, "negotiated"):
+        sim.negotiated[port] = int(speed.group(1))
+    else:
+        raise ValueError(
+            f"fault 'link' {setting!r} is modelled on GPU hosts only (switches: PORT:SPEEDg on EOS and Cumulus)"
+        )

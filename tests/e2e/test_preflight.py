@@ -52,19 +52,21 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert code == 0, {n: d["failed_checks"] for n, d in devices.items() if d["failed_checks"]}
     assert {d["state"] for d in devices.values()} == {"verified"}
 
-    gpu01, gpu02, gpu03, gpu04 = (sim(lab, n) for n in ("gpu01", "gpu02", "gpu03", "gpu04"))
-    gpu01.set_link("ens1f0np0", speed=200)  # negotiated at 200G
-    gpu02.set_link("ens2f0np0", down=True)  # the optic died
+    gpu03 = sim(lab, "gpu03")
+    with pytest.raises(ValueError, match="PORT:SPEEDg"):
+        lab.fault("gpu01", "link", "ens1f0np0:fast")
+    lab.fault("gpu01", "link", "ens1f0np0:200g")  # negotiated at 200G (`fabconf lab fault gpu01 link ...`)
+    lab.fault("gpu02", "link", "ens2f0np0:down")  # the optic died
     with gpu03.lock:
         gpu03.state.nics[0].fw_version = "28.36.1010"  # one NIC on another firmware
         gpu03.state.lldpad_running = True
-    gpu04.set_link("ens1f0np0", error_ratio=0.001)  # 0.1 % of frames in error
+    lab.fault("gpu04", "link", "ens1f0np0:errors=0.001")  # 0.1 % of frames in error
     with sim(lab, "gpu05").lock:
         sim(lab, "gpu05").state.acs_enabled = True
         sim(lab, "gpu05").state.modules.remove("nvidia_peermem")
     with sim(lab, "gpu06").lock:
         sim(lab, "gpu06").state.ofed_version = "MLNX_OFED_LINUX-23.10-1.1.9.0"
-    sim(lab, "leaf3").negotiated["Ethernet2/1"] = 200  # the switch end of gpu06's rail-0 link
+    lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
 
     code, devices = _preflight(capsys, lab)
     assert code == 2
