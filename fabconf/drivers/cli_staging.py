@@ -134,6 +134,10 @@ class StagedCliDriver:
     def get_interfaces(self) -> dict[str, models.InterfaceDict]:
         return self.napalm.get_interfaces()
 
+    def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
+        """NAPALM's counters where its driver has them (EOS); NotImplementedError elsewhere (NX-API)."""
+        return self.napalm.get_interfaces_counters()
+
     def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
         return self.napalm.get_lldp_neighbors()
 

@@ -242,7 +242,7 @@ def _connection_options(platform: str, ca_file: str, known_hosts: str) -> dict[s
 def link_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
     ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
-    GPU hosts), ``PORT:errors=0.001`` (share of frames in error; GPU hosts). It stays until set back
+    GPU hosts), ``PORT:errors=0.001`` (share of frames in error; GPU hosts and EOS switches). It stays until set back
     (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
     port, _, setting = (arg or "").partition(":")
     speed = re.fullmatch(r"(\d+)g", setting)
@@ -258,7 +258,10 @@ def link_fault(sim: Any, arg: str | None) -> None:
         )
     elif speed and hasattr(sim, "negotiated"):
         sim.negotiated[port] = int(speed.group(1))
+    elif errors and hasattr(sim, "error_ratio"):  # EOS: counters in `show interfaces`
+        sim.error_ratio[port] = float(errors.group(1))
     else:
         raise ValueError(
-            f"fault 'link' {setting!r} is modelled on GPU hosts only (switches: PORT:SPEEDg on EOS and Cumulus)"
+            f"fault 'link' {setting!r} is modelled on GPU hosts "
+            "(switches: PORT:SPEEDg on EOS and Cumulus, errors on EOS)"
         )

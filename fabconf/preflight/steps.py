@@ -4,6 +4,7 @@ getters; the Outcome is ``verified`` when every check passes, else ``failed`` wi
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from fabconf.deploy.tasks import run_step
 from fabconf.drivers.contract import Driver
 from fabconf.preflight.host import ToolReader, check_host
 from fabconf.preflight.policy import Policy
-from fabconf.preflight.switch import check_switch
+from fabconf.preflight.switch import check_counters, check_switch
 
 
 @dataclass
@@ -31,6 +32,19 @@ class PreflightContext:
             self.firmware[device] = found
 
 
+def _switch_counters(job: Job, driver: Driver, policy: Policy) -> list[str]:
+    """Two counter reads ``policy.sample_seconds`` apart, where the driver has the getter."""
+    read = getattr(driver, "get_interfaces_counters", None)
+    if read is None:
+        return []
+    try:
+        first = read()
+    except NotImplementedError:
+        return []
+    time.sleep(policy.sample_seconds)
+    return check_counters(job.interfaces, first, read(), policy.max_error_rate)
+
+
 def preflight_device(job: Job, driver: Driver, ctx: PreflightContext) -> Outcome:
     if job.spec.is_host:
         if not hasattr(driver, "read_tools"):
@@ -41,6 +55,7 @@ def preflight_device(job: Job, driver: Driver, ctx: PreflightContext) -> Outcome
         failed = facts.failed
     else:
         failed = check_switch(job.interfaces, ctx.speeds.get(job.name, {}), driver.get_interfaces())
+        failed += _switch_counters(job, driver, ctx.policy)
     state = State.FAILED if failed else State.VERIFIED
     return Outcome(job.name, job.platform, state, checks=failed, message="preflight failed" if failed else "")
 

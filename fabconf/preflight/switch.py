@@ -1,10 +1,14 @@
 """Preflight of one switch through its getters (not screen scraping): the source article's audit script that
-flags ports negotiated below their speed. ``[ports]`` every cabled port up at its intended speed
-(``get_interfaces``: ``is_up``, ``speed`` in Mb/s; a driver that reports no speed (0) is not judged on it).
+flags ports negotiated below their speed, and its error budget.
+
+- ``[ports]`` every cabled port up at its intended speed (``get_interfaces``: ``is_up``, ``speed`` in Mb/s; a
+  driver that reports no speed (0) is not judged on it);
+- ``[counters]`` received errors per unicast frame between two ``get_interfaces_counters`` reads below
+  ``preflight.max_error_rate`` (0.001 %), where the driver has the getter (NAPALM's EOS driver; NAPALM's NX-API
+  driver and fabconf's NVUE driver have none yet, and the check is skipped there, as the README says).
 
 Not checked here, and why: the PFC watchdog and every other configured setting are what ``verify``/``drift``
-compare against intent; FEC and error counters and PFC storms need ``get_interfaces_counters`` and per-priority
-counters, which the lab's simulators do not model yet (a follow-up, see the README).
+compare against intent; PFC storms need per-priority pause counters, which no NAPALM getter returns.
 """
 
 from __future__ import annotations
@@ -29,4 +33,22 @@ def check_switch(
         want = speeds.get(name)
         if want and mbps > 0 and int(mbps) != want * 1000:
             failed.append(f"[ports] {name} (to {peer}): {mbps / 1000:g} Gb/s, intended {want} Gb/s")
+    return failed
+
+
+def check_counters(
+    interfaces_intent: list[dict[str, Any]], first: dict[str, Any], second: dict[str, Any], max_error_rate: float
+) -> list[str]:
+    failed = []
+    for itf in sorted(interfaces_intent, key=lambda i: i["name"]):
+        a, b = first.get(itf["name"]), second.get(itf["name"])
+        if a is None or b is None:
+            continue
+        frames = int(b.get("rx_unicast_packets", 0)) - int(a.get("rx_unicast_packets", 0))
+        errors = int(b.get("rx_errors", 0)) - int(a.get("rx_errors", 0))
+        if frames > 0 and errors / frames > max_error_rate:
+            failed.append(
+                f"[counters] {itf['name']} (to {itf.get('peer', '')}): {errors} errored of {frames} frames "
+                f"({100 * errors / frames:.4f} %) between two reads, above {100 * max_error_rate:.4f} %"
+            )
     return failed

@@ -67,6 +67,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     with sim(lab, "gpu06").lock:
         sim(lab, "gpu06").state.ofed_version = "MLNX_OFED_LINUX-23.10-1.1.9.0"
     lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
+    lab.fault("leaf3", "link", "Ethernet63/1:errors=0.001")  # its uplink to spine1 loses frames
 
     code, devices = _preflight(capsys, lab)
     assert code == 2
@@ -77,7 +78,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         "gpu04": {"counters"},
         "gpu05": {"gpudirect"},
         "gpu06": {"versions"},
-        "leaf3": {"ports"},
+        "leaf3": {"ports", "counters"},
         "leaf2": {"ports"},  # the far end of gpu02's dead link
     }
     failing = {name: _checks(d) for name, d in devices.items() if d["failed_checks"]}
@@ -89,6 +90,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "ACS redirect" in lines["gpu05"] and "nvidia_peermem is not loaded" in lines["gpu05"]
     assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
+    assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
 
     # the same run as JUnit and Prometheus: one case per device, failures where the checks failed
     report = tmp_path / "preflight.prom"

@@ -164,6 +164,7 @@ class EosSim(SimBase, HttpDevice):
         self.sessions: dict[str, Session] = {}
         self.flash: dict[str, str] = {}
         self.negotiated: dict[str, int] = {}  # port -> Gb/s its link came up at (a cable/optic fault)
+        self.error_ratio: dict[str, float] = {}  # port -> share of received frames in error (a cable/optic fault)
         self._load_flash()
         if startup_config is not None:
             self.flash["startup-config"] = startup_config
