@@ -187,30 +187,6 @@ def test_a_push_finishes_an_interrupted_host_commit_first(lab: Lab) -> None:
     assert _in_sync(job)
 
 
-def test_lab_up_never_imports_files_from_the_current_directory(lab: Lab, tmp_path: Path) -> None:
-    """``fabconf lab up`` (the console script, as a user runs it) from a folder holding secrets.py and json.py."""
-    from network import free_network
-
-    script = Path(sys.executable).parent / "fabconf"
-    if not script.exists():
-        pytest.skip("the fabconf console script is not installed next to this Python")
-    work = tmp_path / "work"
-    work.mkdir()
-    for module in ("secrets", "json"):
-        marker = tmp_path / f"{module}-ran"
-        (work / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nraise SystemExit('hijacked')\n")
-    state = tmp_path / "lab2"
-    inventory = str(lab.state_dir / "inventory")
-    up = [str(script), "lab", "up", "-i", inventory, "--state", str(state), "--network", free_network()]
-    try:
-        done = subprocess.run(up, cwd=work, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stdout + done.stderr
-    finally:
-        subprocess.run([str(script), "lab", "down", "--state", str(state)], cwd=work, capture_output=True, timeout=60)
-    assert not (tmp_path / "secrets-ran").exists() and not (tmp_path / "json-ran").exists()
-    assert running(lab, "leaf1")  # the test's own lab is untouched
-
-
 def _cli_push(directory: str, locks: Path) -> subprocess.Popen[str]:
     args = ["push", "-i", directory, "--limit", "gpu_hosts", "--yes", "--canary", "0", "--batch", "100%"]
     args += ["--max-fail", "100", "--bgp-wait", "0", "--format", "json"]
