@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fabconf.deploy.job import Outcome, State
@@ -108,7 +109,8 @@ def print_text(outcomes: list[Outcome], title: str, stream: TextIO | None = None
             detail = detail or f"{changed_lines(o)} would change"
         elif o.state is State.APPLIED and o.diff:
             detail = (detail + "; " if detail else "") + f"{changed_lines(o)} changed"
-        table.add_row(o.device, o.platform, f"[{STYLE[o.state]}]{o.state}[/]", detail)
+        # a message is text, never markup: "[gid] ..." or "[U]" must print as written
+        table.add_row(escape(o.device), o.platform, f"[{STYLE[o.state]}]{o.state}[/]", escape(detail))
     console.print(table)
     counts = ", ".join(f"{n} {state}" for state, n in summary(outcomes).items())
     console.print(f"{len(outcomes)} device(s): {counts}")
