@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -15,7 +17,9 @@ import jinja2
 from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, runbook
 from fabconf.cli import plan as plan_cli
 from fabconf.cli.compile import print_problems, run_render, run_validate
+from fabconf.deploy.audit import audit_path
 from fabconf.deploy.options import DeviceOptions
+from fabconf.deploy.private import open_private
 from fabconf.errors import FabconfError
 from fabconf.problems import InputError
 
@@ -113,11 +117,51 @@ def build_parser() -> argparse.ArgumentParser:
 QUIET_LOGGERS = ("paramiko", "pyeapi", "urllib3", "ncclient", "netmiko", "napalm", "nornir")
 
 
+def log_path() -> Path:
+    """``FABCONF_LOG``, else ``fabconf.log`` beside the audit log (``~/.local/state/fabconf/``)."""
+    return Path(os.environ.get("FABCONF_LOG") or audit_path().parent / "fabconf.log")
+
+
 def quiet_libraries() -> None:
-    """Third-party loggers say nothing on the terminal unless FABCONF_DEBUG is set."""
-    level = logging.DEBUG if os.environ.get("FABCONF_DEBUG") else logging.CRITICAL
+    """Third-party loggers never print on the terminal (FABCONF_DEBUG lets them through): what they say, and a
+    traceback a library's own thread dies with, goes to the log file (``log_path()``, 0600); a device's
+    failure is reported once, in its Outcome."""
+    debug = bool(os.environ.get("FABCONF_DEBUG"))
+    handler: logging.Handler | None = None
+    with contextlib.suppress(OSError, FabconfError):  # no usable log file: the lines are dropped, never shown
+        stream = os.fdopen(open_private(log_path(), os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"))
+        handler.set_name("fabconf-log")
     for name in QUIET_LOGGERS:
-        logging.getLogger(name).setLevel(level)
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if h.get_name() == "fabconf-log"]:
+            logger.removeHandler(old)
+            old.close()
+        logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+        logger.propagate = debug  # never logging's last-resort handler on stderr
+        if handler is not None:
+            logger.addHandler(handler)
+
+    def thread_died(args: threading.ExceptHookArgs) -> None:
+        if debug or not _from_library(args):
+            threading.__excepthook__(args)  # fabconf's own threads: a bug is shown, never hidden
+            return
+        error = args.exc_value if args.exc_value is not None else args.exc_type()
+        logging.getLogger("paramiko").error("thread %s died", getattr(args.thread, "name", "?"), exc_info=error)
+
+    threading.excepthook = thread_died
+
+
+def _from_library(args: threading.ExceptHookArgs) -> bool:
+    """A thread of a quiet library (paramiko's transport thread) or a traceback that ends in one."""
+    if type(args.thread).__module__.split(".")[0] in QUIET_LOGGERS:
+        return True
+    files, tb = [], args.exc_traceback
+    while tb is not None:
+        files.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    return bool(files) and any(f"/{name}/" in files[-1] for name in QUIET_LOGGERS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
