@@ -57,16 +57,27 @@ class _Loader(_BaseLoader):
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        # a date that does not exist (2024-13-45), an integer of more than 4300 digits: ValueError, no mark
+
+def _readable(construct: Any) -> Any:
+    """A scalar constructor whose ValueError (a date that does not exist, 2024-13-45; an integer of more than
+    4300 digits) becomes a YAML error with the value's place."""
+
+    def wrapped(loader: Any, node: yaml.ScalarNode) -> Any:
         try:
-            return super().construct_object(node, deep=deep)
+            return construct(loader, node)
         except (ValueError, OverflowError) as exc:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"cannot read the value {brief(node.value)}: {str(exc).split(';')[0]}", node.start_mark
-            ) from exc
+            message = f"cannot read the value {brief(node.value)}: {str(exc).split(';')[0]}"
+            raise yaml.constructor.ConstructorError(None, None, message, node.start_mark) from exc
+
+    return wrapped
 
 
+for _tag, _construct in (
+    ("tag:yaml.org,2002:int", yaml.constructor.SafeConstructor.construct_yaml_int),
+    ("tag:yaml.org,2002:float", yaml.constructor.SafeConstructor.construct_yaml_float),
+    ("tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_timestamp),
+):
+    _Loader.add_constructor(_tag, _readable(_construct))
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
 _MERGE = "tag:yaml.org,2002:merge"
 # Characters YAML 1.1 does not allow in a stream (its printable set): found before the parser, with a place.

@@ -19,6 +19,7 @@ The scan costs one extra pass of the C parser over the events, streaming (consta
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +52,7 @@ class LimitExceeded(Exception):
         return f"line {self.line} column {self.column}" if self.line else "(file)"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """A mapping or list not yet closed."""
 
@@ -67,73 +68,85 @@ def _at(event: Any, message: str) -> LimitExceeded:
     return LimitExceeded(mark.line + 1, mark.column + 1, message)
 
 
-def _key_problem(event: Any, resolver: yaml.resolver.Resolver) -> str | None:
+_RESOLVER = yaml.resolver.Resolver()
+# the first characters of a plain scalar that YAML 1.1 may resolve to something other than a string
+_RESOLVABLE = frozenset(_RESOLVER.yaml_implicit_resolvers) - {None}
+
+
+def _key_problem(event: Any) -> str | None:
     """Why a mapping key is not a name, or None when it is one."""
-    if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-        return "a key must be a name, not a " + ("mapping" if isinstance(event, yaml.MappingStartEvent) else "list")
-    if not isinstance(event, yaml.ScalarEvent):
+    kind = type(event)
+    if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+        return "a key must be a name, not a " + ("mapping" if kind is yaml.MappingStartEvent else "list")
+    if kind is not yaml.ScalarEvent:
         return None  # an alias as a key: the constructor says what is wrong with it
-    tag = event.tag
+    tag, value = event.tag, event.value
     if tag is None or tag == "!":
-        tag = resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if not event.implicit[0] or (value and value[0] not in _RESOLVABLE):
+            return None  # quoted, or plain and starting like no number, boolean, null or date
+        tag = _RESOLVER.resolve(yaml.ScalarNode, value, event.implicit)
     if tag in (_STR, _MERGE):
         return None
-    kind = _KIND.get(tag, f"tagged {tag}")
-    return f"the key {event.value!r} is {kind}, not a name: put it in quotes if it is meant as one"
+    kind_name = _KIND.get(tag, f"tagged {tag}")
+    return f"the key {value!r} is {kind_name}, not a name: put it in quotes if it is meant as one"
 
 
 def check_events(text: str, loader: type) -> None:
     """Raise LimitExceeded when ``text`` breaks a limit; YAML syntax errors propagate as yaml.YAMLError."""
-    resolver = yaml.resolver.Resolver()
+    scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
+    mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     stack: list[_Open] = []
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, height) of its node, once closed
     nodes = documents = 0
-    for event in yaml.parse(text, Loader=loader):
-        if isinstance(event, yaml.DocumentStartEvent):
-            documents += 1
-            if documents > 1:
-                raise _at(event, "a second YAML document ('---'): an inventory file holds exactly one")
-            continue
-        if not isinstance(event, yaml.NodeEvent | yaml.CollectionEndEvent):
-            continue
-        if isinstance(event, yaml.CollectionEndEvent):
+    events: Iterator[Any] = yaml.parse(text, Loader=loader)
+    for event in events:
+        kind = type(event)
+        if kind in ends:
             done = stack.pop()
             size, height = nodes - done.first + 1, done.height + 1  # a collection counts as one level
             if done.anchor is not None:
                 anchors[done.anchor] = (size, height)
-            if stack:
-                stack[-1].height = max(stack[-1].height, height)
+            if stack and stack[-1].height < height:
+                stack[-1].height = height
+            continue
+        if kind is not scalar and kind is not alias and kind is not mapping_start and kind is not sequence_start:
+            if kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise _at(event, "a second YAML document ('---'): an inventory file holds exactly one")
             continue
         parent = stack[-1] if stack else None
         if parent is not None:
-            if parent.mapping and parent.children % 2 == 0 and (problem := _key_problem(event, resolver)):
+            if parent.mapping and not parent.children & 1 and (problem := _key_problem(event)):
                 raise _at(event, problem)
             parent.children += 1
-        if isinstance(event, yaml.AliasEvent):
-            if any(o.anchor == event.anchor for o in stack):
-                raise _at(event, f"the alias *{event.anchor} refers to a node that contains it: a recursive structure")
-            if event.anchor not in anchors:
-                continue  # undefined: the composer reports it
-            size, height = anchors[event.anchor]
-        elif isinstance(event, yaml.ScalarEvent):
-            size, height = 1, 0
+        if kind is scalar:
+            nodes += 1
             if event.anchor is not None:
                 anchors[event.anchor] = (1, 0)
-        else:
+            if nodes > MAX_NODES:
+                raise _at(event, f"more than {MAX_NODES:,} values")
+            continue
+        if kind is not alias:
             nodes += 1
-            stack.append(_Open(event.anchor, nodes, isinstance(event, yaml.MappingStartEvent)))
+            stack.append(_Open(event.anchor, nodes, kind is mapping_start))
             if len(stack) > MAX_DEPTH:
                 raise _at(event, f"too deeply nested (more than {MAX_DEPTH} levels)")
             continue
+        if any(o.anchor == event.anchor for o in stack):
+            raise _at(event, f"the alias *{event.anchor} refers to a node that contains it: a recursive structure")
+        if event.anchor not in anchors:
+            continue  # undefined: the composer reports it
+        size, height = anchors[event.anchor]
         nodes += size
         if len(stack) + height > MAX_DEPTH:  # an alias of a nested collection
-            raise _at(
-                event, f"too deeply nested (more than {MAX_DEPTH} levels, counting what *{event.anchor} expands to)"
-            )
-        if parent is not None:
-            parent.height = max(parent.height, height)
+            expands = f"counting what *{event.anchor} expands to"
+            raise _at(event, f"too deeply nested (more than {MAX_DEPTH} levels, {expands})")
+        if parent is not None and parent.height < height:
+            parent.height = height
         if nodes > MAX_NODES:
-            what = "values" if size == 1 else f"values once aliases are expanded (*{event.anchor} alone is {size:,})"
+            what = f"values once aliases are expanded (*{event.anchor} alone is {size:,})"
             raise _at(event, f"more than {MAX_NODES:,} {what}")
 
 

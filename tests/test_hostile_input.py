@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from fabconf import limits
@@ -169,6 +169,7 @@ def _judge(inv: Path, capsys: pytest.CaptureFixture[str]) -> int:
     out, err = capsys.readouterr()
     assert not EXCEPTION.search(out + err), out + err
     assert rc in (0, 1), (rc, err)
+    event("refused" if rc else "valid, rendered")
     if rc == 1:
         lines = err.splitlines()
         assert lines and SUMMARY.match(lines[-1]), err
