@@ -166,6 +166,9 @@ def _syntax_message(exc: yaml.MarkedYAMLError, text: str, line: int, column: int
         return f"too deeply nested (more than {limits.MAX_DEPTH} levels)"
     if str(exc.problem).startswith("cannot read the value"):
         return str(exc.problem)
+    if "could not determine a constructor for the tag" in str(exc.problem):
+        tag = str(exc.problem).rsplit(" ", 1)[-1]
+        return f"the tag {tag} is not allowed: an inventory holds plain YAML (text, numbers, lists, mappings)"
     return f"YAML syntax error: {' '.join(str(exc.problem or exc.context).split())}"
 
 

@@ -144,6 +144,10 @@ def _deep(levels: int, mapping: bool) -> Any:
     return value
 
 
+# nested in block style by the dumper (the text edits below nest in flow style)
+DEEP = st.builds(_deep, st.integers(min_value=limits.MAX_DEPTH - 8, max_value=150), st.booleans())
+
+
 # ---- running the CLI and judging its output -------------------------------------------------------------
 PROBLEM = re.compile(r"^(?P<file>\S.*?\.yaml): (?P<path>[^\n]+?): (?P<message>\S[^\n]*)$")
 SUMMARY = re.compile(r"^fabconf: \d+ error\(s\); nothing was rendered or changed$")
@@ -196,7 +200,7 @@ def _judge(inv: Path, capsys: pytest.CaptureFixture[str]) -> int:
 
 # ---- properties ------------------------------------------------------------------------------------------------
 @PROFILE
-@given(target=st.sampled_from(TARGETS), data=st.data(), value=VALUES)
+@given(target=st.sampled_from(TARGETS), data=st.data(), value=VALUES | DEEP)
 def test_any_value_at_any_path(
     target: tuple[str, str], data: st.DataObject, value: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -428,6 +432,12 @@ CASES: list[tuple[str, str, bytes, str]] = [
         "hosts.yaml",
         b"2024-01-01:\n  hostname: 192.0.2.1\n",
         "hosts.yaml: line 1 column 1: the key '2024-01-01' is a date, not a name",
+    ),
+    (
+        "a Python object",
+        "fabric.yaml",
+        b"name: !!python/object/apply:os.system ['id']\n",
+        "fabric.yaml: line 1 column 7: the tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed",
     ),
     (
         "a list as a key",
