@@ -60,6 +60,9 @@ PAYLOADS = {
     "glob": "*",
     "bang": "!x",
     "braces": "{a,b}",
+    # YAML indicators (NVUE's candidate is YAML): a key of its own, a comment that cuts the value
+    "YAML mapping": ": {evil: 1}",
+    "YAML comment": " #x",
     # an embedded command
     "space and a word": " reboot",
     "command substitution": "$(reboot)",
@@ -334,3 +337,58 @@ def test_a_line_break_in_an_mlxconfig_or_nccl_key_is_refused_when_rendering(
     data[table][key + PAYLOADS[payload]] = data[table].pop(key)
     with pytest.raises(UnsafeValueError):
         render(data)
+
+
+# ---- past validation: shell payloads in switch device data stay inside the value they were written into ---------
+def _swap(node: Any, bad: str, good: str) -> Any:
+    if isinstance(node, dict):
+        return {_swap(k, bad, good): _swap(v, bad, good) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_swap(v, bad, good) for v in node]
+    return node.replace(bad, good) if isinstance(node, str) else node
+
+
+def _cli_shape_kept(clean: str, text: str, hostile: str) -> bool:
+    """Line for line the clean configuration, the hostile value only inside lines that start as before."""
+    before, after = clean.splitlines(), text.splitlines()
+    if len(before) != len(after):
+        return False
+    for old, new in zip(before, after, strict=True):
+        if old != new:
+            words = old.split()
+            if hostile not in new or not words or not new.startswith(old[: len(old) - len(old.lstrip())] + words[0]):
+                return False
+    return True
+
+
+@pytest.mark.parametrize("platform", ["cumulus", "eos", "nxos"])
+def test_switch_configs_keep_their_shape_with_shell_payloads(example: Compiled, platform: str) -> None:
+    """Every string of a switch's device data with every shell payload at once: NVUE's tree is the same tree
+    with the value in its place (every value and key quoted); a CLI keeps every line and each line's command.
+    A value only used for template logic (an interface ``kind``) may select other lines, with no payload."""
+    data0 = example.data[DEVICE[platform]]
+    clean = render(data0)
+    checked = 0
+    for path, _ in _host_strings(data0):
+        if path == ("platform",):
+            continue
+        data = copy.deepcopy(data0)
+        parent = data
+        for part in path[:-1]:
+            parent = parent[part]
+        old = parent[path[-1]]
+        hostile = old + ALL_SHELL
+        parent[path[-1]] = hostile
+        try:
+            text = render(data)
+        except UnsafeValueError:
+            continue
+        if hostile not in text and shlex.quote(hostile) not in text and ALL_SHELL[:6] not in text:
+            continue  # template logic only: the payload reached no line
+        checked += 1
+        if platform == "cumulus":
+            tree = yaml.safe_load(text)
+            assert _swap(tree, hostile, old) == yaml.safe_load(clean), path
+        else:
+            assert _cli_shape_kept(clean, text, hostile), path
+    assert checked > 10
