@@ -123,13 +123,18 @@ class RawInventory:
 
 
 def _read(path: Path) -> bytes:
-    """The file's bytes, refusing what is not a regular file or larger than MAX_FILE_BYTES before reading."""
+    """The file's bytes, refusing what is not a regular file (a FIFO would block, /dev/zero never end) or is
+    larger than MAX_FILE_BYTES before reading it."""
+    too_large = f"larger than {limits.MAX_FILE_BYTES // 2**20} MiB, the limit for one inventory file"
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise LimitExceeded(0, 0, "not a regular file")
+    if info.st_size > limits.MAX_FILE_BYTES:
+        raise LimitExceeded(0, 0, too_large)
     with path.open("rb") as stream:
-        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            raise LimitExceeded(0, 0, "not a regular file")
-        data = stream.read(limits.MAX_FILE_BYTES + 1)
+        data = stream.read(limits.MAX_FILE_BYTES + 1)  # the file may have grown since
     if len(data) > limits.MAX_FILE_BYTES:
-        raise LimitExceeded(0, 0, f"larger than {limits.MAX_FILE_BYTES // 2**20} MiB, the limit for one inventory file")
+        raise LimitExceeded(0, 0, too_large)
     return data
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import reprlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -15,20 +14,20 @@ PathPart = str | int
 
 def format_path(path: Sequence[PathPart]) -> str:
     """``("roce", "pfc_priorities", 0)`` -> ``roce.pfc_priorities[0]``; an empty path is ``(root)``. A key
-    with a control character or longer than SHOWN_MAX is shown by ``brief``: a problem stays one line."""
+    with a character that does not print (a line break, a bidi override) or longer than SHOWN_MAX is shown by
+    ``brief``: a problem stays one line, and shows what is really there."""
     out = ""
     for part in path:
         if isinstance(part, int) and not isinstance(part, bool):
             out += f"[{part}]"
         else:
             name = str(part)
-            if _UNPRINTABLE.search(name) or len(name) > SHOWN_MAX:
+            if not name.isprintable() or len(name) > SHOWN_MAX:
                 name = brief(name)
             out += f".{name}" if out else name
     return out or "(root)"
 
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 6, 6, 70, 70
 _REPR.maxlong = 70

@@ -504,10 +504,16 @@ def test_sixteen_mib_is_refused_without_reading_it_whole(
     ]
 
 
-def test_a_device_file_is_not_read(inventory_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """hosts.yaml -> /dev/zero would be read forever."""
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+def test_a_device_file_or_a_fifo_is_not_read(
+    kind: str, inventory_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """hosts.yaml -> /dev/zero would be read forever; opening a FIFO blocks until someone writes to it."""
     (inventory_copy / "hosts.yaml").unlink()
-    (inventory_copy / "hosts.yaml").symlink_to("/dev/zero")
+    if kind == "fifo":
+        os.mkfifo(inventory_copy / "hosts.yaml")
+    else:
+        (inventory_copy / "hosts.yaml").symlink_to(kind)
     assert _validate(inventory_copy, capsys) == ["hosts.yaml: (file): not a regular file"]
 
 
