@@ -138,18 +138,17 @@ def _read(path: Path) -> bytes:
     return data
 
 
-def _place(data: str | bytes, index: int) -> tuple[int, int]:
-    """(line, column), counting from 1, of position ``index``."""
-    newline = "\n" if isinstance(data, str) else b"\n"
-    start = data.rfind(newline, 0, index) + 1  # type: ignore[arg-type]
-    return data.count(newline, 0, index) + 1, index - start + 1  # type: ignore[arg-type]
+def _place(text: str, index: int) -> tuple[int, int]:
+    """(line, column), counting from 1, of position ``index`` of ``text``."""
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
 def _decode(data: bytes) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, column = _place(data, exc.start)
+        before = data[: exc.start].decode("utf-8")  # valid up to there
+        line, column = _place(before, len(before))
         raise LimitExceeded(
             line, column, f"not UTF-8 text (byte 0x{data[exc.start]:02x}): save the file as UTF-8"
         ) from None
