@@ -8,11 +8,21 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from fabconf.inventory import FILES, RawInventory
 from fabconf.problems import Problems, brief, format_path
+
+
+def _is_integer(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# JSON Schema counts 3.0 as an integer; in YAML it is a float, and arithmetic on it (dscp >> 3) fails later.
+_Validator = validators.extend(
+    Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+)
 
 
 @cache
@@ -20,7 +30,8 @@ def validator(kind: str) -> Draft202012Validator:
     text = resources.files("fabconf.schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
     schema = json.loads(text)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    validator: Draft202012Validator = _Validator(schema)
+    return validator
 
 
 def _type_name(value: Any) -> str:
