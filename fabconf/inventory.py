@@ -1,20 +1,25 @@
 """Load the inventory directory: Nornir SimpleInventory files plus the fabric intent and the cabling.
 
-Only reading happens here. Every file is parsed with PyYAML's C loader when available, duplicate keys
-are reported (PyYAML would silently keep the last one), and every failure becomes a Problem with the
-file, line and column rather than an exception.
+Only reading happens here. Every file is read within the limits of ``fabconf.limits`` (size, nesting,
+values after alias expansion: checked before any object is built), parsed with PyYAML's C loader when
+available, duplicate keys are reported (PyYAML would silently keep the last one), and every failure becomes
+a Problem with the file, line and column rather than an exception.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from fabconf.problems import Problems
+from fabconf import limits
+from fabconf.limits import LimitExceeded
+from fabconf.problems import Problems, brief
 
 FILES = {
     "hosts": ("hosts.yaml", True),
@@ -34,11 +39,13 @@ class _DuplicateKey(Exception):
 
 
 class _Loader(_BaseLoader):
-    """Safe loader that refuses duplicate mapping keys."""
+    """Safe loader that refuses duplicate mapping keys and says where a value cannot be read."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[object] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE:
+                continue  # `<<: *defaults`: merged keys may be overridden, that is the point of a merge
             key = self.construct_object(key_node, deep=deep)
             try:
                 hashable = key in seen
@@ -51,7 +58,30 @@ class _Loader(_BaseLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _readable(construct: Any) -> Any:
+    """A scalar constructor whose ValueError (a date that does not exist, 2024-13-45; an integer of more than
+    4300 digits) becomes a YAML error with the value's place."""
+
+    def wrapped(loader: Any, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, OverflowError) as exc:
+            message = f"cannot read the value {brief(node.value)}: {str(exc).split(';')[0]}"
+            raise yaml.constructor.ConstructorError(None, None, message, node.start_mark) from exc
+
+    return wrapped
+
+
+for _tag, _construct in (
+    ("tag:yaml.org,2002:int", yaml.constructor.SafeConstructor.construct_yaml_int),
+    ("tag:yaml.org,2002:float", yaml.constructor.SafeConstructor.construct_yaml_float),
+    ("tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_timestamp),
+):
+    _Loader.add_constructor(_tag, _readable(_construct))
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+_MERGE = "tag:yaml.org,2002:merge"
+# Characters YAML 1.1 does not allow in a stream (its printable set): found before the parser, with a place.
+_NOT_YAML = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def display_name(path: Path) -> str:
@@ -92,26 +122,87 @@ class RawInventory:
         return self.data.get("cabling") or {}
 
 
-def load_yaml(path: Path, shown: str, problems: Problems) -> tuple[bool, Any]:
-    """Parse one YAML file; on failure record a problem and return (False, None)."""
+def _read(path: Path) -> bytes:
+    """The file's bytes, refusing what is not a regular file (a FIFO would block, /dev/zero never end) or is
+    larger than MAX_FILE_BYTES before reading it."""
+    too_large = f"larger than {limits.MAX_FILE_BYTES // 2**20} MiB, the limit for one inventory file"
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise LimitExceeded(0, 0, "not a regular file")
+    if info.st_size > limits.MAX_FILE_BYTES:
+        raise LimitExceeded(0, 0, too_large)
+    with path.open("rb") as stream:
+        data = stream.read(limits.MAX_FILE_BYTES + 1)  # the file may have grown since
+    if len(data) > limits.MAX_FILE_BYTES:
+        raise LimitExceeded(0, 0, too_large)
+    return data
+
+
+def _place(text: str, index: int) -> tuple[int, int]:
+    """(line, column), counting from 1, of position ``index`` of ``text``."""
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _decode(data: bytes) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].decode("utf-8")  # valid up to there
+        line, column = _place(before, len(before))
+        raise LimitExceeded(
+            line, column, f"not UTF-8 text (byte 0x{data[exc.start]:02x}): save the file as UTF-8"
+        ) from None
+    if hit := _NOT_YAML.search(text):
+        line, column = _place(text, hit.start())
+        raise LimitExceeded(
+            line, column, f"the character U+{ord(hit.group()):04X} is not allowed in YAML (is this a text file?)"
+        )
+    return text
+
+
+def _syntax_message(exc: yaml.MarkedYAMLError, text: str, line: int, column: int) -> str:
+    lines = text.split("\n")
+    if 0 < line <= len(lines) and "\t" in lines[line - 1][: column + 1]:
+        return "a tab character: YAML indents with spaces, never tabs"
+    if "another document" in str(exc.problem):
+        return "a second YAML document ('---'): an inventory file holds exactly one"
+    if "maximum nesting depth" in str(exc.problem):  # libyaml's own limit (1000), far above ours
+        return f"too deeply nested (more than {limits.MAX_DEPTH} levels)"
+    if str(exc.problem).startswith("cannot read the value"):
+        return str(exc.problem)
+    if "could not determine a constructor for the tag" in str(exc.problem):
+        tag = str(exc.problem).rsplit(" ", 1)[-1]
+        return f"the tag {tag} is not allowed: an inventory holds plain YAML (text, numbers, lists, mappings)"
+    return f"YAML syntax error: {' '.join(str(exc.problem or exc.context).split())}"
+
+
+def load_yaml(path: Path, shown: str, problems: Problems) -> tuple[bool, Any]:
+    """Parse one YAML file within the limits of fabconf.limits; on failure record a problem and return
+    (False, None). Nothing is constructed from a file that breaks a limit."""
+    text = ""
+    try:
+        text = _decode(_read(path))
+        limits.check_events(text, _BaseLoader)
+        return True, yaml.load(text, Loader=_Loader)
     except FileNotFoundError:
         problems.add(shown, "(file)", "file not found")
-        return False, None
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.add(shown, "(file)", f"cannot read: {exc}")
-        return False, None
-    try:
-        return True, yaml.load(text, Loader=_Loader)
+    except LimitExceeded as exc:
+        problems.add(shown, exc.where, exc.message)
+    except OSError as exc:
+        problems.add(shown, "(file)", f"cannot read: {exc.strerror or exc}")
     except _DuplicateKey as exc:
         problems.add(shown, f"line {exc.line} column {exc.column}", f"duplicate key {exc.key!r}")
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "(file)"
-        problems.add(shown, where, f"YAML syntax error: {exc.problem or exc.context}")
+        if mark is None:
+            problems.add(shown, "(file)", _syntax_message(exc, text, 0, 0))
+        else:
+            where = f"line {mark.line + 1} column {mark.column + 1}"
+            problems.add(shown, where, _syntax_message(exc, text, mark.line + 1, mark.column))
     except yaml.YAMLError as exc:
-        problems.add(shown, "(file)", f"YAML error: {exc}")
+        problems.add(shown, "(file)", f"YAML error: {' '.join(str(exc).split())}")
+    except RecursionError:  # the limits keep nesting far below this; a last line of defence
+        problems.add(shown, "(file)", f"too deeply nested (more than {limits.MAX_DEPTH} levels)")
     return False, None
 
 

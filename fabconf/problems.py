@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fabconf.errors import FabconfError
 
@@ -11,14 +13,32 @@ PathPart = str | int
 
 
 def format_path(path: Sequence[PathPart]) -> str:
-    """``("roce", "pfc_priorities", 0)`` -> ``roce.pfc_priorities[0]``; an empty path is ``(root)``."""
+    """``("roce", "pfc_priorities", 0)`` -> ``roce.pfc_priorities[0]``; an empty path is ``(root)``. A key
+    with a character that does not print (a line break, a bidi override) or longer than SHOWN_MAX is shown by
+    ``brief``: a problem stays one line, and shows what is really there."""
     out = ""
     for part in path:
-        if isinstance(part, int):
+        if isinstance(part, int) and not isinstance(part, bool):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            name = str(part)
+            if not name.isprintable() or len(name) > SHOWN_MAX:
+                name = brief(name)
+            out += f".{name}" if out else name
     return out or "(root)"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 6, 6, 70, 70
+_REPR.maxlong = 70
+SHOWN_MAX = 80
+
+
+def brief(value: Any) -> str:
+    """``repr(value)`` for a problem message, at most SHOWN_MAX characters: a 10 MB string or a list of a
+    million items is named by its start, never printed whole."""
+    text = repr(value[: SHOWN_MAX + 1]) if isinstance(value, str) else _REPR.repr(value)
+    return text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 3] + "..."
 
 
 @dataclass(frozen=True, order=True)

@@ -8,11 +8,21 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from fabconf.inventory import FILES, RawInventory
-from fabconf.problems import Problems, format_path
+from fabconf.problems import Problems, brief, format_path
+
+
+def _is_integer(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# JSON Schema counts 3.0 as an integer; in YAML it is a float, and arithmetic on it (dscp >> 3) fails later.
+_Validator = validators.extend(
+    Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+)
 
 
 @cache
@@ -20,7 +30,8 @@ def validator(kind: str) -> Draft202012Validator:
     text = resources.files("fabconf.schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
     schema = json.loads(text)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    validator: Draft202012Validator = _Validator(schema)
+    return validator
 
 
 def _type_name(value: Any) -> str:
@@ -54,24 +65,29 @@ def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
         missing = err.message.split("'")[1] if "'" in err.message else "?"
         return [([*path, missing], "is required")]
     if kind in ("minimum", "maximum") and "minimum" in schema and "maximum" in schema:
-        return [(path, f"{value!r} is not in {schema['minimum']}..{schema['maximum']}")]
+        return [(path, f"{brief(value)} is not in {schema['minimum']}..{schema['maximum']}")]
     if kind == "enum":
-        return [(path, f"{value!r} is not one of: {', '.join(map(str, schema['enum']))}")]
+        return [(path, f"{brief(value)} is not one of: {', '.join(map(str, schema['enum']))}")]
     if kind == "type":
-        want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
-        return [(path, f"expected {want}, got {_type_name(value)} {value!r}")]
+        names = [err.validator_value] if isinstance(err.validator_value, str) else err.validator_value
+        want = " or ".join({"object": "mapping", "array": "list"}.get(n, n) for n in names)
+        return [(path, f"expected {want}, got {_type_name(value)} {brief(value)}")]
     if kind == "pattern":
         if "x-allowed" in schema:
-            return [(path, f"{value!r} is not allowed here: expected {schema['x-allowed']}")]
-        return [(path, f"{value!r} does not match {schema['pattern']}")]
+            return [(path, f"{brief(value)} is not allowed here: expected {schema['x-allowed']}")]
+        return [(path, f"{brief(value)} does not match {schema['pattern']}")]
     if kind == "anyOf" and err.context:
         # the branch written for this value's type says what is wrong (a string against the string branch)
         same_type = [e for e in err.context if _type_name(value) in _types(e.schema)]
         if same_type:
             return describe_errors(same_type[0])
+    # jsonschema's own messages start with the whole value (a 10 MB string, a list of a million items)
+    message = err.message
+    if len(message) > 200 and isinstance(value, str | list | dict):
+        message = message.replace(repr(value), brief(value))
     if kind == "propertyNames":
-        return [(path, f"invalid name: {err.message}")]
-    return [(path, err.message)]
+        return [(path, f"invalid name: {message}")]
+    return [(path, message)]
 
 
 def check_files(raw: RawInventory, problems: Problems) -> bool:
@@ -137,13 +153,13 @@ def check_text(raw: RawInventory, problems: Problems) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if isinstance(key, str) and (hit := _CONTROL.search(key)):
-                    problems.add(shown, [*path, repr(key)], f"the name contains {_control_name(hit.group())}")
+                    problems.add(shown, [*path, brief(key)], f"the name contains {_control_name(hit.group())}")
                 walk(value, [*path, key], shown)
         elif isinstance(node, list):
             for i, value in enumerate(node):
                 walk(value, [*path, i], shown)
         elif isinstance(node, str) and (hit := _CONTROL.search(node)):
-            problems.add(shown, path, f"{node!r} contains {_control_name(hit.group())}, which no device accepts")
+            problems.add(shown, path, f"{brief(node)} contains {_control_name(hit.group())}, which no device accepts")
 
     for kind, doc in raw.data.items():
         walk(doc, [], raw.files[kind])
