@@ -115,9 +115,10 @@ class ProcSys:
 # what changes a host's state (step faults "commit"/"rollback", drop-on-commit, reject); batched reads and
 # fabconf's own bookkeeping (its commit lock, its checkpoint) do not count
 _WRITE = re.compile(
-    r"\b(tee|chmod|rm|mv|cp|ln|reboot|mlxfwreset|systemctl\s+(?:enable|disable|daemon-reload|start|stop|restart)"
-    r"|sysctl\s+(?:-\S+\s+)*-w|mlnx_qos\s+-i\s+\S+\s+-|cma_roce_tos\s.*-t|mlxconfig\s.*\bset\b"
-    r"|ip\s+(?:link\s+set|addr\s+(?:add|del)|route\s+(?:replace|add|del)|rule\s+(?:add|del)))\b"
+    r"\b(?:(?:tee|chmod|rm|mv|cp|ln|reboot|mlxfwreset)\b"
+    r"|systemctl\s+(?:enable|disable|daemon-reload|start|stop|restart)\b|sysctl\s+(?:-\S+\s+)*-w\b"
+    r"|mlnx_qos\s+-i\s+\S+\s+-|cma_roce_tos\s.*-t\b|mlxconfig\s.*\bset\b"
+    r"|ip\s+(?:link\s+set|addr\s+(?:add|del)|route\s+(?:replace|add|del)|rule\s+(?:add|del))\b)"
 )
 _BOOKKEEPING = ("/run/fabconf", "/var/lib/fabconf")
 _LOCK_DIR = "/run/fabconf/commit.lock"

@@ -258,6 +258,8 @@ class NvueSim(SimBase, HttpDevice):
         path = request.path.rstrip("/")
         if request.method == "PATCH" and path.startswith(BASE + "/revision/"):
             return "rollback" if pending else "commit"
+        if request.method == "GET" and (path.startswith(BASE + "/revision/") or path == BASE) and pending:
+            return None  # the commit reading back the revision it applied and the applied tree
         named = request.query.get("rev") in (None, "applied", "startup", "operational")
         if request.method != "GET" or not named or path.startswith(BASE + "/revision"):
             return "verify" if pending else "stage"

@@ -1,0 +1,151 @@
+"""The fault matrix: one table of cells (platform x moment x fault) and what each ends in, shared by the test
+suite (tests/e2e/test_fault_matrix.py) and the document (docs/fault-matrix.md, written by
+``python tests/e2e/faultmatrix.py``; a test checks that the document matches this table).
+
+A cell's entry is the state fabconf reports for the device (``applied``, ``rolled back``, ``failed``,
+``unreachable``, ``untouched``), and from it the end state read back from the lab: ``applied`` means the
+device is at intent and verifies; every other state means the device is exactly as it was before the push.
+``killed`` cells run fabconf as a process that is SIGKILLed at the moment; their entry is the end state
+after the device's own revert timer (switches) or the next push (GPU hosts): ``before`` or ``intent``.
+``n/a`` cells name why the fault cannot happen at that moment on that platform.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DEVICES = {"cumulus": "leaf1", "eos": "leaf3", "nxos": "leaf4", "linux": "gpu01"}
+MOMENTS = ("connect", "read", "stage", "commit", "verify", "confirm", "rollback")
+FAULTS = ("drop", "reject", "delay", "hang", "auth-refuse", "garbled", "killed")
+DOC = Path(__file__).resolve().parents[2] / "docs" / "fault-matrix.md"
+
+# why a cell cannot happen (the key is what a table entry says after "n/a:")
+NA = {
+    "ssh-login": "an SSH login is refused only by failing authentication: that is auth-refuse",
+    "ssh-handshake": "an SSH handshake has no reply to garble: a broken handshake is a dropped connection",
+    "host-stage": "a GPU host stages nothing on the host: fabconf computes the candidate from the state it read",
+    "host-confirm": "a GPU host has no commit timer, so nothing to confirm: every commit is final",
+}
+
+# fabconf's reported state per cell; "X/Y" where a cell may end either way (e.g. a race with a revert timer)
+TABLE = """
+platform moment   drop             reject           delay            hang             auth-refuse      garbled           killed
+eos      connect  applied          unreachable      unreachable      unreachable      unreachable      unreachable       before
+eos      read     applied          failed           failed           failed           failed           failed            before
+eos      stage    applied          failed           failed           failed           failed           failed            before
+eos      commit   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+eos      verify   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+eos      confirm  rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+eos      rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+nxos     connect  applied          unreachable      unreachable      unreachable      unreachable      unreachable       before
+nxos     read     applied          failed           failed           failed           failed           failed            before
+nxos     stage    rolled-back      rolled-back      applied          rolled-back      rolled-back      rolled-back       before
+nxos     commit   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+nxos     verify   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+nxos     confirm  rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+nxos     rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       intent
+cumulus  connect  applied          unreachable      unreachable      unreachable      unreachable      unreachable       before
+cumulus  read     applied          failed           failed           failed           failed           failed            before
+cumulus  stage    applied          failed           failed           failed           failed           failed            before
+cumulus  commit   rolled-back      rolled-back      applied          rolled-back      rolled-back      applied           before
+cumulus  verify   applied          rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+cumulus  confirm  rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      applied           before
+cumulus  rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
+linux    connect  applied          n/a:ssh-login    unreachable      unreachable      unreachable      n/a:ssh-handshake before
+linux    read     applied          failed           failed           failed           failed           failed            before
+linux    stage    n/a:host-stage   n/a:host-stage   n/a:host-stage   n/a:host-stage   n/a:host-stage   n/a:host-stage    n/a:host-stage
+linux    commit   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      applied           intent
+linux    verify   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       intent
+linux    confirm  n/a:host-confirm n/a:host-confirm n/a:host-confirm n/a:host-confirm n/a:host-confirm n/a:host-confirm  n/a:host-confirm
+linux    rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       intent
+"""
+
+
+@dataclass(frozen=True)
+class Cell:
+    platform: str
+    moment: str
+    fault: str
+    entry: str  # the table's entry: a reported state ("rolled-back"), "before"/"intent" (killed), "n/a:KEY"
+
+    @property
+    def id(self) -> str:
+        return f"{self.platform}-{self.moment}-{self.fault}"
+
+    @property
+    def device(self) -> str:
+        return DEVICES[self.platform]
+
+    @property
+    def na(self) -> str:
+        """Why the cell cannot happen ("" when it can)."""
+        return NA[self.entry.split(":", 1)[1]] if self.entry.startswith("n/a:") else ""
+
+    @property
+    def states(self) -> set[str]:
+        """The states fabconf may report (killed cells: the end states)."""
+        return {s.replace("-", " ") for s in self.entry.split("/")}
+
+
+def cells() -> list[Cell]:
+    rows = [line.split() for line in TABLE.strip().splitlines()]
+    header, body = rows[0], rows[1:]
+    assert header[2:] == list(FAULTS), header
+    out = []
+    for row in body:
+        assert len(row) == 2 + len(FAULTS), row
+        out += [Cell(row[0], row[1], fault, entry) for fault, entry in zip(FAULTS, row[2:], strict=True)]
+    return out
+
+
+CELLS = cells()
+
+
+def document() -> str:
+    """docs/fault-matrix.md: one table per platform, each cell its end state and its test id."""
+    lines = [
+        "# The fault matrix",
+        "",
+        "<!-- written by `python tests/e2e/faultmatrix.py` from the table the tests use; do not edit by hand -->",
+        "",
+        "Every cell is a test against the lab (`tests/e2e/test_fault_matrix.py::test_cell[ID]`): fabconf's real push",
+        "path (rollout, Nornir task, drivers) pushes one device of the example pod while the lab injects the fault",
+        "at that moment of the push (`fabconf lab fault DEVICE KIND --at MOMENT`, see `fabconf/lab/faults.py`). The",
+        "test reads the device back from the lab: a device reported **applied** is at intent and verifies; a device",
+        "reported anything else is exactly as it was before the push (GPU hosts: but for a RoCE traffic class sysfs",
+        "cannot unset, which the restore names). Nothing is ever half-applied or reported green when it is not.",
+        "",
+        "**killed**: fabconf runs as a process that is SIGKILLed at the moment (`--confirm-timeout 3`); the cell",
+        "shows the end state once the switch's own revert timer ran out, or (GPU hosts) after the next push, which",
+        "restores a commit left half-applied first. **delay** is a reply later than fabconf's `--timeout` (the",
+        "request is carried out); **hang** is a request never answered nor carried out; **garbled** is a reply that",
+        "is not valid JSON (HTTP) or corrupted command output (SSH), the request carried out. Faults at",
+        "**rollback** are armed together with `reject --at verify`, which makes the push roll back.",
+        "",
+        "| moment | " + " | ".join(FAULTS) + " |",
+    ]
+    for platform, device in DEVICES.items():
+        lines[-1:] = lines[-1:]  # (one header per platform below)
+        lines += ["", f"## {platform} ({device} of the example pod)", ""]
+        lines += ["| moment | " + " | ".join(FAULTS) + " |", "|---" * (1 + len(FAULTS)) + "|"]
+        for moment in MOMENTS:
+            row = [c for c in CELLS if c.platform == platform and c.moment == moment]
+            shown = []
+            for c in row:
+                if c.na:
+                    shown.append(f"n/a: {c.na}")
+                else:
+                    shown.append(f"{' or '.join(sorted(c.states))} (`{c.id}`)")
+            lines.append(f"| {moment} | " + " | ".join(shown) + " |")
+    lines.pop(lines.index("| moment | " + " | ".join(FAULTS) + " |"))
+    applicable = [c for c in CELLS if not c.na]
+    lines += ["", f"{len(CELLS)} cells: {len(applicable)} tested, {len(CELLS) - len(applicable)} n/a.", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    DOC.parent.mkdir(exist_ok=True)
+    DOC.write_text(document())
+    print(f"wrote {DOC}", file=sys.stderr)
