@@ -272,9 +272,9 @@ def push_task(
 
     result = run_step(task, step, opts, inventory, interrupt, may_retry=lambda: not ctx.commit_started)
     outcome = result.result
-    if isinstance(outcome, Outcome) and outcome.state is State.FAILED and not ctx.commit_started:
-        if not outcome.message.startswith("nothing was committed"):  # failed before its commit: as it was
-            outcome.message = f"nothing was committed: {outcome.message}"
+    failed_early = isinstance(outcome, Outcome) and outcome.state is State.FAILED and not ctx.commit_started
+    if failed_early and not outcome.message.startswith("nothing was committed"):  # before its commit: as it was
+        outcome.message = f"nothing was committed: {outcome.message}"
     return result
 
 

@@ -23,43 +23,45 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "fault-matrix.md"
 
 # why a cell cannot happen (the key is what a table entry says after "n/a:")
 NA = {
-    "ssh-login": "an SSH login is refused only by failing authentication: that is auth-refuse",
-    "ssh-handshake": "an SSH handshake has no reply to garble: a broken handshake is a dropped connection",
-    "host-stage": "a GPU host stages nothing on the host: fabconf computes the candidate from the state it read",
-    "host-confirm": "a GPU host has no commit timer, so nothing to confirm: every commit is final",
+    "login": "an SSH login is refused only by failing authentication: that is auth-refuse",
+    "handshake": "an SSH handshake has no reply to garble: a broken handshake is a dropped connection",
+    "stage": "a GPU host stages nothing on the host: fabconf computes the candidate from the state it read",
+    "confirm": "a GPU host has no commit timer, so nothing to confirm: every commit is final",
 }
 
-# fabconf's reported state per cell; "X/Y" where a cell may end either way (e.g. a race with a revert timer)
+# fabconf's reported state per cell (ok applied, rb rolled back, fail failed, unr unreachable, unt untouched);
+# killed cells: the end state (before, intent); na:KEY cannot happen (NA[KEY] says why); "X/Y": either
+STATES = {"ok": "applied", "rb": "rolled back", "fail": "failed", "unr": "unreachable", "unt": "untouched"}
 TABLE = """
-platform moment   drop             reject           delay            hang             auth-refuse      garbled           killed
-eos      connect  applied          unreachable      unreachable      unreachable      unreachable      unreachable       before
-eos      read     applied          failed           failed           failed           failed           failed            before
-eos      stage    applied          failed           failed           failed           failed           failed            before
-eos      commit   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-eos      verify   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-eos      confirm  rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-eos      rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-nxos     connect  applied          unreachable      unreachable      unreachable      unreachable      unreachable       before
-nxos     read     applied          failed           failed           failed           failed           failed            before
-nxos     stage    rolled-back      rolled-back      applied          rolled-back      rolled-back      rolled-back       before
-nxos     commit   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-nxos     verify   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-nxos     confirm  rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-nxos     rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       intent
-cumulus  connect  applied          unreachable      unreachable      unreachable      unreachable      unreachable       before
-cumulus  read     applied          failed           failed           failed           failed           failed            before
-cumulus  stage    applied          failed           failed           failed           failed           failed            before
-cumulus  commit   rolled-back      rolled-back      applied          rolled-back      rolled-back      applied           before
-cumulus  verify   applied          rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-cumulus  confirm  rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      applied           before
-cumulus  rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       before
-linux    connect  applied          n/a:ssh-login    unreachable      unreachable      unreachable      n/a:ssh-handshake before
-linux    read     applied          failed           failed           failed           failed           failed            before
-linux    stage    n/a:host-stage   n/a:host-stage   n/a:host-stage   n/a:host-stage   n/a:host-stage   n/a:host-stage    n/a:host-stage
-linux    commit   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      applied           intent
-linux    verify   rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       intent
-linux    confirm  n/a:host-confirm n/a:host-confirm n/a:host-confirm n/a:host-confirm n/a:host-confirm n/a:host-confirm  n/a:host-confirm
-linux    rollback rolled-back      rolled-back      rolled-back      rolled-back      rolled-back      rolled-back       intent
+platform moment   drop       reject     delay      hang       auth-refuse garbled      killed
+eos      connect  ok         unr        unr        unr        unr         unr          before
+eos      read     ok         fail       fail       fail       fail        fail         before
+eos      stage    ok         fail       fail       fail       fail        fail         before
+eos      commit   rb         rb         rb         rb         rb          rb           before
+eos      verify   rb         rb         rb         rb         rb          rb           before
+eos      confirm  rb         rb         rb         rb         rb          rb           before
+eos      rollback rb         rb         rb         rb         rb          rb           before
+nxos     connect  ok         unr        unr        unr        unr         unr          before
+nxos     read     ok         fail       fail       fail       fail        fail         before
+nxos     stage    rb         rb         ok         rb         rb          rb           before
+nxos     commit   rb         rb         rb         rb         rb          rb           before
+nxos     verify   rb         rb         rb         rb         rb          rb           before
+nxos     confirm  rb         rb         rb         rb         rb          rb           before
+nxos     rollback rb         rb         rb         rb         rb          rb           intent
+cumulus  connect  ok         unr        unr        unr        unr         unr          before
+cumulus  read     ok         fail       fail       fail       fail        fail         before
+cumulus  stage    ok         fail       fail       fail       fail        fail         before
+cumulus  commit   rb         rb         ok         rb         rb          ok           before
+cumulus  verify   ok         rb         rb         rb         rb          rb           before
+cumulus  confirm  rb         rb         rb         rb         rb          ok           before
+cumulus  rollback rb         rb         rb         rb         rb          rb           before
+linux    connect  ok         na:login   unr        unr        unr         na:handshake before
+linux    read     ok         fail       fail       fail       fail        fail         before
+linux    stage    na:stage   na:stage   na:stage   na:stage   na:stage    na:stage     na:stage
+linux    commit   rb         rb         rb         rb         rb          ok           intent
+linux    verify   rb         rb         rb         rb         rb          rb           intent
+linux    confirm  na:confirm na:confirm na:confirm na:confirm na:confirm  na:confirm   na:confirm
+linux    rollback rb         rb         rb         rb         rb          rb           intent
 """
 
 
@@ -81,12 +83,12 @@ class Cell:
     @property
     def na(self) -> str:
         """Why the cell cannot happen ("" when it can)."""
-        return NA[self.entry.split(":", 1)[1]] if self.entry.startswith("n/a:") else ""
+        return NA[self.entry.split(":", 1)[1]] if self.entry.startswith("na:") else ""
 
     @property
     def states(self) -> set[str]:
         """The states fabconf may report (killed cells: the end states)."""
-        return {s.replace("-", " ") for s in self.entry.split("/")}
+        return {STATES.get(s, s) for s in self.entry.split("/")}
 
 
 def cells() -> list[Cell]:
