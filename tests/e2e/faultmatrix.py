@@ -106,43 +106,51 @@ CELLS = cells()
 
 
 def document() -> str:
-    """docs/fault-matrix.md: one table per platform, each cell its end state and its test id."""
+    """docs/fault-matrix.md: one table per platform, each cell its reported state, end state and test id."""
+    applicable = [c for c in CELLS if not c.na]
     lines = [
         "# The fault matrix",
         "",
         "<!-- written by `python tests/e2e/faultmatrix.py` from the table the tests use; do not edit by hand -->",
         "",
-        "Every cell is a test against the lab (`tests/e2e/test_fault_matrix.py::test_cell[ID]`): fabconf's real push",
-        "path (rollout, Nornir task, drivers) pushes one device of the example pod while the lab injects the fault",
-        "at that moment of the push (`fabconf lab fault DEVICE KIND --at MOMENT`, see `fabconf/lab/faults.py`). The",
-        "test reads the device back from the lab: a device reported **applied** is at intent and verifies; a device",
-        "reported anything else is exactly as it was before the push (GPU hosts: but for a RoCE traffic class sysfs",
-        "cannot unset, which the restore names). Nothing is ever half-applied or reported green when it is not.",
+        "Every cell is a test against the lab (`tests/e2e/test_fault_matrix.py`, the cell's id in brackets):",
+        "fabconf's real push path (rollout, Nornir task, retries, drivers over real sockets) pushes one device of the",
+        "example pod while the lab injects the fault at that moment of the push (`fabconf lab fault DEVICE KIND --at",
+        "MOMENT`, see `fabconf/lab/faults.py`). The test then reads the device back from the lab:",
         "",
-        "**killed**: fabconf runs as a process that is SIGKILLed at the moment (`--confirm-timeout 3`); the cell",
-        "shows the end state once the switch's own revert timer ran out, or (GPU hosts) after the next push, which",
-        "restores a commit left half-applied first. **delay** is a reply later than fabconf's `--timeout` (the",
-        "request is carried out); **hang** is a request never answered nor carried out; **garbled** is a reply that",
-        "is not valid JSON (HTTP) or corrupted command output (SSH), the request carried out. Faults at",
-        "**rollback** are armed together with `reject --at verify`, which makes the push roll back.",
+        "- reported **applied**: the device is at intent and verifies;",
+        "- reported **rolled back**, **failed** or **unreachable**: the device is exactly as it was before the push",
+        "  (GPU hosts: but for a RoCE traffic class that was unset, which sysfs cannot unset again; the outcome",
+        "  names it). A failed device's message says so (`nothing was committed`, `back to its previous",
+        "  configuration`).",
         "",
-        "| moment | " + " | ".join(FAULTS) + " |",
+        "Nothing is ever half-applied or reported green when it is not.",
+        "",
+        "**drop** closes the connection without a reply (the request is not carried out); **reject** is the",
+        "platform's own error for the request (a host tool exits non-zero with its message); **delay** is a reply",
+        "later than fabconf's `--timeout` (3 s; the request is carried out); **hang** is a request never answered",
+        "nor carried out; **auth-refuse** is HTTP 401 for the request or a failed SSH login; **garbled** is a reply",
+        "that is not valid JSON (HTTP) or corrupted command output (SSH), the request carried out. Faults at",
+        "**rollback** are armed together with `reject --at verify`, which makes the push roll back. On a GPU host",
+        "a commit or rollback fault hits its 3rd change (two are already made).",
+        "",
+        "**killed**: fabconf runs as a process that is SIGKILLed while the lab holds the request of that moment",
+        "(`--confirm-timeout 3`). The cell is the device's end state (**before** or **intent**, at intent meaning",
+        "verified) once the switch's own revert timer ran out, or, on a GPU host, after the next push, which first",
+        "restores a commit or rollback the killed run left half-done.",
     ]
     for platform, device in DEVICES.items():
-        lines[-1:] = lines[-1:]  # (one header per platform below)
         lines += ["", f"## {platform} ({device} of the example pod)", ""]
         lines += ["| moment | " + " | ".join(FAULTS) + " |", "|---" * (1 + len(FAULTS)) + "|"]
         for moment in MOMENTS:
-            row = [c for c in CELLS if c.platform == platform and c.moment == moment]
             shown = []
-            for c in row:
-                if c.na:
-                    shown.append(f"n/a: {c.na}")
-                else:
-                    shown.append(f"{' or '.join(sorted(c.states))} (`{c.id}`)")
+            for c in (c for c in CELLS if c.platform == platform and c.moment == moment):
+                shown.append("n/a" if c.na else f"{' or '.join(sorted(c.states))} [{c.id}]")
             lines.append(f"| {moment} | " + " | ".join(shown) + " |")
-    lines.pop(lines.index("| moment | " + " | ".join(FAULTS) + " |"))
-    applicable = [c for c in CELLS if not c.na]
+    lines += ["", "## Cells that cannot happen", ""]
+    for key, why in NA.items():
+        where = ", ".join(c.id for c in CELLS if c.entry == f"na:{key}")
+        lines.append(f"- {why}: {where}.")
     lines += ["", f"{len(CELLS)} cells: {len(applicable)} tested, {len(CELLS) - len(applicable)} n/a.", ""]
     return "\n".join(lines)
 

@@ -13,6 +13,7 @@ One lab per xdist worker (module scope); the push's ``--timeout`` is 2 s, a dela
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
@@ -92,6 +93,9 @@ def _job(lab: Lab, name: str) -> Job:
 
 
 def _reset(lab: Lab, name: str) -> None:
+    # drivers of earlier cells that are only now collected may still send a request (napalm's __del__ closes,
+    # and an EOS close aborts its session): let them, before a fault is armed that such a request could take
+    gc.collect()
     sim = lab.reset(name)
     if lab.devices[name].platform == "nxos":
         sim.device.config_replace.min_timeout = 1  # type: ignore[attr-defined]  # the switch takes 30-3600 s
