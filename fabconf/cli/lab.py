@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from fabconf.lab import daemon
+from fabconf.lab.faults import MOMENTS
 
 DEFAULT_STATE = ".fabconf-lab"
 DEFAULT_NETWORK = "127.77.0.0/16"
@@ -108,7 +109,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
             print(f"lab of {state} stopped")
             return 0
         kind = args.kind
-        reply = daemon.request(state, {"cmd": "fault", "device": args.device, "kind": kind, "arg": args.arg})
+        request = {"cmd": "fault", "device": args.device, "kind": kind, "arg": args.arg}
+        request |= {"at": args.at, "after": args.after, "every": args.every}
+        reply = daemon.request(state, request)
     except ConnectionError as exc:
         print(f"fabconf: {exc}", file=sys.stderr)
         return 1
@@ -144,6 +147,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fault.add_argument(
         "kind",
         help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | garbled (hosts) | clear; "
-        "a new fault replaces the active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault)",
+        "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault). "
+        "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled, armed for one moment of a push, "
+        "next to the other step faults",
     )
     fault.add_argument("arg", nargs="?", default=None)
+    fault.add_argument(
+        "--at",
+        choices=MOMENTS,
+        default=None,
+        help="fire at this moment of a push only (once, unless --every)",
+    )
+    fault.add_argument(
+        "--after", type=int, default=1, metavar="N", help="at the Nth request of that moment (default 1)"
+    )
+    fault.add_argument("--every", action="store_true", help="fire at every request of that moment from the Nth on")

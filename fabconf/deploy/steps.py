@@ -20,6 +20,7 @@ from napalm.base.exceptions import SessionLockedException
 from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.transient import transient
 from fabconf.drivers.contract import (
     CommandPreview,
     CommitConflict,
@@ -30,6 +31,7 @@ from fabconf.drivers.contract import (
     PendingFirmware,
     Preflight,
     Reattach,
+    RestoreLimits,
     RevertTimer,
     RouteLookup,
     Unfinished,
@@ -41,6 +43,7 @@ Reopen = Callable[[], Driver]
 CONFLICT_LINES = 20  # lines of "what changed meanwhile" a conflict shows
 RESTORE_WAIT = 30.0  # seconds a rolled-back device may take to show its previous configuration
 POLL = 0.2  # seconds between reads while waiting for a device
+RECOVER_ATTEMPTS = 2  # reconnect-and-undo rounds after a failed commit, confirm or rollback
 
 
 @dataclass
@@ -333,6 +336,8 @@ def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, re
     except CommitConflict as exc:
         return Outcome(job.name, job.platform, State.CONFLICT, message=f"nothing was changed: {exc}")
     except Exception as exc:
+        if transient(exc):  # lost before anything was done: the caller tries again on a new connection
+            raise
         message = f"an interrupted commit could not be restored: {_err(exc)}"
         return Outcome(job.name, job.platform, State.FAILED, message=message)
     outcome = _stage_and_push(job, driver, reopen, ctx, revert_in)
@@ -407,8 +412,8 @@ def _push(
     if isinstance(driver, RevertTimer):
         try:
             driver.confirm_commit()
-        except Exception as exc:
-            return _recover(job, reopen, before, diff, f"confirm failed: {_err(exc)}")
+        except Exception as exc:  # its commit still pending: the reconnected driver must know it to undo it
+            return _recover(job, _reattaching(driver, reopen), before, diff, f"confirm failed: {_err(exc)}")
     return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=_pending_firmware(driver))
 
 
@@ -461,36 +466,45 @@ def _undo(job: Job, driver: Driver, reopen: Reopen, before: str, diff: str, fail
     try:
         driver.rollback()
     except Exception as exc:
-        return _recover(job, reopen, before, diff, f"verification failed and rollback raised {_err(exc)}", failed)
+        reason = f"verification failed and rollback raised {_err(exc)}"
+        return _recover(job, _reattaching(driver, reopen), before, diff, reason, failed)
     return _confirm_restored(job, driver, before, diff, "verification failed; rolled back", failed)
 
 
 def _recover(job: Job, reopen: Reopen, before: str, diff: str, reason: str, failed: list[str] | None = None) -> Outcome:
-    """After a failure with an unknown device state: reconnect, undo anything pending, check it is as before."""
+    """After a failure with an unknown device state: reconnect, undo anything pending, check it is as before.
+    A recovery that fails is tried once more on a new connection (a dropped or refused rollback may pass then)."""
 
     def failure(message: str) -> Outcome:
         return Outcome(job.name, job.platform, State.FAILED, diff=diff, checks=failed or [], message=message)
 
-    try:
-        driver = reopen()
-    except Exception as exc:
-        reverts = ", its revert timer will restore it" if job.spec.revert is Revert.TIMER else ""
-        return failure(f"{reason}; reconnect failed ({_err(exc)}): device state unknown{reverts}")
-    try:
-        if normalize(_running(driver)) != normalize(before):
-            driver.rollback()
-        return _confirm_restored(job, driver, before, diff, reason, failed or [])
-    except Exception as exc:
-        return failure(f"{reason}; recovery failed: {_err(exc)}")
-    finally:
-        _quietly(driver.close)
+    problems: list[str] = []
+    for _attempt in range(RECOVER_ATTEMPTS):
+        try:
+            driver = reopen()
+        except Exception as exc:
+            reverts = ", its revert timer will restore it" if job.spec.revert is Revert.TIMER else ""
+            problems.append(f"reconnect failed ({_err(exc)})")
+            if len(problems) < RECOVER_ATTEMPTS:
+                continue
+            return failure(f"{reason}; {'; '.join(problems)}: device state unknown{reverts}")
+        try:
+            if normalize(_running(driver)) != normalize(before):
+                driver.rollback()
+            return _confirm_restored(job, driver, before, diff, reason, failed or [])
+        except Exception as exc:
+            problems.append(f"recovery failed: {_err(exc)}")
+        finally:
+            _quietly(driver.close)
+    return failure(f"{reason}; {'; '.join(problems)}")
 
 
 def _confirm_restored(job: Job, driver: Driver, before: str, diff: str, reason: str, failed: list[str]) -> Outcome:
     """Wait (up to RESTORE_WAIT) until the device shows its previous configuration again."""
     deadline = time.monotonic() + RESTORE_WAIT
     while True:
-        if normalize(_running(driver)) == normalize(before):
+        now = _running(driver)
+        if normalize(now) == normalize(before):
             return Outcome(
                 job.name,
                 job.platform,
@@ -498,6 +512,17 @@ def _confirm_restored(job: Job, driver: Driver, before: str, diff: str, reason: 
                 diff=diff,
                 checks=failed,
                 message=f"{reason}; the device is back to its previous configuration",
+            )
+        kept = driver.unrestorable(before, now) if isinstance(driver, RestoreLimits) else None
+        if kept is not None:  # all that differs is what no restore can undo: said, not waited for
+            return Outcome(
+                job.name,
+                job.platform,
+                State.ROLLED_BACK,
+                diff=diff,
+                checks=failed,
+                message=f"{reason}; the device is back to its previous configuration but for what cannot be "
+                f"undone: {'; '.join(kept)}",
             )
         if time.monotonic() >= deadline:
             return Outcome(

@@ -284,7 +284,12 @@ def push_task(
     def step(job: Job, driver: Driver) -> Outcome:
         return push_device(job, driver, lambda: open_driver(job, opts, creds), ctx, revert_in)
 
-    return run_step(task, step, opts, inventory, interrupt, may_retry=lambda: not ctx.commit_started)
+    result = run_step(task, step, opts, inventory, interrupt, may_retry=lambda: not ctx.commit_started)
+    outcome = result.result
+    failed_early = isinstance(outcome, Outcome) and outcome.state is State.FAILED and not ctx.commit_started
+    if failed_early and not outcome.message.startswith("nothing was committed"):  # before its commit: as it was
+        outcome.message = f"nothing was committed: {outcome.message}"
+    return result
 
 
 def outcome_of(result: Any) -> Outcome | None:

@@ -115,6 +115,15 @@ class Reattach(Protocol):
 
 
 @runtime_checkable
+class RestoreLimits(Protocol):
+    def unrestorable(self, before: str, now: str) -> list[str] | None:
+        """Two running configurations that differ: what of the difference a restore cannot undo, named for
+        people, when that is all of it (e.g. a sysfs value that can be set but never unset); None when any of
+        the difference could have been restored."""
+        ...
+
+
+@runtime_checkable
 class ConfigDiff(Protocol):
     def config_diff(self) -> str:
         """After a load: the owned configuration, running -> candidate, as a unified diff ("" if equal)."""

@@ -340,6 +340,9 @@ class CumulusDriver(DriverBase, RevertTimer):
             self._last = _Commit(previous_id, before, None)
             log.info("%s: nothing to commit; revision %s deleted", self.hostname, rev)
             return
+        # known before the apply: a commit whose outcome is lost can still be rolled back (also by a reattached driver)
+        self._last = _Commit(previous_id, before, rev)
+        self._confirm_rev = rev if revert_in is not None else None
         try:
             if revert_in is None:
                 self._apply_rest(rev)
@@ -431,6 +434,11 @@ class CumulusDriver(DriverBase, RevertTimer):
             self._confirm_rev = None
             self._applied = None
         return pending
+
+    def reattach(self, lost: Any) -> None:
+        """Take over the commit a lost connection made (what rollback returns to, the pending confirm)."""
+        if isinstance(lost, CumulusDriver):
+            self._last, self._confirm_rev, self._applied = lost._last, lost._confirm_rev, lost._applied
 
     # -- rollback ------------------------------------------------------------------------------------------
     def rollback(self) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -471,12 +472,14 @@ class LinuxDriver(DriverBase):
             snapshot = self._snapshot or self._load_checkpoint()
             if snapshot is None:
                 return
+            if not snapshot.applying:  # a restore cut short is finished by the next push, as a commit would be
+                snapshot.applying = True
+                self._save_checkpoint(snapshot)
             self.commands_sent = []
             left, self.restore_notes = self._restore(snapshot)
             if left:
                 raise CommitError(f"{self._label}: rollback incomplete: " + "; ".join(left))
-            if snapshot.applying:
-                self._finished(snapshot)
+            self._finished(snapshot)
         finally:
             self._lock.release()
 
@@ -571,6 +574,9 @@ class LinuxDriver(DriverBase):
             }
         return out
 
+    def unrestorable(self, before: str, now: str) -> list[str] | None:
+        return unrestorable(before, now)
+
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> dict[str, str]:
         """running: the current state as a desired-state-shaped YAML document; candidate: the staged document;
         startup: the installed boot script (what the host re-applies at boot), "" when none."""
@@ -584,6 +590,26 @@ class LinuxDriver(DriverBase):
             command = f"cat {SCRIPT_PATH}"
             out["startup"] = self._shell.file(command, self._run(command, check=False)) or ""
         return out
+
+
+def unrestorable(before: str, now: str) -> list[str] | None:
+    """The host's running documents differ only where a restore cannot undo it: a RoCE traffic class that was
+    unset (``roce_tos: N``) and is now set (sysfs cannot unset ``tc/1/traffic_class``)."""
+    old, new = _lines(before), _lines(now)
+    if len(old) != len(new):
+        return None
+    notes = []
+    for a, b in zip(old, new, strict=True):
+        if a == b:
+            continue
+        unset = re.fullmatch(r"(\s*)roce_tos: (\d+)", a)
+        kept = unset and re.fullmatch(
+            rf"{unset.group(1)}roce_tos: \{{cma_roce_tos: {unset.group(2)}, traffic_class: (\d+)\}}", b
+        )
+        if not kept:
+            return None
+        notes.append(f"the RoCE traffic class was unset and stays {kept.group(1)} (sysfs cannot unset it)")
+    return notes
 
 
 def _lines(document: str) -> list[str]:

@@ -84,6 +84,7 @@ class HostShell:
                 raise ConnectionException(f"{self.label}: cannot read known_hosts {self.known_hosts}: {exc}") from None
         # strict: an unknown host key is refused (paramiko's RejectPolicy); a changed one always is
         client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else paramiko.AutoAddPolicy())
+        lost = False
         try:
             client.connect(
                 self.address,
@@ -98,7 +99,9 @@ class HostShell:
             )
         except paramiko.AuthenticationException as exc:
             client.close()
-            raise ConnectAuthError(f"{self.label}: SSH authentication failed for {self.username}: {exc}") from None
+            if not _lost_while_logging_in(exc):
+                raise ConnectAuthError(f"{self.label}: SSH authentication failed for {self.username}: {exc}") from None
+            lost = True
         except paramiko.BadHostKeyException as exc:
             client.close()
             raise ConnectionException(f"{self.label}: the SSH host key does not match known_hosts ({exc})") from None
@@ -106,6 +109,11 @@ class HostShell:
             client.close()
             hint = " (check its key and add it to known_hosts)" if "known_hosts" in str(exc) else ""
             raise ConnectionException(f"{self.label}:{self.port}: SSH connection failed: {exc}{hint}") from None
+        if lost:  # outside the except: the chain must not carry paramiko's "Authentication..." (not a refusal)
+            raise ConnectionClosedException(
+                f"{self.label}:{self.port}: the SSH connection was lost while logging in (closed, or no answer "
+                f"within {self.timeout}s)"
+            )
         self._client = client
 
     def close(self) -> None:
@@ -136,6 +144,8 @@ class HostShell:
             raise CommandTimeoutException(f"{self.label}: `{shown}` timed out after {self.timeout}s") from None
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise ConnectionClosedException(f"{self.label}: connection lost running `{shown}`: {exc}") from None
+        if status == -1:  # paramiko's "no exit status": the channel closed before the command ended
+            raise ConnectionClosedException(f"{self.label}: connection lost running `{shown}` (no exit status)")
         return Output(out, err, status)
 
     def run(self, command: str, *, check: bool = True) -> Output:
@@ -192,6 +202,12 @@ class HostShell:
 
     def read(self, command: str, parser: Callable[[str], T]) -> T:
         return self.parse(command, self.run(command, check=False), parser)
+
+
+def _lost_while_logging_in(exc: paramiko.AuthenticationException) -> bool:
+    """paramiko reports a connection closed or silent during authentication as an authentication failure."""
+    text = str(exc).lower()
+    return "transport shut down" in text or "saw eof" in text or "authentication timeout" in text
 
 
 def _clean(text: str) -> str:

@@ -147,6 +147,9 @@ class NvueRestClient:
         try:
             payload = json.loads(raw) if raw else None
         except ValueError:
+            if status < 400:  # a garbled reply is never taken for a (possibly empty) configuration
+                shown = raw[:60].decode(errors="replace")
+                raise NvueApiError(status, f"the reply is not valid JSON: {shown!r}", method, path) from None
             payload = raw.decode(errors="replace")
         if status in (401, 403):
             hint = " (from Cumulus Linux 5.6 the default password must be changed first)" if status == 403 else ""

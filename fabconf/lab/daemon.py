@@ -137,7 +137,14 @@ def _handle(lab: Any, req: dict[str, Any], token: str, stop: threading.Event) ->
         return {"ok": True, "devices": lab.status(), "inventory": str(lab.state_dir / "inventory")}
     if cmd == "fault":
         try:
-            active = lab.fault(req["device"], req["kind"], req.get("arg"))
+            active = lab.fault(
+                req["device"],
+                req["kind"],
+                req.get("arg"),
+                at=req.get("at"),
+                after=int(req.get("after") or 1),
+                every=bool(req.get("every")),
+            )
         except (KeyError, ValueError) as exc:
             return {"ok": False, "error": exc.args[0] if exc.args else str(exc)}
         return {"ok": True, "faults": active}

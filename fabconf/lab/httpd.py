@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from fabconf.lab.faults import DropConnection, Faults
+from fabconf.lab.faults import DropConnection, Faults, garble_bytes
 
 
 @dataclass
@@ -60,6 +60,14 @@ class HttpDevice:
     def accept_token(self, token: str) -> str | None:
         """Return the user for a Bearer token, or None. Devices with tokens override this."""
         return None
+
+    def moment_of(self, request: HttpRequest) -> str | None:
+        """The moment of a push this request belongs to (``fabconf.lab.faults.MOMENTS``), for step faults."""
+        return None
+
+    def reject_reply(self, request: HttpRequest) -> HttpReply:
+        """The platform's own refusal of this request (a step fault ``reject``); nothing is carried out."""
+        return HttpReply(400, b'{"error": "Invalid input"}')
 
 
 class _Server(ThreadingHTTPServer):
@@ -104,17 +112,34 @@ def _handler_for(device: HttpDevice) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
+            split = urlsplit(self.path)
+            query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
             try:
                 device.faults.before_request()
+                fault = None
+                if device.faults.steps:
+                    probe = HttpRequest(self.command, split.path, query, dict(self.headers), body, "")
+                    try:
+                        moment = device.moment_of(probe)
+                    except Exception:  # a request the device cannot sort is of no moment
+                        moment = None
+                    fault = device.faults.step(moment)
+                if fault is not None:
+                    fault.before()
                 user = self._user()
-                if user is None:
+                if user is None or (fault is not None and fault.kind == "auth-refuse"):
                     reply = HttpReply(401, b'{"error": "Unauthorized"}')
                     reply.headers["WWW-Authenticate"] = 'Basic realm="fabconf-lab"'
                 else:
-                    split = urlsplit(self.path)
-                    query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
                     request = HttpRequest(self.command, split.path, query, dict(self.headers), body, user)
-                    reply = device.handle_http(request)
+                    if fault is not None and fault.kind == "reject":
+                        reply = device.reject_reply(request)
+                    else:
+                        reply = device.handle_http(request)
+                if fault is not None:
+                    fault.after_reply()
+                    if fault.kind == "garbled":
+                        reply.body = garble_bytes(reply.body)
             except DropConnection:
                 self.close_connection = True
                 with contextlib.suppress(OSError):

@@ -105,25 +105,30 @@ class Lab:
         for lk in model.links:
             for ep in (lk.a, lk.b):
                 cabled.setdefault(ep.device, set()).add(ep.port)
+        self._cabled = cabled
         for i, name in enumerate(selected, start=1):
-            dev = model.devices[name]
             address = str(net.network_address + i)
-            kwargs: dict[str, Any] = {
-                "ports": sorted(dev.ports or cabled.get(name, ())),
-                "username": self.username,
-                "password": self.password,
-                "ca": self.ca,
-                "world": self.world,
-                "state_dir": self.state_dir / "devices" / name,
-            }
-            if dev.is_host:
-                kwargs["nics"] = _nic_specs(dev.data)
-                kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
-            else:  # each switch runs the release and is the model its inventory names
-                kwargs["model"] = dev.data.get("model")
-                kwargs["os_version"] = dev.data.get("os_version")
-            sim = _sim_class(dev.platform)(name, address, **kwargs)
-            self.devices[name] = LabDevice(name, dev.platform, address, sim)
+            self.devices[name] = LabDevice(name, model.devices[name].platform, address, self._build(name, address))
+
+    def _build(self, name: str, address: str) -> Simulator:
+        """A brownfield simulator of one inventory device at ``address`` (its saved state, if any, is loaded)."""
+        dev = self.compiled.model.devices[name]
+        kwargs: dict[str, Any] = {
+            "ports": sorted(dev.ports or self._cabled.get(name, ())),
+            "username": self.username,
+            "password": self.password,
+            "ca": self.ca,
+            "world": self.world,
+            "state_dir": self.state_dir / "devices" / name,
+        }
+        if dev.is_host:
+            kwargs["nics"] = _nic_specs(dev.data)
+            kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
+        else:  # each switch runs the release and is the model its inventory names
+            kwargs["model"] = dev.data.get("model")
+            kwargs["os_version"] = dev.data.get("os_version")
+        sim: Simulator = _sim_class(dev.platform)(name, address, **kwargs)
+        return sim
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -148,14 +153,43 @@ class Lab:
         with ThreadPoolExecutor(max_workers=32) as pool:
             list(pool.map(one, self.devices.values()))
 
-    def fault(self, name: str, kind: str, arg: str | None = None) -> list[str]:
+    def reset(self, name: str) -> Simulator:
+        """Put one device back to its brownfield start: its simulator is stopped, its saved state dropped (its SSH
+        host key kept, so known_hosts stays valid), and a fresh one started at the same address and ports."""
+        dev = self.devices.get(name)
+        if dev is None:
+            raise KeyError(f"no lab device {name!r}")
+        dev.sim.faults.clear()  # releases requests a step fault holds
+        dev.sim.stop()
+        saved = self.state_dir / "devices" / name
+        if saved.is_dir():
+            for entry in saved.iterdir():
+                if entry.name != "ssh":
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        dev.sim = self._build(name, dev.address)
+        dev.sim.start()
+        return dev.sim
+
+    def fault(
+        self,
+        name: str,
+        kind: str,
+        arg: str | None = None,
+        *,
+        at: str | None = None,
+        after: int = 1,
+        every: bool = False,
+    ) -> list[str]:
+        """Inject a fault (``fabconf.lab.faults``): standing, or with ``at`` armed for one moment of a push."""
         dev = self.devices.get(name)
         if dev is None:
             raise KeyError(f"no lab device {name!r}")
         if kind == "link":
+            if at is not None:
+                raise ValueError("a link fault is a standing fault: it takes no --at")
             link_fault(dev.sim, arg)
             return dev.sim.faults.active()
-        dev.sim.faults.set(kind, arg)
+        dev.sim.faults.set(kind, arg, at=at, after=after, every=every)
         return dev.sim.faults.active()
 
     def status(self) -> list[dict[str, Any]]:

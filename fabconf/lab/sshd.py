@@ -69,7 +69,7 @@ from pathlib import Path
 
 import paramiko
 
-from fabconf.lab.faults import DropConnection, Faults
+from fabconf.lab.faults import DropConnection, Faults, StepFault
 
 __all__ = [
     "CloseSession",
@@ -206,9 +206,10 @@ class _LabTransport(paramiko.Transport):
 class _Server(paramiko.ServerInterface):
     """paramiko callbacks for one connection; channel work runs in threads of its own."""
 
-    def __init__(self, service: SshService, peer: str) -> None:
+    def __init__(self, service: SshService, peer: str, transport: paramiko.Transport | None = None) -> None:
         self.service = service
         self.peer = peer
+        self.transport = transport
         self.user = ""
         self.pty: dict[int, tuple[str, int]] = {}
         self.env: dict[int, dict[str, str]] = {}
@@ -221,6 +222,17 @@ class _Server(paramiko.ServerInterface):
         svc = self.service
         if svc.faults.auth_refuse or username != svc.username or password != svc.password:
             return paramiko.AUTH_FAILED
+        fault = svc.faults.step("connect") if svc.connect_moment and svc.faults.steps else None
+        if fault is not None:
+            if fault.kind in ("auth-refuse", "reject", "garbled"):
+                return paramiko.AUTH_FAILED
+            try:
+                fault.before()
+            except DropConnection:
+                if self.transport is not None:
+                    svc._drop_transport(self.transport)
+                return paramiko.AUTH_FAILED
+            fault.after_reply()
         self.user = username
         return paramiko.AUTH_SUCCESSFUL
 
@@ -315,6 +327,9 @@ class SshService:
         scp_sink: ScpSink | None = None,
         banner: str = "",
         host_key: paramiko.PKey | None = None,
+        moment: Callable[[str, str], str | None] | None = None,
+        refuse: Callable[[str], tuple[str, str, int]] | None = None,
+        connect_moment: bool = False,
     ) -> None:
         if handler is None and session_factory is None:
             raise ValueError("SshService needs a handler or a session_factory")
@@ -328,6 +343,11 @@ class SshService:
         self.banner = banner
         self._handler = handler
         self._prompt = prompt
+        # step faults: the moment of a (kind, command), the device's refusal of a command, and whether SSH
+        # authentication is this device's "connect" moment (a GPU host) or only a side channel (NX-OS, NVUE)
+        self.moment = moment
+        self.refuse = refuse or _invalid_argument
+        self.connect_moment = connect_moment
         self._factory = session_factory
         key_path = Path(state_dir) / "ssh" / f"{name}_host_ecdsa_key" if state_dir is not None else None
         self.host_key = host_key if host_key is not None else load_or_create_host_key(key_path)
@@ -415,7 +435,7 @@ class SshService:
                 return
             self._transports.add(transport)
         try:
-            transport.start_server(server=_Server(self, peer))
+            transport.start_server(server=_Server(self, peer, transport))
         except (paramiko.SSHException, EOFError, OSError):
             self._forget(transport)
             return
@@ -441,7 +461,9 @@ class SshService:
         return SimpleSession(self._handler, self._prompt, self.banner)
 
     def _drop(self, channel: paramiko.Channel) -> None:
-        transport = channel.get_transport()
+        self._drop_transport(channel.get_transport())
+
+    def _drop_transport(self, transport: paramiko.Transport | None) -> None:
         with contextlib.suppress(Exception):
             sock = transport.sock if transport is not None else None
             if isinstance(sock, socket.socket):
@@ -453,6 +475,16 @@ class SshService:
         with self._lock:
             self.commands.append((kind, command))
 
+    def _step(self, kind: str, command: str) -> StepFault | None:
+        """The step fault firing for this command, with its ``before`` part done (drop, hang raise here)."""
+        if self.moment is None:
+            return None
+        moment = self.moment(kind, command)  # the device tracks its phase: ask for every command
+        fault = self.faults.step(moment) if self.faults.steps else None
+        if fault is not None:
+            fault.before()
+        return fault
+
     # -- exec -------------------------------------------------------------------------------------
     def _run_exec(self, channel: paramiko.Channel, ctx: SessionContext, command: str, replied: threading.Event) -> None:
         replied.wait(_REPLY_WAIT)
@@ -461,10 +493,25 @@ class SshService:
             argv = _scp_argv(command) if self.scp_sink is not None else None
             if argv is not None:
                 self._record("scp", command)
-                status = self._scp_receive(channel, argv)
+                fault = self._step("scp", command)
+                if fault is not None and fault.kind in ("reject", "auth-refuse"):
+                    channel.sendall(b"\x01scp: " + self.refuse(command)[1].strip().encode() + b"\n")
+                    status = 1
+                else:
+                    status = self._scp_receive(channel, argv)
+                if fault is not None:
+                    fault.after_reply()
             else:
                 self._record("exec", command)
-                stdout, stderr, status = self._session(ctx).handle_exec(command)
+                fault = self._step("exec", command)
+                if fault is not None and fault.kind in ("reject", "auth-refuse"):
+                    stdout, stderr, status = self.refuse(command)
+                else:
+                    stdout, stderr, status = self._session(ctx).handle_exec(command)
+                if fault is not None:
+                    fault.after_reply()
+                    if fault.kind == "garbled":
+                        stdout = _garble_text(stdout)
                 if ctx.pty:  # one terminal: stderr joins stdout, with tty newlines
                     channel.sendall(_crlf(stdout + stderr).encode())
                 else:
@@ -552,7 +599,16 @@ class SshService:
                 self._record("shell", text)
                 self.faults.before_request()
                 try:
-                    output, _status = session.handle(text)
+                    fault = self._step("shell", text)
+                    if fault is not None and fault.kind in ("reject", "auth-refuse"):
+                        refused = self.refuse(text)
+                        output = refused[0] + refused[1]
+                    else:
+                        output, _status = session.handle(text)
+                    if fault is not None:
+                        fault.after_reply()
+                        if fault.kind == "garbled":
+                            output = _garble_text(output)
                 except CloseSession as close:
                     term.write(close.output)
                     with contextlib.suppress(Exception):
@@ -579,6 +635,17 @@ def _scp_argv(command: str) -> list[str] | None:
     if len(argv) < 3 or argv[0] != "scp" or not ({"-t", "-f"} & set(argv)):
         return None
     return argv
+
+
+def _invalid_argument(command: str) -> tuple[str, str, int]:
+    words = command.split()
+    return "", f"{words[0] if words else 'sh'}: Invalid argument\n", 1
+
+
+def _garble_text(text: str) -> str:
+    """A command's output corrupted: cut to two thirds, every seventh character replaced."""
+    cut = text[: max(1, len(text) * 2 // 3)] if text else "\x00"
+    return "".join("\ufffd" if i % 7 == 3 else ch for i, ch in enumerate(cut))
 
 
 def _crlf(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -392,3 +393,35 @@ def test_boot_seconds_refuse_connections_while_booting(sim: GpuHostSim) -> None:
     with client:
         assert run(client, "hostname")[0] == "gpu1\n"
     assert 0.4 < time.monotonic() - start < 3
+
+
+def test_drop_on_commit_and_reject_take_effect_on_a_host(sim: GpuHostSim) -> None:
+    """Issue 16: the standing commit faults reach a host's state-changing commands; reads are left alone."""
+    sim.faults.set("reject", "mtu")
+    with connect(sim) as client:
+        out, err, rc = run(client, f"sudo ip link set dev {IF0} mtu 9000")
+        assert rc == 2 and "RTNETLINK answers: Invalid argument" in out + err
+        assert run(client, f"sudo mlnx_qos -i {IF0} --trust dscp")[2] == 0  # another change: not matched
+        assert run(client, "ip -j link show")[2] == 0
+    assert all(nic.mtu == 1500 for nic in sim.state.nics)
+    sim.faults.set("drop-on-commit")
+    with connect(sim) as client:
+        assert run(client, "hostname")[0] == "gpu1\n"  # a read passes
+        with contextlib.suppress(OSError, EOFError, paramiko.SSHException):  # closed without a reply
+            assert run(client, f"sudo ip link set dev {IF0} mtu 9000")[2] == -1
+    assert all(nic.mtu == 1500 for nic in sim.state.nics)
+    sim.faults.clear()
+
+
+def test_step_faults_fire_once_at_their_moment(sim: GpuHostSim) -> None:
+    with pytest.raises(ValueError, match="unknown moment"):
+        sim.faults.set("drop", at="later")
+    with pytest.raises(ValueError, match="cannot be given --at"):
+        sim.faults.set("drop-on-commit", at="commit")
+    sim.faults.set("reject", at="read", after=2)
+    assert sim.faults.active() == ["reject --at read --after 2"]
+    with connect(sim) as client:
+        assert run(client, "hostname")[2] == 0
+        assert run(client, "hostname")[2] == 1  # the 2nd read is refused
+        assert run(client, "hostname")[2] == 0  # once
+    assert sim.faults.fired == ["reject --at read --after 2"] and sim.faults.active() == []

@@ -177,6 +177,11 @@ def test_faults_via_cli(lab_state: Path) -> None:
     driver.close()
     assert "delay 1.5" in fabconf("lab", "status", "--state", str(lab_state)).stdout
     fabconf("lab", "fault", "--state", str(lab_state), "spine1", "clear")
+    out = fabconf("lab", "fault", "--state", str(lab_state), "spine1", "drop", "--at", "commit", "--after", "2").stdout
+    assert "drop --at commit --after 2" in out
+    out = fabconf("lab", "fault", "--state", str(lab_state), "spine1", "delay", "2", "--at", "verify").stdout
+    assert "drop --at commit --after 2, delay 2 --at verify" in out  # step faults add up
+    fabconf("lab", "fault", "--state", str(lab_state), "spine1", "clear")
     bad = fabconf("lab", "fault", "--state", str(lab_state), "spine9", "hang", check=False)
     assert bad.returncode == 1 and "no lab device 'spine9'" in bad.stderr
     assert host["hostname"].startswith(PREFIX)

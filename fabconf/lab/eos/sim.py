@@ -283,8 +283,55 @@ class EosSim(SimBase, HttpDevice):
             return HttpReply.json(_rpc_error(req_id, -32602, "Invalid params"))
         return HttpReply.json(self.run_cmds(cmds, fmt, req_id, request.user))
 
-    def run_cmds(self, cmds: list[Any], fmt: str, req_id: Any = None, user: str = "") -> dict[str, Any]:
-        """Run one eAPI request; returns the JSON-RPC reply object. DropConnection propagates."""
+    # -- step faults (fabconf.lab.faults) ------------------------------------------------------------------------
+    @staticmethod
+    def _rpc_cmds(request: HttpRequest) -> tuple[list[str], str, Any]:
+        body = request.json()
+        params = body.get("params") or {}
+        cmds = [" ".join(str(c.get("cmd", "") if isinstance(c, dict) else c).split()) for c in params.get("cmds") or []]
+        return cmds, params.get("format") or "json", body.get("id")
+
+    def _classify(self, cmds: list[str]) -> tuple[str | None, int]:
+        """The moment of an eAPI request and the index of the command that makes it so (what ``reject`` refuses:
+        for a staged session its last line, so the lines before it are in the session)."""
+        with self._lock:
+            pending = any(s.state == "pendingCommitTimer" for s in self.sessions.values())
+            timed = {n for n, s in self.sessions.items() if s.state == "pendingCommitTimer"}
+        last = max(0, len(cmds) - 1)
+        for i, cmd in enumerate(cmds):
+            m = re.fullmatch(r"configure session (\S+)(?: (commit|abort)(?: timer \S+)?)?", cmd)
+            if m and m.group(2) == "commit":
+                return ("commit" if "timer" in cmd else "confirm"), i
+            if m and m.group(2) == "abort":
+                return ("rollback" if m.group(1) in timed else "stage"), i
+            if m:
+                lines = [j for j in range(i + 1, len(cmds)) if cmds[j] not in ("end", "commit", "abort")]
+                return ("verify" if pending else "stage"), (lines[-1] if lines else i)
+            if cmd.startswith("configure replace"):
+                return "rollback", i
+        reads = [c for c in cmds if c != "enable"]
+        if reads == ["show version"] and not pending:
+            return "connect", last
+        return ("verify" if pending else "read"), last
+
+    def moment_of(self, request: HttpRequest) -> str | None:
+        if request.path != "/command-api":
+            return None
+        return self._classify(self._rpc_cmds(request)[0])[0]
+
+    def reject_reply(self, request: HttpRequest) -> HttpReply:
+        """The command that makes the request's moment is refused as invalid input (earlier ones run)."""
+        try:
+            cmds, fmt, req_id = self._rpc_cmds(request)
+        except (ValueError, AttributeError, TypeError):
+            return HttpReply.json(_rpc_error(None, -32700, "Parse error"))
+        return HttpReply.json(self.run_cmds(cmds, fmt, req_id, request.user, reject=self._classify(cmds)[1]))
+
+    def run_cmds(
+        self, cmds: list[Any], fmt: str, req_id: Any = None, user: str = "", reject: int | None = None
+    ) -> dict[str, Any]:
+        """Run one eAPI request; returns the JSON-RPC reply object. DropConnection propagates. ``reject``: the
+        index of a command refused as invalid input (a step fault)."""
         cli = _Cli()
         results: list[dict[str, Any]] = []
         with self._lock:
@@ -292,6 +339,9 @@ class EosSim(SimBase, HttpDevice):
                 for index, item in enumerate(cmds, start=1):
                     cmd = item.get("cmd", "") if isinstance(item, dict) else str(item)
                     try:
+                        if reject == index - 1:
+                            word = cmd.split()[0] if cmd.split() else ""
+                            raise _invalid(f"Invalid input (at token 0: '{word}')")
                         results.append(self._run_one(cli, cmd, fmt, user))
                     except _CmdError as e:
                         failed: dict[str, Any] = {"errors": e.errors}

@@ -33,6 +33,7 @@ A NIC port's link is up when it is administratively up and, if a ``World`` is gi
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -62,14 +63,16 @@ class HostFaults(Faults):
 
     garbled: bool = False
 
-    def set(self, kind: str, arg: str | None = None) -> None:
-        if kind == "garbled":
+    def set(
+        self, kind: str, arg: str | None = None, *, at: str | None = None, after: int = 1, every: bool = False
+    ) -> None:
+        if kind == "garbled" and at is None:
             if arg is not None:
                 raise ValueError(f"fault 'garbled' takes no argument, got {arg!r}")
             self.clear()  # a new fault replaces the active one, as for every kind
             self.garbled = True
             return
-        super().set(kind, arg)
+        super().set(kind, arg, at=at, after=after, every=every)
 
     def clear(self) -> None:
         super().clear()
@@ -107,6 +110,40 @@ class ProcSys:
         if not value.isdigit() or not low <= int(value) <= high:
             raise FsError("Invalid argument")
         self.state.sysctls[key] = int(value)
+
+
+# what changes a host's state (step faults "commit"/"rollback", drop-on-commit, reject); batched reads and
+# fabconf's own bookkeeping (its commit lock, its checkpoint) do not count
+_WRITE = re.compile(
+    r"\b(?:(?:tee|chmod|rm|mv|cp|ln|reboot|mlxfwreset)\b"
+    r"|systemctl\s+(?:enable|disable|daemon-reload|start|stop|restart)\b|sysctl\s+(?:-\S+\s+)*-w\b"
+    r"|mlnx_qos\s+-i\s+\S+\s+-|cma_roce_tos\s.*-t\b|mlxconfig\s.*\bset\b"
+    r"|ip\s+(?:link\s+set|addr\s+(?:add|del)|route\s+(?:replace|add|del)|rule\s+(?:add|del))\b)"
+)
+_BOOKKEEPING = ("/run/fabconf", "/var/lib/fabconf")
+_LOCK_DIR = "/run/fabconf/commit.lock"
+_CHECKPOINT = "/var/lib/fabconf/linux-rollback.json"
+
+
+def changes_state(command: str) -> bool:
+    """A command line that changes the host (not a batched read, not fabconf's lock or checkpoint)."""
+    if "echo @@" in command or any(path in command for path in _BOOKKEEPING):
+        return False
+    return _WRITE.search(command) is not None
+
+
+def refusal(command: str) -> tuple[str, str, int]:
+    """How the tool of a refused command fails: exit status 1 and its own kind of message."""
+    words = [w for w in re.split(r"[\s|;&]+", command) if w and w not in ("sudo", "-n")]
+    tool = next((w for w in words if _WRITE.match(w) or w in ("ip", "sysctl", "mlnx_qos", "cma_roce_tos")), words[0])
+    if tool == "ip":
+        return "", "RTNETLINK answers: Invalid argument\n", 2
+    if tool == "tee":
+        target = next((w for w in reversed(words) if w.startswith("/")), "")
+        return "", f"tee: {target}: Invalid argument\n", 1
+    if tool == "sysctl":
+        return "", "sysctl: setting key: Invalid argument\n", 255
+    return "", f"{tool}: Invalid argument\n", 1
 
 
 class RebootRequested(Exception):
@@ -175,7 +212,11 @@ class GpuHostSim(SimBase):
             session_factory=self._session,
             faults=self.faults,
             state_dir=state_dir,
+            moment=self.ssh_moment,
+            refuse=refusal,
+            connect_moment=True,
         )
+        self._phase = "idle"  # of a push, as the host sees it: idle, commit, verify, rollback (step faults)
         if world is not None:
             world.register(self)
 
@@ -333,6 +374,31 @@ class GpuHostSim(SimBase):
     def _session(self, ctx: SessionContext) -> ShellSession:
         return HostSession(self, ctx)
 
+    # -- step faults (fabconf.lab.faults) --------------------------------------------------------------------
+    def _applying(self) -> bool:
+        try:
+            return bool(json.loads(self.state.files.get(_CHECKPOINT) or "{}").get("applying"))
+        except (ValueError, AttributeError):
+            return False
+
+    def ssh_moment(self, kind: str, command: str) -> str | None:
+        """The moment of a push a command belongs to, from what the host sees: taking the commit lock starts a
+        commit (a rollback when a commit was made or left unfinished: checkpoint marked "applying"); its
+        release after a commit starts verification; reading the checkpoint with no lock held starts a new push.
+        Inside a commit or rollback only the commands that change the host count."""
+        with self.lock:
+            if re.search(rf"\bmkdir '?{re.escape(_LOCK_DIR)}", command):
+                self._phase = "rollback" if self._phase == "verify" or self._applying() else "commit"
+                return None
+            if f"rm -rf {_LOCK_DIR}" in command:
+                self._phase = "verify" if self._phase == "commit" else "idle"
+                return None
+            if f"cat {_CHECKPOINT}" in command and not self.fs.exists(_LOCK_DIR):
+                self._phase = "idle"
+            if self._phase in ("commit", "rollback"):
+                return self._phase if changes_state(command) else None
+            return "verify" if self._phase == "verify" else "read"
+
     def run(self, command: str, *, root: bool = True) -> Output:
         """Run a command line directly (no SSH), e.g. from tests or the orchestrator."""
         with self.lock:
@@ -375,10 +441,25 @@ class HostSession(ShellSession):
             raise CloseSession(out.merged + "logout\n", out.status)
         return out
 
+    def _standing(self, command: str) -> tuple[str, str, int] | None:
+        """The standing faults that concern a command that changes the host: drop-on-commit, reject PATTERN."""
+        faults = self.sim.faults
+        if not (faults.drop_on_commit or faults.reject is not None) or not changes_state(command):
+            return None
+        if faults.drop_on_commit:
+            raise DropConnection()
+        return refusal(command) if faults.rejects(command) else None
+
     def handle(self, command: str) -> tuple[str, int]:
+        refused = self._standing(command)
+        if refused is not None:
+            return refused[0] + refused[1], refused[2]
         out = self._run(command)
         return out.merged, out.status
 
     def handle_exec(self, command: str) -> tuple[str, str, int]:
+        refused = self._standing(command)
+        if refused is not None:
+            return refused
         out = self._run(command)
         return out.stdout, out.stderr, out.status

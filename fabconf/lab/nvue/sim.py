@@ -210,6 +210,8 @@ class NvueSim(SimBase, HttpDevice):
                 prompt=self.prompt,
                 faults=self.faults,
                 state_dir=self.lab_state_dir,
+                moment=self.ssh_moment,
+                refuse=lambda command: ("", "Error: Invalid or unsupported command\n", 1),
             )
             self._ssh.start()
             self.ssh_port = self._ssh.port
@@ -245,6 +247,41 @@ class NvueSim(SimBase, HttpDevice):
     def cli(self, command: str) -> tuple[str, int]:
         """One ``nv`` command line as the lab user (what SSH exec and shell lines run)."""
         return NvCli(self.store, self.faults, self.username, self.state_dir, self.operational).run(command)
+
+    # -- step faults (fabconf.lab.faults) -------------------------------------------------------------------
+    def _pending(self) -> bool:
+        return self.store.confirm_status() is not None
+
+    def moment_of(self, request: HttpRequest) -> str | None:
+        """REST: an apply is the commit (the rollback while a confirm is pending), revisions and their edits are
+        staging, reads are reads (verify while a confirm is pending); ``GET /system`` opens the driver."""
+        pending = self._pending()
+        path = request.path.rstrip("/")
+        if request.method == "PATCH" and path.startswith(BASE + "/revision/"):
+            return "rollback" if pending else "commit"
+        if request.method == "GET" and (path.startswith(BASE + "/revision/") or path == BASE) and pending:
+            return None  # the commit reading back the revision it applied and the applied tree
+        named = request.query.get("rev") in (None, "applied", "startup", "operational")
+        if request.method != "GET" or not named or path.startswith(BASE + "/revision"):
+            return "verify" if pending else "stage"
+        if path == BASE + "/system" and not pending:
+            return "connect"
+        return "verify" if pending else "read"
+
+    def reject_reply(self, request: HttpRequest) -> HttpReply:
+        return _error(400, "Invalid request: rejected by the switch")
+
+    def ssh_moment(self, kind: str, command: str) -> str | None:
+        words = command.split()
+        if words[:3] != ["nv", "config", "apply"]:
+            return "verify" if self._pending() else "read"
+        if "--confirm-yes" in words:
+            return "confirm"
+        if "--confirm-no" in words:
+            return "rollback"
+        if "--confirm-status" in words:
+            return "verify" if self._pending() else "read"
+        return "rollback" if self._pending() else "commit"
 
     def operational(self) -> Tree:
         """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print)."""

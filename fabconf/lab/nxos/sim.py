@@ -159,6 +159,8 @@ class NxosSim(SimBase, HttpDevice):
                 state_dir=self.state_dir,
                 scp_sink=self._scp_sink,
                 banner=BANNER,
+                moment=self.ssh_moment,
+                refuse=lambda command: ("% Invalid command at '^' marker.\n", "", 1),
             )
             self._ssh.start()
             self.ssh_port = self._ssh.port
@@ -222,6 +224,66 @@ class NxosSim(SimBase, HttpDevice):
                 break
         body: Any = replies[0] if len(calls) == 1 else replies
         return HttpReply.json(body, 500 if failed else 200)
+
+    # -- step faults (fabconf.lab.faults) ----------------------------------------------------------------------
+    def _pending(self) -> bool:
+        return self.device.config_replace.pending is not None
+
+    def _command_moment(self, cmd: str) -> str | None:
+        """The moment of one NX-OS command, or None for one that decides nothing (terminal settings, save)."""
+        cmd = " ".join(cmd.split())
+        if cmd == "configure replace commit":
+            return "confirm"
+        if cmd.startswith("configure replace ") and "show-patch" not in cmd:
+            return "commit"
+        if cmd.startswith(("rollback running-config", "dir rollback_config")):
+            return "rollback"
+        if cmd.startswith(("checkpoint ", "dir bootflash", "show file bootflash", "delete ", "scp ")):
+            return "verify" if self._pending() else "stage"
+        if cmd.startswith(("terminal ", "copy run", "no terminal")):
+            return None
+        if cmd.startswith("show ") or cmd == "show":
+            return "verify" if self._pending() else "read"
+        return "commit"  # configuration lines sent as a batch: NAPALM's plain (merge) commit
+
+    @staticmethod
+    def _calls(request: HttpRequest) -> tuple[Any, list[dict[str, Any]], list[str]]:
+        payload = request.json()
+        calls = [payload] if isinstance(payload, dict) else list(payload)
+        return payload, calls, [" ".join(str((c.get("params") or {}).get("cmd", "")).split()) for c in calls]
+
+    def _decisive(self, cmds: list[str]) -> tuple[str | None, int]:
+        """The request's moment and the index of the command that decides it."""
+        moments = [self._command_moment(c) for c in cmds]
+        for decisive in ("commit", "confirm", "rollback", "stage"):
+            if decisive in moments:
+                return decisive, moments.index(decisive)
+        if cmds == ["show hostname"] and not self._pending():
+            return "connect", 0
+        found = [(m, i) for i, m in enumerate(moments) if m is not None]
+        return found[0] if found else (None, 0)
+
+    def moment_of(self, request: HttpRequest) -> str | None:
+        if request.path.rstrip("/") != "/ins":
+            return None
+        return self._decisive(self._calls(request)[2])[0]
+
+    def reject_reply(self, request: HttpRequest) -> HttpReply:
+        """The request's decisive command is refused with NX-OS's invalid-command error (the batch stops there)."""
+        try:
+            _payload, calls, cmds = self._calls(request)
+        except (ValueError, AttributeError, TypeError):
+            return HttpReply.json(_rpc_error(None, -32700, "Parse error", "Invalid JSON"), 500)
+        index = self._decisive(cmds)[1]
+        session = ExecSession(nxapi=True)
+        replies = [self._rpc_call(c, session) for c in calls[:index]]
+        replies.append(
+            _rpc_error(calls[index].get("id"), -32602, "Invalid params", "% Invalid command at '^' marker.\n")
+        )
+        return HttpReply.json(replies[0] if len(calls) == 1 else replies, 500)
+
+    def ssh_moment(self, kind: str, command: str) -> str | None:
+        return self._command_moment(command)
 
     def _rpc_call(self, call: dict[str, Any], session: ExecSession) -> dict[str, Any]:
         rid = call.get("id")

@@ -1,0 +1,255 @@
+"""The fault matrix (faultmatrix.py holds the table): every platform x moment x fault, against the lab.
+
+Each cell resets its device to the brownfield start (``Lab.reset``), arms the fault at its moment
+(``Faults.set(..., at=MOMENT)``), pushes the one device through fabconf's real push path (``rollout.push``:
+the Nornir task, retries, the drivers over real sockets; nothing mocked), then reads the device back from the
+lab. The invariant, for every cell: reported ``applied`` means at intent and verified; anything else means
+exactly as before. Then the table's entry pins what was reported. ``killed`` cells run the same push in a
+process and SIGKILL it while the lab holds the request of that moment.
+
+One lab per xdist worker (module scope); the push's ``--timeout`` is 2 s, a delay is 3 s, revert timers 3-4 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from faultmatrix import CELLS, DEVICES, Cell, document
+from labkit import PASSWORD, ROOT
+from network import free_network
+
+from fabconf.deploy import rollout
+from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.options import DeviceOptions, PushOptions
+from fabconf.deploy.steps import VerifyContext, verify_device
+from fabconf.deploy.tasks import open_driver
+from fabconf.lab.orchestrator import Lab
+from fabconf.pipeline import compile_inventory
+from fabconf.render import render
+
+TIMEOUT = 3  # fabconf's --timeout in the matrix (a loaded 2-core CI machine needs a margin)
+DELAY = "4"  # a reply this late is a timeout
+REVERT = 4  # --confirm-timeout of in-process pushes
+KILLED_REVERT = 3  # --confirm-timeout of the pushes that are killed
+# the Nth request of the moment: a host's 3rd change of a commit or a restore (two are done), its 2nd read (the 1st
+# reads a checkpoint that does not exist, so a garbled or refused reply to it changes nothing)
+AFTER = {"linux": {"commit": 3, "rollback": 3, "read": 2}}
+
+
+@pytest.fixture(scope="module")
+def mlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The matrix's four devices only; the lab's inventory keeps every other device of the pod (at addresses
+    nothing answers on, never contacted) so that it compiles with the whole cabling plan."""
+    inventory = ROOT / "inventory"
+    base = tmp_path_factory.mktemp("matrix")
+    compiled = compile_inventory(inventory)
+    the_lab = Lab(
+        compiled, inventory, base / "lab", network=free_network(), password=PASSWORD, names=sorted(DEVICES.values())
+    )
+    the_lab.start()
+    hosts_file = the_lab.state_dir / "inventory" / "hosts.yaml"
+    hosts = yaml.safe_load((inventory / "hosts.yaml").read_text())
+    hosts.update(yaml.safe_load(hosts_file.read_text()))
+    hosts_file.write_text(yaml.safe_dump(hosts, sort_keys=False))
+    lab_compiled = compile_inventory(the_lab.state_dir / "inventory")
+    _JOBS.update(
+        {
+            n: Job(lab_compiled.model.devices[n], lab_compiled.data[n], render(lab_compiled.data[n]))
+            for n in DEVICES.values()
+        }
+    )
+    try:
+        yield the_lab
+    finally:
+        the_lab.stop()
+
+
+_JOBS: dict[str, Job] = {}
+
+
+@pytest.fixture
+def lab_env(mlab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lab:
+    monkeypatch.setenv("FABCONF_USERNAME", mlab.username)
+    monkeypatch.setenv("FABCONF_PASSWORD", PASSWORD)
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
+    return mlab
+
+
+def _job(lab: Lab, name: str) -> Job:
+    return _JOBS[name]
+
+
+def _reset(lab: Lab, name: str) -> None:
+    # drivers of earlier cells that are only now collected may still send a request (napalm's __del__ closes,
+    # and an EOS close aborts its session): let them, before a fault is armed that such a request could take
+    gc.collect()
+    sim = lab.reset(name)
+    if lab.devices[name].platform == "nxos":
+        sim.device.config_replace.min_timeout = 1  # type: ignore[attr-defined]  # the switch takes 30-3600 s
+
+
+def _state(lab: Lab, name: str) -> str:
+    """The device's configuration as the lab holds it; a GPU host's without fabconf's own bookkeeping (its
+    checkpoint and commit lock), without systemd's loaded-unit cache (a daemon-reload reads the unit files on
+    disk, which are compared), and with the RoCE traffic class sysfs cannot unset (the restore says so)."""
+    text = lab.devices[name].sim.running_config()
+    if lab.devices[name].platform != "linux":
+        return text
+    state = json.loads(text)
+    own = ("/var/lib/fabconf/", "/run/fabconf/")
+    state["files"] = {k: v for k, v in state.get("files", {}).items() if not k.startswith(own)}
+    state.pop("units_loaded", None)
+    return re.sub(r'"traffic_class": \d+', '"traffic_class": null', json.dumps(state, sort_keys=True))
+
+
+def _pending(lab: Lab, name: str) -> bool:
+    """A commit waiting for its confirmation (its revert timer still running) on a switch."""
+    sim = lab.devices[name].sim
+    platform = lab.devices[name].platform
+    if platform == "eos":
+        return any(s.state == "pendingCommitTimer" for s in sim.sessions.values())  # type: ignore[attr-defined]
+    if platform == "nxos":
+        return sim.device.config_replace.pending is not None  # type: ignore[attr-defined]
+    if platform == "cumulus":
+        return sim.store.confirm_status() is not None  # type: ignore[attr-defined]
+    return False
+
+
+def _settle(lab: Lab, name: str, within: float) -> None:
+    """Let a revert timer left running run out (a commit fabconf could not confirm nor undo)."""
+    deadline = time.monotonic() + within
+    while _pending(lab, name) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _at_intent(lab: Lab, job: Job) -> list[str]:
+    """What keeps the device from being at intent and verified ([] when it is)."""
+    driver = open_driver(job, DeviceOptions(timeout=10))
+    try:
+        outcome = verify_device(job, driver, VerifyContext(required_peers=set(), bgp_wait=0))
+    finally:
+        with contextlib.suppress(Exception):
+            driver.close()
+    return [] if outcome.state is State.VERIFIED else [outcome.message, *outcome.checks]
+
+
+def _arm(lab: Lab, cell: Cell) -> None:
+    faults = lab.devices[cell.device].sim.faults
+    after = AFTER.get(cell.platform, {}).get(cell.moment, 1)
+    if cell.moment == "rollback":  # a verify that fails is what makes a push roll back
+        faults.set("reject", at="verify")
+    if cell.fault == "killed":
+        faults.set("hang", at=cell.moment, after=after)
+    else:
+        faults.set(cell.fault, DELAY if cell.fault == "delay" else None, at=cell.moment, after=after)
+
+
+def _push(job: Job) -> Outcome:
+    """``fabconf push --limit DEVICE --canary 0`` as the rollout runs it, with no BGP peer required."""
+    the_plan = rollout.plan([job], canary=0, batch="100%")
+    push_opts = PushOptions(canary=0, batch="100%", confirm_timeout=REVERT, bgp_wait=0)
+    (outcome,) = rollout.push(the_plan, {job.name}, push_opts, DeviceOptions(timeout=TIMEOUT))
+    return outcome
+
+
+def _check(lab: Lab, cell: Cell, job: Job, before: str, outcome: Outcome) -> None:
+    said = f"{cell.id}: reported {outcome.state}: {outcome.message} {outcome.checks}"
+    if outcome.state in (State.APPLIED, State.UNCHANGED):
+        assert outcome.state is State.APPLIED, said  # the brownfield device always has something to change
+        assert _at_intent(lab, job) == [], "reported applied but not at intent: " + said
+    else:
+        assert _state(lab, cell.device) == before, "not exactly as before: " + said
+        if outcome.state is State.FAILED:  # says where the device is
+            assert re.search(r"nothing was (committed|changed)|previous configuration|as before", outcome.message), said
+
+
+@pytest.mark.parametrize("cell", [c for c in CELLS if c.fault != "killed"], ids=lambda c: c.id)
+def test_cell(lab_env: Lab, cell: Cell) -> None:
+    if cell.na:
+        pytest.skip(f"n/a: {cell.na}")
+    lab, name = lab_env, cell.device
+    _reset(lab, name)
+    job = _job(lab, name)
+    before = _state(lab, name)
+    _arm(lab, cell)
+    try:
+        outcome = _push(job)
+    finally:
+        fired = list(lab.devices[name].sim.faults.fired)
+        lab.devices[name].sim.faults.clear()
+    _settle(lab, name, REVERT + 3)
+    assert any(f.startswith(f"{cell.fault} ") and f"--at {cell.moment}" in f for f in fired), (
+        f"{cell.id}: the fault never fired (fired: {fired}): {outcome.state}: {outcome.message}"
+    )
+    _check(lab, cell, job, before, outcome)
+    assert str(outcome.state) in cell.states, f"{cell.id}: {outcome.state}: {outcome.message} {outcome.checks}"
+
+
+_KILLED_PUSH = """
+import json, sys
+from fabconf.deploy import rollout
+from fabconf.deploy.options import DeviceOptions, PushOptions
+from fabconf.deploy.job import Job
+from fabconf.pipeline import compile_inventory
+from fabconf.render import render
+inventory, name, revert, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+compiled = compile_inventory(inventory)
+job = Job(compiled.model.devices[name], compiled.data[name], render(compiled.data[name]))
+opts = PushOptions(canary=0, batch="100%", confirm_timeout=revert, bgp_wait=0)
+(outcome,) = rollout.push(rollout.plan([job], canary=0, batch="100%"), {name}, opts, DeviceOptions(timeout=timeout))
+print(json.dumps(outcome.as_dict()))
+"""
+
+
+@pytest.mark.parametrize("cell", [c for c in CELLS if c.fault == "killed"], ids=lambda c: c.id)
+def test_killed(lab_env: Lab, cell: Cell) -> None:
+    """fabconf SIGKILLed while the lab holds the request of the moment: the device reverts by its own timer
+    (switches), or the next push restores what the killed one left half-applied (GPU hosts)."""
+    if cell.na:
+        pytest.skip(f"n/a: {cell.na}")
+    lab, name = lab_env, cell.device
+    _reset(lab, name)
+    job = _job(lab, name)
+    before = _state(lab, name)
+    faults = lab.devices[name].sim.faults
+    _arm(lab, cell)
+    args = [str(lab.state_dir / "inventory"), name, str(KILLED_REVERT), "30"]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
+    try:
+        fired = faults.wait_fired(2 if cell.moment == "rollback" else 1, timeout=30)
+        assert fired, f"{cell.id}: the push never reached {cell.moment} (fired: {faults.fired})"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        faults.clear()  # the held request is dropped, never carried out
+    _settle(lab, name, KILLED_REVERT + 3)
+    end = "before" if _state(lab, name) == before else "intent" if not _at_intent(lab, job) else "neither"
+    if cell.platform == "linux":  # the next push restores an interrupted commit first, then applies
+        outcome = _push(job)
+        assert outcome.state in (State.APPLIED, State.UNCHANGED), f"{cell.id}: {outcome.state}: {outcome.message}"
+        assert _at_intent(lab, job) == [], cell.id
+        if end == "neither":
+            assert "restored from its checkpoint first" in outcome.message, f"{cell.id}: {outcome.message}"
+            end = "intent"
+    assert end in cell.states, f"{cell.id}: the device is left {end}"
+
+
+def test_the_document_is_the_table() -> None:
+    from faultmatrix import DOC
+
+    assert DOC.read_text() == document(), "run `python tests/e2e/faultmatrix.py` to rewrite docs/fault-matrix.md"
