@@ -1,97 +1,141 @@
-"""Benchmark: a lab of hundreds of devices on this machine — lab start, a full dry-run diff, a push and a verify.
+"""Benchmark: fabconf against a lab of hundreds to thousands of devices — lab up, a full dry-run diff, a push, a
+verify, then a second push (nothing to change) and a last diff, to show memory and connections stay flat.
 
-    python bench/bench_lab.py [--devices 270 | --hosts 224] [--rails 2] [--workers 64] [--host-workers 50]
+    python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--lab-workers 0] [--rails 2]
 
-Builds a synthetic fabric (bench/genfabric.py), starts every device as a simulator in process, then runs
-fabconf's own diff, push (one wave per role, no canary) and verify over all of them, one connection per device.
-Prints a line per step and, last, one JSON line: devices, seconds and devices_per_s per step, the states, and
-the peak RSS of the process (fabconf and the in-process lab together: the lab does not run apart yet).
+Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabconf lab up`` (its own processes:
+``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
+role, no canary) and verify in this process over every device, one connection per device. Prints a line per step
+and, last, one JSON line: devices, seconds and devices_per_s per step, the states, this process's RSS and open
+sockets after each step, and the peak RSS of fabconf (this process) and of the lab (all its processes).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from genfabric import generate
+from genfabric import fabric_size, generate
 
 from fabconf.cli.devices import jobs_for
+from fabconf.cli.lab import start_lab
 from fabconf.deploy import rollout
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
-from fabconf.lab.orchestrator import Lab
+from fabconf.lab import daemon
 from fabconf.pipeline import compile_inventory
 
 
-def rss_mib() -> float:
+def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _status_kib(pid: int | str, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_mib() -> float:
+    return _status_kib("self", "VmRSS") / 1024
+
+
+def open_sockets() -> int:
+    """This process's open sockets (a connection left open after a step shows here)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    return count
+
+
+def hosts_for(devices: int, rails: int) -> int:
+    """The number of GPU hosts whose genfabric fabric has about ``devices`` devices (hosts, leaves, spines)."""
+    hosts = max(2, devices)
+    while hosts > 2 and sum(fabric_size(hosts, rails).values()) > devices:
+        hosts -= 1
+    return hosts
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hosts", type=int, default=224)
-    ap.add_argument("--devices", type=int, default=0, help="about this many devices (sets --hosts)")
-    ap.add_argument("--host-workers", type=int, default=50)
+    ap.add_argument("--devices", type=int, default=270, help="about this many devices")
     ap.add_argument("--rails", type=int, default=2)
-    ap.add_argument("--workers", type=int, default=64)
+    ap.add_argument("--workers", type=int, default=100, help="switches at once")
+    ap.add_argument("--host-workers", type=int, default=100, help="GPU hosts at once")
+    ap.add_argument("--lab-workers", type=int, default=0, help="lab processes (0: sized to the machine)")
+    ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--network", default="127.200.0.0/16")
     a = ap.parse_args()
-    if a.devices:
-        a.hosts = max(2, round(a.devices / 1.2))  # genfabric: about 1.2 devices per host at 2 rails
+    hosts = hosts_for(a.devices, a.rails)
     with tempfile.TemporaryDirectory() as tmp:
-        size = generate(Path(tmp) / "inv", a.hosts, a.rails)
-        compiled = compile_inventory(Path(tmp) / "inv")
+        inv, state = Path(tmp) / "inv", Path(tmp) / "state"
+        size = generate(inv, hosts, a.rails)
         t0 = time.perf_counter()
-        lab = Lab(compiled, Path(tmp) / "inv", Path(tmp) / "state", network="127.200.0.0/16", password="bench-pw")
-        lab.start()
+        if start_lab(inv, state, a.network, quiet=True, workers=a.lab_workers) != 0:
+            sys.exit("the lab did not start")
         started = time.perf_counter() - t0
-        print(f"lab: {len(lab.devices)} devices ({size}); started in {started:.1f} s; max RSS {rss_mib():.0f} MiB")
-        os.environ.update(lab.env())
-        result: dict[str, object] = {"devices": len(lab.devices), "lab_up_s": round(started, 2)}
+        lab_pids = daemon.request(state, {"cmd": "status"})["pids"]
+        print(f"lab: {size}; up in {started:.1f} s in {len(lab_pids)} process(es)", flush=True)
+        os.environ.update(line.split("=", 1) for line in (state / "lab.env").read_text().splitlines())
+        result: dict[str, Any] = {"lab_up_s": round(started, 2), "lab_processes": len(lab_pids)}
         try:
-            compiled_lab = compile_inventory(Path(tmp) / "state" / "inventory")
-            jobs = rollout.push_order(jobs_for(compiled_lab, None))
-            options = DeviceOptions(workers=a.workers, host_workers=a.host_workers)
-            everyone = set(compiled_lab.model.devices)
-            steps = {
-                "diff": lambda: rollout.diff(jobs, options),
-                "push": lambda: rollout.push(
-                    rollout.plan(jobs, canary=0, batch="100%"), everyone, PushOptions(bgp_wait=60), options
-                ),
-                "verify": lambda: rollout.verify(jobs, everyone, options, VerifyOptions(bgp_wait=60)),
-            }
-            for step, run in steps.items():
+            compiled = compile_inventory(state / "inventory")
+            jobs = rollout.push_order(jobs_for(compiled, None))
+            result["devices"] = len(jobs)
+            options = DeviceOptions(workers=a.workers, host_workers=a.host_workers, timeout=a.timeout)
+            everyone = set(compiled.model.devices)
+
+            def push() -> list[Any]:
+                waves = rollout.plan(jobs, canary=0, batch="100%")
+                return rollout.push(waves, everyone, PushOptions(bgp_wait=60), options)
+
+            steps = [
+                ("diff", lambda: rollout.diff(jobs, options)),
+                ("push", push),
+                ("verify", lambda: rollout.verify(jobs, everyone, options, VerifyOptions(bgp_wait=60))),
+                ("push_again", push),
+                ("diff_again", lambda: rollout.diff(jobs, options)),
+            ]
+            for step, run in steps:
                 t1 = time.perf_counter()
                 outcomes = run()
                 elapsed = time.perf_counter() - t1
                 states: dict[str, int] = {}
                 for o in outcomes:
                     states[str(o.state)] = states.get(str(o.state), 0) + 1
+                sockets, rss = open_sockets(), rss_mib()
                 print(
                     f"fabconf {step} over {len(jobs)} devices ({a.workers} switch, {a.host_workers} host workers): "
                     f"{elapsed:.1f} s ({len(jobs) / elapsed:.1f} devices/s); states {states}; "
-                    f"max RSS {rss_mib():.0f} MiB"
+                    f"RSS {rss:.0f} MiB; open sockets {sockets}",
+                    flush=True,
                 )
                 result[step] = {
                     "seconds": round(elapsed, 2),
                     "devices_per_s": round(len(jobs) / elapsed, 2),
                     "states": states,
+                    "rss_mib": round(rss),
+                    "open_sockets": sockets,
                 }
-            with ThreadPoolExecutor(max_workers=a.workers) as pool:
-                t2 = time.perf_counter()
-                list(pool.map(lambda d: d.sim.lab_view(), lab.devices.values()))
-                print(f"lab_view of every device: {time.perf_counter() - t2:.2f} s")
+            result["fabconf_peak_rss_mib"] = round(peak_rss_mib())
+            result["lab_peak_rss_mib"] = round(sum(_status_kib(p, "VmHWM") for p in lab_pids) / 1024)
         finally:
             t3 = time.perf_counter()
-            lab.stop()
-            print(f"stopped in {time.perf_counter() - t3:.1f} s")
-        result["max_rss_mib"] = round(rss_mib())
+            daemon.stop(state)
+            print(f"lab stopped in {time.perf_counter() - t3:.1f} s", flush=True)
         print(json.dumps(result))
 
 

@@ -23,13 +23,19 @@ UP = 32  # uplinks per leaf
 SPINE_PORTS = 64
 
 
+def fabric_size(hosts: int, rails: int) -> dict[str, int]:
+    """How many spines, leaves and hosts ``generate`` writes for ``hosts`` GPU hosts of ``rails`` rails."""
+    n_leaves = -(-hosts // DOWN) * rails
+    planes = -(-n_leaves // SPINE_PORTS)  # each spine reaches SPINE_PORTS leaves, one link each
+    return {"spines": planes * UP, "leaves": n_leaves, "hosts": hosts}
+
+
 def generate(out: Path, hosts: int, rails: int) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
-    leaves_per_rail = -(-hosts // DOWN)
-    n_leaves = leaves_per_rail * rails
+    size = fabric_size(hosts, rails)
+    n_leaves, n_spines = size["leaves"], size["spines"]
+    leaves_per_rail = n_leaves // rails
     leaves_per_plane = SPINE_PORTS  # each spine reaches this many leaves, one link each
-    planes = -(-n_leaves // leaves_per_plane)
-    n_spines = planes * UP
     groups = {
         "spines": {"data": {"role": "spine"}},
         "leaves": {"data": {"role": "leaf"}},

@@ -45,7 +45,7 @@ def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
     return [f"{n}:{p}" for n, _, p in pending]
 
 
-def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False) -> int:
+def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, workers: int = 0) -> int:
     """Start the lab daemon unless one already runs for ``state``; returns an exit status."""
     state.mkdir(parents=True, exist_ok=True)
     if daemon.is_running(state):
@@ -69,6 +69,8 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False) -
                 str(state.resolve()),
                 "--network",
                 network,
+                "--workers",
+                str(workers),
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -96,7 +98,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False) -
 def cmd_lab(args: argparse.Namespace) -> int:
     state = Path(args.state)
     if args.lab_command == "up":
-        return start_lab(Path(args.inventory), state, args.network)
+        return start_lab(Path(args.inventory), state, args.network, workers=args.workers)
     try:
         if args.lab_command == "status":
             _print_status(daemon.request(state, {"cmd": "status"}))
@@ -140,6 +142,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     up = common(labsub.add_parser("up", help="start the lab in the background; returns once every device answers"))
     up.add_argument("-i", "--inventory", default="inventory", metavar="DIR")
     up.add_argument("--network", default=DEFAULT_NETWORK, help="loopback range for device addresses")
+    up.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="simulator processes (default: one per 128 devices, at most one per core; 1: one process)",
+    )
     common(labsub.add_parser("status", help="list the lab's devices, addresses and faults"))
     common(labsub.add_parser("down", help="stop the lab"))
     fault = common(labsub.add_parser("fault", help="inject or clear a fault on one device"))

@@ -78,7 +78,7 @@ def _quiet_libraries() -> None:
         logging.getLogger(name).setLevel(level)
 
 
-def _serve(inventory: Path, state: Path, network: str) -> int:
+def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     from fabconf.lab.orchestrator import Lab
     from fabconf.pipeline import compile_inventory
     from fabconf.problems import InputError
@@ -90,7 +90,14 @@ def _serve(inventory: Path, state: Path, network: str) -> int:
         for p in exc.problems:
             print(p, file=sys.stderr)
         return 1
-    lab = Lab(compiled, inventory, state, network=network)
+    from fabconf.lab.shards import ShardedLab, default_workers
+
+    workers = workers or default_workers(len(compiled.model.devices))
+    lab = (
+        ShardedLab(compiled, inventory, state, network=network, workers=workers)
+        if workers > 1
+        else Lab(compiled, inventory, state, network=network)
+    )
     lab.start()
     token = secrets.token_hex(16)
     server = socket.create_server(("127.0.0.1", 0))
@@ -106,7 +113,7 @@ def _serve(inventory: Path, state: Path, network: str) -> int:
     path = control_path(state)
     path.write_text(json.dumps({"port": server.getsockname()[1], "token": token, "pid": os.getpid()}))
     os.chmod(path, 0o600)
-    print(f"lab ready: {len(lab.devices)} devices", flush=True)
+    print(f"lab ready: {len(lab.addresses)} devices in {workers} process(es)", flush=True)
     try:
         while not stop.is_set():
             conn, _ = server.accept()
@@ -134,7 +141,12 @@ def _handle(lab: Any, req: dict[str, Any], token: str, stop: threading.Event) ->
     if cmd == "ping":
         return {"ok": True}
     if cmd == "status":
-        return {"ok": True, "devices": lab.status(), "inventory": str(lab.state_dir / "inventory")}
+        return {
+            "ok": True,
+            "devices": lab.status(),
+            "inventory": str(lab.state_dir / "inventory"),
+            "pids": [os.getpid(), *(lab.pids() if hasattr(lab, "pids") else [])],
+        }
     if cmd == "fault":
         try:
             active = lab.fault(
@@ -159,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inventory", required=True, type=Path)
     ap.add_argument("--state", required=True, type=Path)
     ap.add_argument("--network", default="127.77.0.0/16")
+    ap.add_argument("--workers", type=int, default=0, help="simulator processes (0: sized to the machine)")
     a = ap.parse_args(argv)
-    return _serve(a.inventory, a.state, a.network)
+    return _serve(a.inventory, a.state, a.network, a.workers)
 
 
 def wait_ready(state: Path, proc: Any, timeout: float = READY_TIMEOUT) -> bool:

@@ -30,6 +30,9 @@ from fabconf.pipeline import Compiled
 from fabconf.platforms import platform as platform_spec
 
 DEFAULT_NETWORK = "127.77.0.0/16"
+# how stale the World's answers may be (LLDP, BGP, routes): a real network converges over seconds, and a snapshot
+# shared by every question keeps a question's cost flat in the number of devices (``fabconf.lab.world``)
+WORLD_MAX_AGE = 0.25
 LAB_USERNAME = "fabconf"
 
 # platform -> (module, class); imported lazily so the lab costs nothing to the render path
@@ -85,7 +88,12 @@ class Lab:
         username: str = LAB_USERNAME,
         password: str | None = None,
         names: list[str] | None = None,
+        addresses: dict[str, str] | None = None,
+        build: bool = True,
     ) -> None:
+        """``names`` selects devices (default: all), at consecutive addresses of ``network``; ``addresses`` gives
+        them instead (a shard of a lab spread over processes, ``fabconf.lab.shards``). ``build=False`` builds no
+        simulator here (the shards do)."""
         self.compiled = compiled
         self.inventory_dir = Path(inventory_dir).resolve()
         self.state_dir = Path(state_dir).resolve()
@@ -95,19 +103,22 @@ class Lab:
         self.ca = LabCA(self.state_dir / "tls")
         model = compiled.model
         cables = [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in model.links]
-        self.world = World(cables)
-        net = ipaddress.IPv4Network(network)
-        selected = sorted(names if names is not None else model.devices)
-        if len(selected) > net.num_addresses - 2:
-            raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(selected)}")
+        self.world = World(cables, max_age=WORLD_MAX_AGE)
+        if addresses is None:
+            net = ipaddress.IPv4Network(network)
+            selected = sorted(names if names is not None else model.devices)
+            if len(selected) > net.num_addresses - 2:
+                raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(selected)}")
+            addresses = {name: str(net.network_address + i) for i, name in enumerate(selected, start=1)}
+        self.addresses = dict(addresses)  # every device of this lab (a shard runs some of them)
         self.devices: dict[str, LabDevice] = {}
         cabled: dict[str, set[str]] = {}  # ports in use, for devices whose model declares no port list
         for lk in model.links:
             for ep in (lk.a, lk.b):
                 cabled.setdefault(ep.device, set()).add(ep.port)
         self._cabled = cabled
-        for i, name in enumerate(selected, start=1):
-            address = str(net.network_address + i)
+        for name in sorted(self.addresses) if build else ():
+            address = self.addresses[name]
             self.devices[name] = LabDevice(name, model.devices[name].platform, address, self._build(name, address))
 
     def _build(self, name: str, address: str) -> Simulator:
@@ -131,7 +142,7 @@ class Lab:
         return sim
 
     # -- lifecycle ---------------------------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, *, write_state: bool = True) -> None:
         started: list[LabDevice] = []
         try:
             for dev in self.devices.values():
@@ -141,7 +152,8 @@ class Lab:
             for dev in started:
                 dev.sim.stop()
             raise
-        self.write_state()
+        if write_state:
+            self.write_state()
 
     def stop(self) -> None:
         """Stop every simulator, in parallel (each server waits for its poll interval)."""
@@ -188,6 +200,7 @@ class Lab:
             if at is not None:
                 raise ValueError("a link fault is a standing fault: it takes no --at")
             link_fault(dev.sim, arg)
+            self.world.invalidate()  # the far end sees the link change at once
             return dev.sim.faults.active()
         dev.sim.faults.set(kind, arg, at=at, after=after, every=every)
         return dev.sim.faults.active()
@@ -220,6 +233,11 @@ class Lab:
     def write_known_hosts(self) -> Path:
         """STATE/known_hosts: every lab device's SSH host key at its address (OpenSSH format), so fabconf checks
         lab host keys as it checks real ones (the keys persist under STATE, so the file stays valid)."""
+        self.known_hosts_path.write_text("".join(sorted(self.host_key_lines())))
+        return self.known_hosts_path
+
+    def host_key_lines(self) -> list[str]:
+        """The known_hosts lines of the simulators run here."""
         lines = []
         for dev in self.devices.values():
             service = getattr(dev.sim, "ssh", None) or getattr(dev.sim, "_ssh", None)
@@ -229,8 +247,7 @@ class Lab:
             port = int(getattr(service, "port", 22))
             where = dev.address if port == 22 else f"[{dev.address}]:{port}"
             lines.append(f"{where} {key.get_name()} {key.get_base64()}\n")
-        self.known_hosts_path.write_text("".join(sorted(lines)))
-        return self.known_hosts_path
+        return lines
 
     def write_state(self) -> Path:
         """Write STATE/inventory/ and STATE/lab.env; returns the inventory directory."""
@@ -242,10 +259,11 @@ class Lab:
         raw_hosts = yaml.safe_load((self.inventory_dir / "hosts.yaml").read_text()) or {}
         hosts: dict[str, Any] = {}
         ca, known_hosts = str(self.ca.ca_cert_path), str(self.write_known_hosts())
-        for name, dev in self.devices.items():
+        for name, address in sorted(self.addresses.items()):
             entry = dict(raw_hosts.get(name) or {})
-            entry["hostname"] = dev.address
-            entry["connection_options"] = _connection_options(dev.platform, ca, known_hosts)
+            entry["hostname"] = address
+            platform = self.compiled.model.devices[name].platform
+            entry["connection_options"] = _connection_options(platform, ca, known_hosts)
             hosts[name] = entry
         header = (
             "# The fabconf lab's inventory: the same devices, groups and data as the source inventory,\n"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -85,14 +86,33 @@ def _addr(port: PortView | None) -> ipaddress.IPv4Interface | None:
         return None
 
 
-class World:
-    """Cabling plus registered simulators. Thread-safe; views are read fresh on every question."""
+class _Snapshot:
+    """Every device's view at one moment, and what the World derives from them (computed once, on demand)."""
 
-    def __init__(self, cables: list[tuple[str, str, str, str]] | None = None) -> None:
+    def __init__(self, views: dict[str, DeviceView], taken: float) -> None:
+        self.views = views
+        self.taken = taken
+        self.established: dict[tuple[str, str], tuple[str, str | None, str | None, str]] | None = None
+        self.rib: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] | None = None
+
+
+class World:
+    """Cabling plus registered simulators (and, in a lab spread over processes, the views of the devices other
+    processes run). Thread-safe.
+
+    Questions are answered from a snapshot of every view. ``max_age`` 0 (the default) takes a fresh one for every
+    question; a lab sets a fraction of a second, as a network takes time to converge: a question then costs the
+    same at 2,000 devices as at 20, and another device's change shows within ``max_age``; a device asking about itself
+    always sees its own change at once. What is derived from a snapshot (sessions, routes) is computed once and kept
+    while the views stay equal."""
+
+    def __init__(self, cables: list[tuple[str, str, str, str]] | None = None, *, max_age: float = 0.0) -> None:
         self._lock = threading.Lock()
         self._devices: dict[str, Simulator] = {}
+        self._remote: dict[str, DeviceView] = {}
         self._peer: dict[tuple[str, str], tuple[str, str]] = {}
-        self._rib_cache: tuple[str, dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]] | None = None
+        self.max_age = max_age
+        self._snapshot: _Snapshot | None = None
         for a, pa, b, pb in cables or []:
             self.cable(a, pa, b, pb)
 
@@ -105,10 +125,28 @@ class World:
     def register(self, sim: Simulator) -> None:
         with self._lock:
             self._devices[sim.name] = sim
+            self._snapshot = None
 
     def unregister(self, name: str) -> None:
         with self._lock:
             self._devices.pop(name, None)
+            self._snapshot = None
+
+    def set_remote(self, views: dict[str, DeviceView]) -> None:
+        """Views of devices another process runs (``fabconf.lab.shards``), as that process last published them."""
+        with self._lock:
+            self._remote.update(views)
+            self._snapshot = None
+
+    def invalidate(self) -> None:
+        """A view changed: the next question takes a fresh snapshot."""
+        self._snapshot = None
+
+    def local_views(self) -> dict[str, DeviceView]:
+        """The views of the simulators registered here (what a shard publishes)."""
+        with self._lock:
+            sims = list(self._devices.values())
+        return {s.name: s.lab_view() for s in sims}
 
     # -- questions ------------------------------------------------------------------------------
     def far_end(self, device: str, port: str) -> tuple[str, str] | None:
@@ -116,7 +154,7 @@ class World:
 
     def lldp_neighbors(self, device: str) -> list[tuple[str, str, str]]:
         """(local_port, remote_device, remote_port) for every cabled port whose both ends are up."""
-        views = self._views()
+        views = self._snap(device).views
         mine = views.get(device)
         out = []
         for (dev, port), (rdev, rport) in sorted(self._peer.items()):
@@ -131,9 +169,10 @@ class World:
         return out
 
     def bgp_sessions(self, device: str) -> list[BgpSession]:
-        views = self._views()
-        established = self._established(views)
-        best = self._rib(views, established)
+        snap = self._snap(device)
+        views = snap.views
+        established = self._established(snap)
+        best = self._rib(snap)
         view = views.get(device)
         if view is None:
             return []
@@ -155,12 +194,11 @@ class World:
 
     def routes(self, device: str) -> dict[str, RouteView]:
         """The device's BGP routes (prefixes it originates have no next hops), by prefix."""
-        views = self._views()
-        view = views.get(device)
+        snap = self._snap(device)
+        view = snap.views.get(device)
         if view is None:
             return {}
-        established = self._established(views)
-        table = self._rib(views, established).get(device, {})
+        table = self._rib(snap).get(device, {})
         cap = max(1, view.maximum_paths)
         out = {}
         for prefix, (path, hops) in sorted(table.items()):
@@ -179,9 +217,26 @@ class World:
         return {name: view.router_id for name, view in self._views().items() if view.router_id}
 
     def _views(self) -> dict[str, DeviceView]:
+        return self._snap().views
+
+    def _snap(self, device: str | None = None) -> _Snapshot:
+        """The current snapshot; a fresh one when it is older than ``max_age``, or when ``device`` (the one asking)
+        runs here and its own view changed since: a device always sees its own change at once."""
+        now = time.monotonic()
+        snap = self._snapshot
+        if snap is not None and now - snap.taken <= self.max_age:
+            sim = self._devices.get(device) if device is not None else None
+            if sim is None or snap.views.get(device) == sim.lab_view():
+                return snap
         with self._lock:
             sims = list(self._devices.values())
-        return {s.name: s.lab_view() for s in sims}
+            views = dict(self._remote)
+        views.update((s.name, s.lab_view()) for s in sims)
+        fresh = _Snapshot(views, now)
+        if snap is not None and snap.views == views:  # nothing changed: keep what was derived
+            fresh.established, fresh.rib = snap.established, snap.rib
+        self._snapshot = fresh
+        return fresh
 
     def _link(self, views: dict[str, DeviceView], dev: str, port: str) -> tuple[str, str] | None:
         far = self._peer.get((dev, port))
@@ -193,7 +248,13 @@ class World:
             return None
         return far
 
-    def _resolve(self, views: dict[str, DeviceView], dev: str, nb: NeighborView):
+    def _resolve(
+        self,
+        views: dict[str, DeviceView],
+        subnets: dict[str, dict[int, dict[ipaddress.IPv4Network, list[str]]]],
+        dev: str,
+        nb: NeighborView,
+    ) -> tuple[str, str, str] | None:
         """Find (remote device, remote port, local port) that a neighbor statement points at."""
         view = views[dev]
         if nb.peer in view.ports:  # unnumbered: the neighbor is the far end of this interface
@@ -203,17 +264,32 @@ class World:
             peer_ip = ipaddress.IPv4Address(nb.peer)
         except ValueError:
             return None
-        for pname, port in view.ports.items():
-            local = _addr(port)
-            if local is None or peer_ip not in local.network or peer_ip == local.ip:
-                continue
-            far = self._link(views, dev, pname)
-            if far is None:
-                continue
-            rport = _addr(views[far[0]].ports.get(far[1]))
-            if rport is not None and rport.ip == peer_ip:
-                return far[0], far[1], pname
+        for plen, by_net in subnets.get(dev, {}).items():
+            for pname in by_net.get(ipaddress.IPv4Network((peer_ip, plen), strict=False), ()):
+                local = _addr(view.ports[pname])
+                if local is None or peer_ip == local.ip:
+                    continue
+                far = self._link(views, dev, pname)
+                if far is None:
+                    continue
+                rport = _addr(views[far[0]].ports.get(far[1]))
+                if rport is not None and rport.ip == peer_ip:
+                    return far[0], far[1], pname
         return None
+
+    @staticmethod
+    def _subnets(views: dict[str, DeviceView]) -> dict[str, dict[int, dict[ipaddress.IPv4Network, list[str]]]]:
+        """Per device, prefix length -> connected subnet -> its ports (sorted): a peer address is resolved by
+        looking up its subnet at each prefix length the device uses, not by scanning every port."""
+        out: dict[str, dict[int, dict[ipaddress.IPv4Network, list[str]]]] = {}
+        for dev, view in views.items():
+            for pname in sorted(view.ports):
+                local = _addr(view.ports[pname])
+                if local is not None:
+                    out.setdefault(dev, {}).setdefault(local.network.prefixlen, {}).setdefault(
+                        local.network, []
+                    ).append(pname)
+        return out
 
     @staticmethod
     def _as_ok(expected: int | str, local_as: int | None, remote_as: int | None) -> bool:
@@ -225,44 +301,41 @@ class World:
             return local_as == remote_as
         return expected == remote_as
 
-    def _established(
-        self, views: dict[str, DeviceView]
-    ) -> dict[tuple[str, str], tuple[str, str | None, str | None, str]]:
+    def _established(self, snap: _Snapshot) -> dict[tuple[str, str], tuple[str, str | None, str | None, str]]:
         """(device, configured peer) -> (remote device, local address, remote address, local port)."""
-        found: dict[tuple[str, str], tuple[str, str | None, str | None, str]] = {}
+        if snap.established is not None:
+            return snap.established
+        views = snap.views
+        subnets = self._subnets(views)
+        hits: dict[tuple[str, str], tuple[str, str, str, NeighborView]] = {}
+        pointing: dict[tuple[str, str, str], list[NeighborView]] = {}  # (device, local port, remote device)
         for dev, view in views.items():
             for nb in view.neighbors:
-                hit = self._resolve(views, dev, nb)
-                if hit is None:
-                    continue
-                rdev, rport, lport = hit
-                rview = views[rdev]
-                if not self._as_ok(nb.remote_as, view.asn, rview.asn):
-                    continue
-                # the far end must point back at us, over the same link
-                back = False
-                for rnb in rview.neighbors:
-                    rhit = self._resolve(views, rdev, rnb)
-                    if rhit and rhit[0] == dev and rhit[2] == rport and self._as_ok(rnb.remote_as, rview.asn, view.asn):
-                        back = True
-                        break
-                if back:
-                    la = _addr(view.ports.get(lport))
-                    ra = _addr(rview.ports.get(rport))
-                    found[(dev, nb.peer)] = (rdev, str(la.ip) if la else None, str(ra.ip) if ra else None, lport)
+                hit = self._resolve(views, subnets, dev, nb)
+                if hit is not None:
+                    hits[(dev, nb.peer)] = (*hit, nb)
+                    pointing.setdefault((dev, hit[2], hit[0]), []).append(nb)
+        found: dict[tuple[str, str], tuple[str, str | None, str | None, str]] = {}
+        for (dev, peer), (rdev, rport, lport, nb) in hits.items():
+            view, rview = views[dev], views[rdev]
+            if not self._as_ok(nb.remote_as, view.asn, rview.asn):
+                continue
+            # the far end must point back at us, over the same link
+            if any(self._as_ok(rnb.remote_as, rview.asn, view.asn) for rnb in pointing.get((rdev, rport, dev), ())):
+                la = _addr(view.ports.get(lport))
+                ra = _addr(rview.ports.get(rport))
+                found[(dev, peer)] = (rdev, str(la.ip) if la else None, str(ra.ip) if ra else None, lport)
+        snap.established = found
         return found
 
-    def _rib(
-        self, views: dict[str, DeviceView], established: dict[tuple[str, str], tuple[str, str | None, str | None, str]]
-    ) -> dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]:
+    def _rib(self, snap: _Snapshot) -> dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]:
         """Per device, prefix -> (best AS path, next hops offering a path of that length), by synchronous
-        path-vector rounds until nothing changes. Cached while the views stay the same."""
-        key = repr(sorted(views.items()))
-        with self._lock:
-            if self._rib_cache is not None and self._rib_cache[0] == key:
-                return self._rib_cache[1]
+        path-vector rounds until nothing changes. Kept with the snapshot."""
+        if snap.rib is not None:
+            return snap.rib
+        views = snap.views
         sessions: dict[str, list[tuple[str, NextHop]]] = {}
-        for (dev, _peer), (rdev, _laddr, raddr, lport) in sorted(established.items()):
+        for (dev, _peer), (rdev, _laddr, raddr, lport) in sorted(self._established(snap).items()):
             sessions.setdefault(dev, []).append((rdev, NextHop(raddr, lport, rdev)))
         rib: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] = {
             d: {p: ((), []) for p in v.networks} for d, v in views.items()
@@ -293,6 +366,5 @@ class World:
             rib = new
             if not changed:
                 break
-        with self._lock:
-            self._rib_cache = (key, rib)
+        snap.rib = rib
         return rib

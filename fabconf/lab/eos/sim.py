@@ -206,7 +206,11 @@ class EosSim(SimBase, HttpDevice):
         return self._view
 
     def _refresh_view(self) -> None:
-        self._view = ec.lab_view(self.running, self.name, self.ports)
+        view = ec.lab_view(self.running, self.name, self.ports)
+        if view != self._view:
+            self._view = view
+            if self.world is not None:  # this device's own next question sees its change at once
+                self.world.invalidate()
 
     def running_config(self) -> str:
         with self._lock:

@@ -1,0 +1,102 @@
+"""The lab spread over worker processes (`fabconf lab up --workers N`): devices of one BGP session run in different
+processes, yet push, verify, LLDP, faults, status and down work as in one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from network import free_network
+
+from fabconf.lab import daemon
+from fabconf.lab.shards import DEVICES_PER_WORKER, default_workers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fabconf(state: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if (state / "lab.env").exists():
+        env |= dict(line.split("=", 1) for line in (state / "lab.env").read_text().splitlines())
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabconf", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=240,
+        check=False,
+        env=env,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    state = tmp_path_factory.mktemp("shards")
+    up = fabconf(
+        state, "lab", "up", "-i", "inventory", "--state", str(state), "--network", free_network(), "--workers", "2"
+    )
+    assert "leaf3" in up.stdout
+    yield state
+    fabconf(state, "lab", "down", "--state", str(state), check=False)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_workers_are_sized_to_the_machine() -> None:
+    assert default_workers(14) == 1  # a small lab stays in one process
+    assert default_workers(100_000) == (os.cpu_count() or 1)
+    assert default_workers(DEVICES_PER_WORKER + 1) == min(2, os.cpu_count() or 1)
+
+
+def test_a_sharded_lab_pushes_and_verifies_across_processes(sharded: Path) -> None:
+    status = daemon.request(sharded, {"cmd": "status"})
+    assert len(status["devices"]) == 14
+    pids = status["pids"]
+    assert len(set(pids)) == 3 and all(_alive(p) for p in pids)  # the coordinator and two workers
+    inv = str(sharded / "inventory")
+    push = fabconf(sharded, "push", "-i", inv, "--yes", "--canary", "0", "--batch", "100%", "--bgp-wait", "30")
+    assert "14 applied" in push.stdout, push.stdout
+    # leaf2 runs in the other worker than spine1 (names are dealt out in turn): their session still comes up
+    verify = fabconf(sharded, "verify", "-i", inv, "--bgp-wait", "30", "--format", "json")
+    states = {d["device"]: d["state"] for d in json.loads(verify.stdout)["devices"]}
+    assert set(states.values()) == {"verified"}, states
+
+
+def test_faults_reach_the_worker_that_runs_the_device(sharded: Path) -> None:
+    inv = str(sharded / "inventory")
+    out = fabconf(sharded, "lab", "fault", "--state", str(sharded), "spine2", "auth-refuse").stdout
+    assert "spine2: faults: auth-refuse" in out
+    assert "auth-refuse" in fabconf(sharded, "lab", "status", "--state", str(sharded)).stdout
+    diff = fabconf(sharded, "diff", "-i", inv, "--limit", "spine2", "--format", "json", check=False)
+    (device,) = json.loads(diff.stdout)["devices"]
+    assert device["state"] == "unreachable" and "auth" in device["message"].lower()
+    fabconf(sharded, "lab", "fault", "--state", str(sharded), "spine2", "clear")
+    bad = fabconf(sharded, "lab", "fault", "--state", str(sharded), "spine9", "hang", check=False)
+    assert bad.returncode == 1 and "no lab device 'spine9'" in bad.stderr
+
+
+def test_down_stops_every_worker(tmp_path: Path) -> None:
+    state = tmp_path / "lab"
+    fabconf(state, "lab", "up", "-i", "inventory", "--state", str(state), "--network", free_network(), "--workers", "3")
+    pids = daemon.request(state, {"cmd": "status"})["pids"]
+    assert len(set(pids)) == 4
+    fabconf(state, "lab", "down", "--state", str(state))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)
