@@ -69,6 +69,24 @@ def hosts_for(devices: int, rails: int) -> int:
     return hosts
 
 
+def socket_peers() -> list[str]:
+    """Where this process's open TCP connections go (remote address:port, state)."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/self/fd/{fd}")
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    peers = []
+    for line in Path("/proc/self/net/tcp").read_text().splitlines()[1:]:
+        cols = line.split()
+        if cols[9] in inodes:
+            addr, port = cols[2].split(":")
+            ip = ".".join(str(int(addr[i : i + 2], 16)) for i in (6, 4, 2, 0))
+            peers.append(f"{ip}:{int(port, 16)} state {cols[3]}")
+    return sorted(peers)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--devices", type=int, default=270, help="about this many devices")
@@ -123,6 +141,11 @@ def main() -> None:
                     f"RSS {rss:.0f} MiB; open sockets {sockets}",
                     flush=True,
                 )
+                for o in outcomes:
+                    if str(o.state) not in ("applied", "unchanged", "verified", "changes"):
+                        print(f"  {o.device}: {o.state}: {' '.join(str(o.message).split())[:300]}", flush=True)
+                if sockets > 1:
+                    print(f"  open sockets: {socket_peers()}", flush=True)
                 result[step] = {
                     "seconds": round(elapsed, 2),
                     "devices_per_s": round(len(jobs) / elapsed, 2),

@@ -8,8 +8,6 @@ name the host, the command and an excerpt of what came back.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import secrets
 from collections.abc import Callable
@@ -25,6 +23,7 @@ from napalm.base.exceptions import (
     ConnectionException,
 )
 
+from fabconf.drivers.known_hosts import trust_host
 from fabconf.drivers.linux_parse import ParseError, check_clean, excerpt
 
 T = TypeVar("T")
@@ -75,13 +74,10 @@ class HostShell:
     # -- connection ----------------------------------------------------------------------------------
     def open(self) -> None:
         client = paramiko.SSHClient()
-        with contextlib.suppress(OSError):
-            client.load_system_host_keys()
-        if self.known_hosts:
-            try:
-                client.load_host_keys(os.path.expanduser(self.known_hosts))
-            except OSError as exc:
-                raise ConnectionException(f"{self.label}: cannot read known_hosts {self.known_hosts}: {exc}") from None
+        try:  # the user's ~/.ssh/known_hosts and ours, each parsed once per process (fabconf.drivers.known_hosts)
+            trust_host(client, self.address, self.port, self.known_hosts)
+        except OSError as exc:
+            raise ConnectionException(f"{self.label}: cannot read known_hosts {self.known_hosts}: {exc}") from None
         # strict: an unknown host key is refused (paramiko's RejectPolicy); a changed one always is
         client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else paramiko.AutoAddPolicy())
         lost = False

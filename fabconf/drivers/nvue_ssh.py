@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
 import paramiko
 from napalm.base.exceptions import ConnectionException
 
+from fabconf.drivers.known_hosts import trust_host
 from fabconf.drivers.nvue_client import NvueConnectionLost
 
 log = logging.getLogger(__name__)
@@ -61,15 +61,10 @@ class NvSsh:
     def connect(self) -> None:
         self.close()
         client = paramiko.SSHClient()
-        try:
-            client.load_system_host_keys()
-        except OSError:
-            log.debug("no readable ~/.ssh/known_hosts")
-        if self.known_hosts:
-            try:
-                client.load_host_keys(str(Path(self.known_hosts).expanduser()))
-            except OSError as exc:
-                raise ConnectionException(f"{self.where}: cannot read ssh_known_hosts: {exc}") from None
+        try:  # the user's ~/.ssh/known_hosts and ours, each parsed once per process (fabconf.drivers.known_hosts)
+            trust_host(client, self.host, self.port, self.known_hosts)
+        except OSError as exc:
+            raise ConnectionException(f"{self.where}: cannot read ssh_known_hosts: {exc}") from None
         client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else _WarnUnknownHost())
         try:
             client.connect(

@@ -1,0 +1,78 @@
+"""known_hosts files read once per process, not once per connection.
+
+paramiko's ``SSHClient.load_host_keys`` parses a whole known_hosts file (every key decoded) for every client, and
+its lookup scans every entry: with one line per device, each connection costs O(devices) and a run over a fabric
+O(devices²) (a 2,000-device run spent most of its CPU there). ``trust_host`` parses each file once (again when it
+changes on disk), indexes its plain host names, and hands a client only the keys listed for the host it is about
+to connect to; hashed entries (``|1|salt|hash``) are matched the way OpenSSH does, one by one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+
+import paramiko
+
+SYSTEM_FILE = "~/.ssh/known_hosts"
+
+
+@dataclass
+class _Parsed:
+    stamp: tuple[int, int, int]  # (inode, size, mtime_ns): the file changed when this does
+    plain: dict[str, list[tuple[str, paramiko.PKey]]] = field(default_factory=dict)
+    hashed: list[paramiko.hostkeys.HostKeyEntry] = field(default_factory=list)
+
+
+_lock = threading.Lock()
+_files: dict[str, _Parsed] = {}
+
+
+def _parse(path: str, stamp: tuple[int, int, int]) -> _Parsed:
+    parsed = _Parsed(stamp)
+    for entry in paramiko.HostKeys(path)._entries:  # paramiko's own parser: same grammar, same key types
+        if entry.key is None:
+            continue
+        for name in entry.hostnames:
+            if name.startswith("|1|"):
+                parsed.hashed.append(entry)
+            else:
+                parsed.plain.setdefault(name, []).append((entry.key.get_name(), entry.key))
+    return parsed
+
+
+def _load(path: str) -> _Parsed:
+    """The parsed file (OSError when it cannot be read)."""
+    st = os.stat(path)
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    with _lock:  # held while parsing: a hundred threads connecting at once parse the file once, not a hundred times
+        cached = _files.get(path)
+        if cached is None or cached.stamp != stamp:
+            cached = _files[path] = _parse(path, stamp)
+        return cached
+
+
+def keys_for(path: str, name: str) -> list[tuple[str, paramiko.PKey]]:
+    """The (key type, key) pairs a known_hosts file lists for ``name`` (``host`` or ``[host]:port``)."""
+    parsed = _load(os.path.expanduser(path))
+    found = list(parsed.plain.get(name, ()))
+    if parsed.hashed:
+        matcher = paramiko.HostKeys()
+        found += [(e.key.get_name(), e.key) for e in parsed.hashed if matcher._hostname_matches(name, e)]
+    return found
+
+
+def trust_host(client: paramiko.SSHClient, host: str, port: int, known_hosts: str | None) -> None:
+    """Give ``client`` the keys the user's ``~/.ssh/known_hosts`` and ``known_hosts`` list for ``host:port``.
+    A missing user file is no error; an unreadable ``known_hosts`` raises OSError."""
+    name = host if port == 22 else f"[{host}]:{port}"
+    keys = client.get_host_keys()
+    try:
+        for keytype, key in keys_for(SYSTEM_FILE, name):
+            keys.add(name, keytype, key)
+    except OSError:
+        pass
+    if known_hosts:
+        for keytype, key in keys_for(known_hosts, name):
+            keys.add(name, keytype, key)
