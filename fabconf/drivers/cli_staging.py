@@ -48,7 +48,15 @@ class StagedCliDriver:
         self.napalm.open()
 
     def close(self) -> None:
-        self.napalm.close()
+        try:
+            self.napalm.close()
+        finally:
+            # napalm's NX-API driver opens an SSH session (netmiko) for file transfers and its close() leaves it
+            # open: one connection per NX-OS switch and push stayed established. NetworkDriver._netmiko_close is
+            # napalm's own way to end that session (a no-op when none was opened).
+            netmiko_close = getattr(self.napalm, "_netmiko_close", None)
+            if callable(netmiko_close):
+                netmiko_close()
 
     # -- candidate ----------------------------------------------------------------------------------------------
     def _running_config(self) -> str:

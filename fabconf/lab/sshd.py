@@ -170,7 +170,10 @@ def load_or_create_host_key(path: Path | None) -> paramiko.PKey:
 
 
 _MSG_CHANNEL_SUCCESS, _MSG_CHANNEL_FAILURE = 99, 100
-_REPLY_WAIT = 0.5  # seconds a worker waits for the request reply when the client asked for none
+_MSG_CHANNEL_REQUEST = 98
+# seconds a worker waits for paramiko to send the reply to its channel's request before it answers anyway: long,
+# as a loaded lab can take that long to get to it; a request that wants no reply is not waited for at all
+_REPLY_WAIT = 30.0
 
 
 class _LabTransport(paramiko.Transport):
@@ -183,12 +186,31 @@ class _LabTransport(paramiko.Transport):
     def __init__(self, sock: socket.socket) -> None:
         super().__init__(sock)
         self._reply_waiters: dict[int, threading.Event] = {}
+        self._wants_reply: dict[int, bool] = {}
         self._waiters_lock = threading.Lock()
+        # note, per channel, whether the request being handled wants a reply (paramiko does not tell the server)
+        table = dict(self._channel_handler_table)
+        handle_request = table[_MSG_CHANNEL_REQUEST]
+
+        def noting(chan: paramiko.Channel, m: paramiko.Message) -> None:
+            at = m.packet.tell()
+            m.get_text()
+            want = m.get_boolean()
+            m.packet.seek(at)
+            with self._waiters_lock:
+                self._wants_reply[chan.remote_chanid] = want
+            handle_request(chan, m)
+
+        table[_MSG_CHANNEL_REQUEST] = noting
+        self._channel_handler_table = table
 
     def reply_event(self, channel: paramiko.Channel) -> threading.Event:
         event = threading.Event()
         with self._waiters_lock:
-            self._reply_waiters[channel.remote_chanid] = event
+            if self._wants_reply.get(channel.remote_chanid, True):
+                self._reply_waiters[channel.remote_chanid] = event
+            else:
+                event.set()  # no reply will be sent: nothing to wait for
         return event
 
     def _send_user_message(self, data: object) -> None:

@@ -74,3 +74,27 @@ def push_all(lab: Lab, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
         "--format",
         "json",
     )
+
+
+def open_connections(lab: Lab) -> list[str]:
+    """This process's TCP connections to a lab device's service port that are still open (ESTABLISHED): a driver
+    that does not close what it opened leaves one per device and run."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    addresses = {d.address: d.name for d in lab.devices.values()}
+    found = []
+    for line in Path("/proc/self/net/tcp").read_text().splitlines()[1:]:
+        cols = line.split()
+        addr, port = cols[2].split(":")
+        ip = ".".join(str(int(addr[i : i + 2], 16)) for i in (6, 4, 2, 0))
+        if cols[9] in inodes and cols[3] == "01" and ip in addresses and int(port, 16) in (22, 443, 8765):
+            found.append(f"{addresses[ip]}:{int(port, 16)}")
+    return sorted(found)

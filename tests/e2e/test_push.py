@@ -17,7 +17,7 @@ from pathlib import Path
 import napalm
 import pytest
 import yaml
-from labkit import PASSWORD, ROOT, fab, inv, push_all, running, sim
+from labkit import PASSWORD, ROOT, fab, inv, open_connections, push_all, running, sim
 
 from fabconf.cli import main
 from fabconf.deploy.lock import DeviceLocks
@@ -42,6 +42,7 @@ def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixtu
     states = {d["device"]: d["state"] for d in report["devices"]}
     assert code == 0, json.dumps(report, indent=1)
     assert set(states.values()) == {"applied"}
+    assert open_connections(lab) == []  # every driver closed what it opened (napalm's NX-OS SCP session too)
 
     code, out = fab(capsys, "diff", "-i", inv(lab), "--format", "json")
     assert code == 0, out
