@@ -94,6 +94,8 @@ class _Snapshot:
         self.taken = taken
         self.established: dict[tuple[str, str], tuple[str, str | None, str | None, str]] | None = None
         self.rib: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] | None = None
+        # one thread works sessions and routes out while the others asking about this snapshot wait for it
+        self.deriving = threading.RLock()
 
 
 class World:
@@ -113,6 +115,7 @@ class World:
         self._peer: dict[tuple[str, str], tuple[str, str]] = {}
         self.max_age = max_age
         self._snapshot: _Snapshot | None = None
+        self._rebuild = threading.Lock()
         for a, pa, b, pb in cables or []:
             self.cable(a, pa, b, pb)
 
@@ -222,21 +225,40 @@ class World:
     def _snap(self, device: str | None = None) -> _Snapshot:
         """The current snapshot; a fresh one when it is older than ``max_age``, or when ``device`` (the one asking)
         runs here and its own view changed since: a device always sees its own change at once."""
-        now = time.monotonic()
-        snap = self._snapshot
-        if snap is not None and now - snap.taken <= self.max_age:
-            sim = self._devices.get(device) if device is not None else None
-            if sim is None or snap.views.get(device) == sim.lab_view():
-                return snap
+        snap = self._current(device)
+        if snap is not None:
+            return snap
+        old = self._snapshot
+        # many questions at once: one takes the snapshot while the others keep to the last one. Never wait for it:
+        # taking one reads every simulator's view, and a simulator may be asking this while holding its own lock.
+        if not self._rebuild.acquire(blocking=False):
+            if old is not None and self.max_age > 0 and (device is None or device not in self._devices):
+                return old
+            return self._take(old)
+        try:
+            return self._take(old)
+        finally:
+            self._rebuild.release()
+
+    def _take(self, old: _Snapshot | None) -> _Snapshot:
         with self._lock:
             sims = list(self._devices.values())
             views = dict(self._remote)
         views.update((s.name, s.lab_view()) for s in sims)
-        fresh = _Snapshot(views, now)
-        if snap is not None and snap.views == views:  # nothing changed: keep what was derived
-            fresh.established, fresh.rib = snap.established, snap.rib
+        fresh = _Snapshot(views, time.monotonic())
+        if old is not None and old.views == views:  # nothing changed: keep what was derived
+            fresh.established, fresh.rib = old.established, old.rib
         self._snapshot = fresh
         return fresh
+
+    def _current(self, device: str | None) -> _Snapshot | None:
+        snap = self._snapshot
+        if snap is None or time.monotonic() - snap.taken > self.max_age:
+            return None
+        sim = self._devices.get(device) if device is not None else None
+        if sim is not None and snap.views.get(device) != sim.lab_view():
+            return None
+        return snap
 
     def _link(self, views: dict[str, DeviceView], dev: str, port: str) -> tuple[str, str] | None:
         far = self._peer.get((dev, port))
@@ -305,7 +327,14 @@ class World:
         """(device, configured peer) -> (remote device, local address, remote address, local port)."""
         if snap.established is not None:
             return snap.established
-        views = snap.views
+        with snap.deriving:
+            if snap.established is None:
+                snap.established = self._work_out_sessions(snap.views)
+            return snap.established
+
+    def _work_out_sessions(
+        self, views: dict[str, DeviceView]
+    ) -> dict[tuple[str, str], tuple[str, str | None, str | None, str]]:
         subnets = self._subnets(views)
         hits: dict[tuple[str, str], tuple[str, str, str, NeighborView]] = {}
         pointing: dict[tuple[str, str, str], list[NeighborView]] = {}  # (device, local port, remote device)
@@ -325,7 +354,6 @@ class World:
                 la = _addr(view.ports.get(lport))
                 ra = _addr(rview.ports.get(rport))
                 found[(dev, peer)] = (rdev, str(la.ip) if la else None, str(ra.ip) if ra else None, lport)
-        snap.established = found
         return found
 
     def _rib(self, snap: _Snapshot) -> dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]:
@@ -333,9 +361,17 @@ class World:
         path-vector rounds until nothing changes. Kept with the snapshot."""
         if snap.rib is not None:
             return snap.rib
-        views = snap.views
+        with snap.deriving:
+            if snap.rib is None:
+                snap.rib = self._work_out_routes(snap.views, self._established(snap))
+            return snap.rib
+
+    @staticmethod
+    def _work_out_routes(
+        views: dict[str, DeviceView], established: dict[tuple[str, str], tuple[str, str | None, str | None, str]]
+    ) -> dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]:
         sessions: dict[str, list[tuple[str, NextHop]]] = {}
-        for (dev, _peer), (rdev, _laddr, raddr, lport) in sorted(self._established(snap).items()):
+        for (dev, _peer), (rdev, _laddr, raddr, lport) in sorted(established.items()):
             sessions.setdefault(dev, []).append((rdev, NextHop(raddr, lport, rdev)))
         rib: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] = {
             d: {p: ((), []) for p in v.networks} for d, v in views.items()
@@ -359,12 +395,13 @@ class World:
                         elif current[1] and len(offered) == len(current[0]):
                             current[1].append(hop)
                 new[dev] = table
-                if {p: (a, sorted(map(repr, h))) for p, (a, h) in table.items()} != {
-                    p: (a, sorted(map(repr, h))) for p, (a, h) in rib.get(dev, {}).items()
-                }:
-                    changed = True
+                if not changed:
+                    before = rib.get(dev, {})
+                    changed = len(before) != len(table) or any(
+                        p not in before or before[p][0] != a or set(before[p][1]) != set(h)
+                        for p, (a, h) in table.items()
+                    )
             rib = new
             if not changed:
                 break
-        snap.rib = rib
         return rib
