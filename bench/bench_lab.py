@@ -160,6 +160,10 @@ def main() -> None:
             daemon.stop(state)
             print(f"lab stopped in {time.perf_counter() - t3:.1f} s", flush=True)
         print(json.dumps(result))
+    ok = {"applied", "unchanged", "verified", "changes"}
+    lost = [step for step, _ in steps if set(result.get(step, {}).get("states", {})) - ok]
+    if lost:
+        sys.exit(f"devices failed in: {', '.join(lost)}")
 
 
 if __name__ == "__main__":

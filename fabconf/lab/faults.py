@@ -122,6 +122,7 @@ class Faults:
     hang: bool = False
     steps: list[StepFault] = field(default_factory=list)
     fired: list[str] = field(default_factory=list)  # "KIND --at MOMENT" of every step fault that fired
+    requests: int = 0  # requests the device has started to answer (``before_request``)
     _cleared: threading.Event = field(default_factory=threading.Event, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fired_cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
@@ -206,6 +207,7 @@ class Faults:
 
     def before_request(self, max_hang: float = 3600.0) -> None:
         """Call at the start of every request: applies delay and hang."""
+        self.requests += 1  # how a lab spread over processes knows which devices to look at again (shards)
         if self.hang:
             self._cleared.wait(max_hang)
         if self.delay:

@@ -23,7 +23,9 @@ import itertools
 import math
 import multiprocessing as mp
 import os
+import sys
 import threading
+import time
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -32,7 +34,8 @@ from typing import Any
 from fabconf.lab.orchestrator import Lab
 from fabconf.pipeline import Compiled
 
-PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views
+PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of the devices that answered requests)
+SWEEP_EVERY = 2.0  # seconds between looks at every device's view (timers change views without a request)
 DEVICES_PER_WORKER = 128  # the default sizing: a worker per this many devices, at most one per core
 START_TIMEOUT = 300.0
 CALLS = ("status", "fault", "reset")  # what the coordinator may ask a worker's Lab
@@ -224,8 +227,20 @@ def _worker_main(
 
     def publish() -> None:
         last: dict[str, Any] = {}
+        seen: dict[str, int] = {}  # requests per device when its view was last looked at
+        sweep = 0.0
         while not stopping.wait(PUBLISH_EVERY):
-            views = lab.world.local_views()
+            # a view changes with a request (a commit, a shut port) or, rarely, by itself (a commit timer running
+            # out): look at the devices that answered requests since, and at every device every SWEEP_EVERY
+            now = time.monotonic()
+            everyone = now - sweep >= SWEEP_EVERY
+            sweep = now if everyone else sweep
+            views = {}
+            for name, dev in list(lab.devices.items()):
+                count = dev.sim.faults.requests
+                if everyone or seen.get(name) != count:
+                    seen[name] = count
+                    views[name] = dev.sim.lab_view()
             changed = {name: view for name, view in views.items() if last.get(name) != view}
             if changed:
                 last.update(changed)
@@ -254,6 +269,10 @@ def _worker_main(
         lab.stop()
         with contextlib.suppress(OSError):
             conn.close()
+    # every device is stopped: leave now rather than wait for library threads (paramiko, the servers' pools)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _answer(lab: Lab, send: Any, call_id: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -261,6 +280,8 @@ def _answer(lab: Lab, send: Any, call_id: int, method: str, args: tuple[Any, ...
         if method not in CALLS:
             raise ValueError(f"unknown lab call {method!r}")
         value = getattr(lab, method)(*args, **kwargs)
+        if method in ("fault", "reset") and args and args[0] in lab.devices:
+            lab.devices[args[0]].sim.faults.requests += 1  # a link fault changes the view: publish it next round
         if method == "reset":
             value = None  # a simulator stays in its process
         reply: tuple[Any, ...] = ("reply", call_id, True, value)

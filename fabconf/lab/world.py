@@ -86,6 +86,18 @@ def _addr(port: PortView | None) -> ipaddress.IPv4Interface | None:
         return None
 
 
+@dataclass(frozen=True)
+class _Routes:
+    """Every device's best paths, per group of prefixes originated by the same devices (they travel together)."""
+
+    by_group: dict[str, dict[tuple[str, ...], tuple[tuple[int, ...], list[NextHop]]]]
+    prefixes: dict[tuple[str, ...], list[str]]  # group -> its prefixes
+
+    def table(self, device: str) -> dict[str, tuple[tuple[int, ...], list[NextHop]]]:
+        """prefix -> (best AS path, next hops) of one device."""
+        return {p: entry for group, entry in self.by_group.get(device, {}).items() for p in self.prefixes[group]}
+
+
 class _Snapshot:
     """Every device's view at one moment, and what the World derives from them (computed once, on demand)."""
 
@@ -93,7 +105,7 @@ class _Snapshot:
         self.views = views
         self.taken = taken
         self.established: dict[tuple[str, str], tuple[str, str | None, str | None, str]] | None = None
-        self.rib: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] | None = None
+        self.rib: _Routes | None = None
         # one thread works sessions and routes out while the others asking about this snapshot wait for it
         self.deriving = threading.RLock()
 
@@ -190,7 +202,11 @@ class World:
             rdev, laddr, raddr, _lport = hit
             rview = views[rdev]
             # what the peer advertises to us: its best path to each prefix, minus paths through our own AS
-            received = sum(1 for path in best.get(rdev, {}).values() if view.asn not in (rview.asn, *path[0]))
+            received = sum(
+                len(best.prefixes[group])
+                for group, path in best.by_group.get(rdev, {}).items()
+                if view.asn not in (rview.asn, *path[0])
+            )
             session = BgpSession(nb.peer, rview.asn, rdev, "Established", laddr, raddr, received, rview.router_id)
             out.append(session)
         return out
@@ -201,7 +217,7 @@ class World:
         view = snap.views.get(device)
         if view is None:
             return {}
-        table = self._rib(snap).get(device, {})
+        table = self._rib(snap).table(device)
         cap = max(1, view.maximum_paths)
         out = {}
         for prefix, (path, hops) in sorted(table.items()):
@@ -356,7 +372,7 @@ class World:
                 found[(dev, peer)] = (rdev, str(la.ip) if la else None, str(ra.ip) if ra else None, lport)
         return found
 
-    def _rib(self, snap: _Snapshot) -> dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]:
+    def _rib(self, snap: _Snapshot) -> _Routes:
         """Per device, prefix -> (best AS path, next hops offering a path of that length), by synchronous
         path-vector rounds until nothing changes. Kept with the snapshot."""
         if snap.rib is not None:
@@ -369,18 +385,33 @@ class World:
     @staticmethod
     def _work_out_routes(
         views: dict[str, DeviceView], established: dict[tuple[str, str], tuple[str, str | None, str | None, str]]
-    ) -> dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]]:
+    ) -> _Routes:
+        """Prefixes originated by the same devices travel together (no per-prefix policy here): the rounds run
+        over those groups, not over every prefix, and each device's table is expanded to prefixes at the end."""
         sessions: dict[str, list[tuple[str, NextHop]]] = {}
         for (dev, _peer), (rdev, _laddr, raddr, lport) in sorted(established.items()):
             sessions.setdefault(dev, []).append((rdev, NextHop(raddr, lport, rdev)))
-        rib: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] = {
-            d: {p: ((), []) for p in v.networks} for d, v in views.items()
+        originators: dict[str, list[str]] = {}
+        for dev, view in views.items():
+            for prefix in view.networks:
+                originators.setdefault(prefix, []).append(dev)
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for prefix, devs in originators.items():
+            groups.setdefault(tuple(sorted(devs)), []).append(prefix)
+        own: dict[str, list[tuple[str, ...]]] = {}
+        for group in groups:
+            for dev in group:
+                own.setdefault(dev, []).append(group)
+        rib: dict[str, dict[tuple[str, ...], tuple[tuple[int, ...], list[NextHop]]]] = {
+            d: {g: ((), []) for g in own.get(d, ())} for d in views
         }
         for _round in range(len(views) + 1):
             changed = False
-            new: dict[str, dict[str, tuple[tuple[int, ...], list[NextHop]]]] = {}
+            new: dict[str, dict[tuple[str, ...], tuple[tuple[int, ...], list[NextHop]]]] = {}
             for dev, view in views.items():
-                table = {p: ((), []) for p in view.networks}
+                table: dict[tuple[str, ...], tuple[tuple[int, ...], list[NextHop]]] = {
+                    g: ((), []) for g in own.get(dev, ())
+                }
                 for rdev, hop in sessions.get(dev, []):
                     rasn = views[rdev].asn
                     if rasn is None:
@@ -404,4 +435,4 @@ class World:
             rib = new
             if not changed:
                 break
-        return rib
+        return _Routes(rib, groups)
