@@ -125,6 +125,7 @@ class World:
         self._devices: dict[str, Simulator] = {}
         self._remote: dict[str, DeviceView] = {}
         self._peer: dict[tuple[str, str], tuple[str, str]] = {}
+        self._ports: dict[str, dict[str, tuple[str, str]]] = {}  # device -> its cabled ports -> far end
         self.max_age = max_age
         self._snapshot: _Snapshot | None = None
         self._rebuild = threading.Lock()
@@ -136,6 +137,8 @@ class World:
         with self._lock:
             self._peer[(a, port_a)] = (b, port_b)
             self._peer[(b, port_b)] = (a, port_a)
+            self._ports.setdefault(a, {})[port_a] = (b, port_b)
+            self._ports.setdefault(b, {})[port_b] = (a, port_a)
 
     def register(self, sim: Simulator) -> None:
         with self._lock:
@@ -172,9 +175,7 @@ class World:
         views = self._snap(device).views
         mine = views.get(device)
         out = []
-        for (dev, port), (rdev, rport) in sorted(self._peer.items()):
-            if dev != device:
-                continue
+        for port, (rdev, rport) in sorted(self._ports.get(device, {}).items()):
             if mine is not None and port in mine.ports and not mine.ports[port].enabled:
                 continue
             far = views.get(rdev)
@@ -248,9 +249,15 @@ class World:
         # many questions at once: one takes the snapshot while the others keep to the last one. Never wait for it:
         # taking one reads every simulator's view, and a simulator may be asking this while holding its own lock.
         if not self._rebuild.acquire(blocking=False):
-            if old is not None and self.max_age > 0 and (device is None or device not in self._devices):
+            if old is None or self.max_age <= 0:
+                return self._take(old)
+            sim = self._devices.get(device) if device is not None else None
+            if sim is None:
                 return old
-            return self._take(old)
+            own = sim.lab_view()
+            if old.views.get(device) == own:
+                return old
+            return _Snapshot({**old.views, device: own}, old.taken)  # the last one, with the asker's own change
         try:
             return self._take(old)
         finally:
