@@ -105,11 +105,12 @@ def main() -> None:
         if start_lab(inv, state, a.network, quiet=True, workers=a.lab_workers) != 0:
             sys.exit("the lab did not start")
         started = time.perf_counter() - t0
-        lab_pids = daemon.request(state, {"cmd": "status"})["pids"]
-        print(f"lab: {size}; up in {started:.1f} s in {len(lab_pids)} process(es)", flush=True)
-        os.environ.update(line.split("=", 1) for line in (state / "lab.env").read_text().splitlines())
-        result: dict[str, Any] = {"lab_up_s": round(started, 2), "lab_processes": len(lab_pids)}
+        result: dict[str, Any] = {"lab_up_s": round(started, 2)}
         try:
+            lab_pids = daemon.request(state, {"cmd": "status"})["pids"]
+            result["lab_processes"] = len(lab_pids)
+            print(f"lab: {size}; up in {started:.1f} s in {len(lab_pids)} process(es)", flush=True)
+            os.environ.update(line.split("=", 1) for line in (state / "lab.env").read_text().splitlines())
             compiled = compile_inventory(state / "inventory")
             jobs = rollout.push_order(jobs_for(compiled, None))
             result["devices"] = len(jobs)

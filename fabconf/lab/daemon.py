@@ -27,7 +27,7 @@ def control_path(state: Path) -> Path:
     return Path(state) / CONTROL
 
 
-def request(state: Path, payload: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+def request(state: Path, payload: dict[str, Any], timeout: float = 120.0) -> dict[str, Any]:
     """Send one command to a running lab; raises ConnectionError when none answers."""
     try:
         info = json.loads(control_path(state).read_text())
