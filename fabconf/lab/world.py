@@ -106,8 +106,6 @@ class _Snapshot:
         self.taken = taken
         self.established: dict[tuple[str, str], tuple[str, str | None, str | None, str]] | None = None
         self.rib: _Routes | None = None
-        # one thread works sessions and routes out while the others asking about this snapshot wait for it
-        self.deriving = threading.RLock()
 
 
 class World:
@@ -129,6 +127,8 @@ class World:
         self.max_age = max_age
         self._snapshot: _Snapshot | None = None
         self._rebuild = threading.Lock()
+        self._deriving = threading.Lock()  # one thread works sessions and routes out at a time
+        self._last_derived: _Snapshot | None = None
         for a, pa, b, pb in cables or []:
             self.cable(a, pa, b, pb)
 
@@ -185,10 +185,10 @@ class World:
         return out
 
     def bgp_sessions(self, device: str) -> list[BgpSession]:
-        snap = self._snap(device)
+        snap = self._derived(self._snap(device), device)
         views = snap.views
-        established = self._established(snap)
-        best = self._rib(snap)
+        established, best = snap.established or {}, snap.rib
+        assert best is not None
         view = views.get(device)
         if view is None:
             return []
@@ -214,11 +214,11 @@ class World:
 
     def routes(self, device: str) -> dict[str, RouteView]:
         """The device's BGP routes (prefixes it originates have no next hops), by prefix."""
-        snap = self._snap(device)
+        snap = self._derived(self._snap(device), device)
         view = snap.views.get(device)
-        if view is None:
+        if view is None or snap.rib is None:
             return {}
-        table = self._rib(snap).table(device)
+        table = snap.rib.table(device)
         cap = max(1, view.maximum_paths)
         out = {}
         for prefix, (path, hops) in sorted(table.items()):
@@ -346,14 +346,26 @@ class World:
             return local_as == remote_as
         return expected == remote_as
 
-    def _established(self, snap: _Snapshot) -> dict[tuple[str, str], tuple[str, str | None, str | None, str]]:
-        """(device, configured peer) -> (remote device, local address, remote address, local port)."""
-        if snap.established is not None:
-            return snap.established
-        with snap.deriving:
-            if snap.established is None:
-                snap.established = self._work_out_sessions(snap.views)
-            return snap.established
+    def _derived(self, snap: _Snapshot, device: str | None = None) -> _Snapshot:
+        """A snapshot whose sessions and routes are worked out: ``snap`` itself, or, while another thread works
+        ``snap``'s out, the last one worked out -- unless the asking ``device`` changed since that one (a device
+        sees its own change at once) or answers must be fresh (``max_age`` 0): then it waits for ``snap``'s."""
+        if snap.rib is not None:
+            return snap
+        if not self._deriving.acquire(blocking=False):
+            last = self._last_derived
+            if last is not None and self.max_age > 0 and last.views.get(device or "") == snap.views.get(device or ""):
+                return last
+            self._deriving.acquire()
+        try:
+            if snap.rib is None:
+                established = self._work_out_sessions(snap.views)
+                snap.established = established
+                snap.rib = self._work_out_routes(snap.views, established)  # last: a set rib means all is there
+            self._last_derived = snap
+            return snap
+        finally:
+            self._deriving.release()
 
     def _work_out_sessions(
         self, views: dict[str, DeviceView]
@@ -378,16 +390,6 @@ class World:
                 ra = _addr(rview.ports.get(rport))
                 found[(dev, peer)] = (rdev, str(la.ip) if la else None, str(ra.ip) if ra else None, lport)
         return found
-
-    def _rib(self, snap: _Snapshot) -> _Routes:
-        """Per device, prefix -> (best AS path, next hops offering a path of that length), by synchronous
-        path-vector rounds until nothing changes. Kept with the snapshot."""
-        if snap.rib is not None:
-            return snap.rib
-        with snap.deriving:
-            if snap.rib is None:
-                snap.rib = self._work_out_routes(snap.views, self._established(snap))
-            return snap.rib
 
     @staticmethod
     def _work_out_routes(
