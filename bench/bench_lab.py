@@ -7,7 +7,8 @@ Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabcon
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
 role, no canary) and verify in this process over every device, one connection per device. Prints a line per step
 and, last, one JSON line: devices, seconds and devices_per_s per step, the states, this process's RSS and open
-sockets after each step, and the peak RSS of fabconf (this process) and of the lab (all its processes).
+sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
+when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ def _status_kib(pid: int | str, field: str) -> int:
     except OSError:
         pass
     return 0
+
+
+def cpu_s(pid: int | str = "self") -> float:
+    """User + system CPU seconds a process has used (``/proc/PID/stat``), 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib() -> float:
@@ -129,9 +139,10 @@ def main() -> None:
                 ("diff_again", lambda: rollout.diff(jobs, options)),
             ]
             for step, run in steps:
-                t1 = time.perf_counter()
+                t1, mine, labs = time.perf_counter(), cpu_s(), sum(cpu_s(p) for p in lab_pids)
                 outcomes = run()
                 elapsed = time.perf_counter() - t1
+                mine, labs = cpu_s() - mine, sum(cpu_s(p) for p in lab_pids) - labs
                 states: dict[str, int] = {}
                 for o in outcomes:
                     states[str(o.state)] = states.get(str(o.state), 0) + 1
@@ -139,7 +150,8 @@ def main() -> None:
                 print(
                     f"fabconf {step} over {len(jobs)} devices ({a.workers} switch, {a.host_workers} host workers): "
                     f"{elapsed:.1f} s ({len(jobs) / elapsed:.1f} devices/s); states {states}; "
-                    f"RSS {rss:.0f} MiB; open sockets {sockets}",
+                    f"RSS {rss:.0f} MiB; open sockets {sockets}; CPU per device: fabconf "
+                    f"{1000 * mine / len(jobs):.0f} ms, lab {1000 * labs / len(jobs):.0f} ms",
                     flush=True,
                 )
                 for o in outcomes:
@@ -153,6 +165,8 @@ def main() -> None:
                     "states": states,
                     "rss_mib": round(rss),
                     "open_sockets": sockets,
+                    "fabconf_cpu_ms_per_device": round(1000 * mine / len(jobs), 1),
+                    "lab_cpu_ms_per_device": round(1000 * labs / len(jobs), 1),
                 }
             result["fabconf_peak_rss_mib"] = round(peak_rss_mib())
             result["lab_peak_rss_mib"] = round(sum(_status_kib(p, "VmHWM") for p in lab_pids) / 1024)

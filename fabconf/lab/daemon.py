@@ -60,11 +60,22 @@ def stop(state: Path, timeout: float = 30.0) -> None:
     request(state, {"cmd": "down"})
     deadline = time.monotonic() + timeout
     while pid and time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if _gone(pid):
             return
         time.sleep(0.05)
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited. When it is our own child (``start_lab`` in this process), it stays a zombie until
+    reaped, and ``kill(pid, 0)`` still succeeds: reap it."""
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 def _quiet_libraries() -> None:

@@ -46,6 +46,24 @@ def default_workers(devices: int) -> int:
     return max(1, min(os.cpu_count() or 1, math.ceil(devices / DEVICES_PER_WORKER)))
 
 
+def shares(names: list[str], hosts: set[str], workers: int) -> list[list[str]]:
+    """Which devices each worker runs. With two workers or more, switches and GPU hosts run in different workers
+    (switches in their share of them by count, at least one): a host's SSH server costs far more CPU per request
+    than a switch's HTTPS API, and in one process ~100 busy SSH sessions held the GIL long enough that a switch's
+    plain GET waited 60 s (1,024 lab devices, verify). Within a kind, devices are interleaved, so each worker gets
+    its share of every tier and platform."""
+    count = max(1, min(workers, len(names)))
+    switches = [n for n in names if n not in hosts]
+    gpu_hosts = [n for n in names if n in hosts]
+    if count < 2 or not switches or not gpu_hosts:
+        return [names[i::count] for i in range(count)]
+    for_switches = max(1, min(count - 1, round(count * len(switches) / len(names))))
+    for_hosts = count - for_switches
+    return [switches[i::for_switches] for i in range(for_switches)] + [
+        gpu_hosts[i::for_hosts] for i in range(for_hosts)
+    ]
+
+
 class _Worker:
     """The coordinator's end of one worker process."""
 
@@ -74,10 +92,9 @@ class ShardedLab(Lab):
         **kwargs: Any,
     ) -> None:
         super().__init__(compiled, inventory_dir, state_dir, build=False, **kwargs)
-        names = sorted(self.addresses)
-        count = max(1, min(workers, len(names)))
-        # interleaved, so each worker gets its share of every tier and platform
-        self._shares = [names[i::count] for i in range(count)]
+        self._shares = shares(
+            sorted(self.addresses), {n for n in self.addresses if compiled.model.devices[n].is_host}, workers
+        )
         self._workers: list[_Worker] = []
         self._owner: dict[str, _Worker] = {}
         self._ids = itertools.count(1)

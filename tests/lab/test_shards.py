@@ -15,7 +15,7 @@ import pytest
 from network import free_network
 
 from fabconf.lab import daemon
-from fabconf.lab.shards import DEVICES_PER_WORKER, default_workers
+from fabconf.lab.shards import DEVICES_PER_WORKER, default_workers, shares
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +42,7 @@ def fabconf(state: Path, *args: str, check: bool = True) -> subprocess.Completed
 def sharded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     state = tmp_path_factory.mktemp("shards")
     up = fabconf(
-        state, "lab", "up", "-i", "inventory", "--state", str(state), "--network", free_network(), "--workers", "2"
+        state, "lab", "up", "-i", "inventory", "--state", str(state), "--network", free_network(), "--workers", "4"
     )
     assert "leaf3" in up.stdout
     yield state
@@ -63,15 +63,31 @@ def test_workers_are_sized_to_the_machine() -> None:
     assert default_workers(DEVICES_PER_WORKER + 1) == min(2, os.cpu_count() or 1)
 
 
+def test_switches_and_gpu_hosts_run_in_different_workers() -> None:
+    names = [f"gpu{i:02}" for i in range(1, 9)] + ["leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2"]
+    hosts = {n for n in names if n.startswith("gpu")}
+    assert shares(names, hosts, 1) == [names]
+    two = shares(names, hosts, 2)
+    assert two == [["leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2"], sorted(hosts)]
+    four = shares(names, hosts, 4)  # switches take their share by count (6 of 14 -> 2 of 4), dealt out in turn
+    assert four[:2] == [["leaf1", "leaf3", "spine1"], ["leaf2", "leaf4", "spine2"]]
+    assert sorted(n for share in four[2:] for n in share) == sorted(hosts) and len(four[2]) == len(four[3]) == 4
+    assert shares(names[:8], hosts, 3) == [names[0:8:3], names[1:8:3], names[2:8:3]]  # one kind: dealt out
+    assert sorted(n for share in shares(names, hosts, 40) for n in share) == sorted(
+        names
+    )  # never more workers than devices
+
+
 def test_a_sharded_lab_pushes_and_verifies_across_processes(sharded: Path) -> None:
     status = daemon.request(sharded, {"cmd": "status"})
     assert len(status["devices"]) == 14
     pids = status["pids"]
-    assert len(set(pids)) == 3 and all(_alive(p) for p in pids)  # the coordinator and two workers
+    assert len(set(pids)) == 5 and all(_alive(p) for p in pids)  # the coordinator and four workers
     inv = str(sharded / "inventory")
     push = fabconf(sharded, "push", "-i", inv, "--yes", "--canary", "0", "--batch", "100%", "--bgp-wait", "30")
     assert "14 applied" in push.stdout, push.stdout
-    # leaf2 runs in the other worker than spine1 (names are dealt out in turn): their session still comes up
+    # leaf2 runs in another worker than spine1, and every GPU host in another than its leaves: their BGP sessions
+    # and LLDP still come up
     verify = fabconf(sharded, "verify", "-i", inv, "--bgp-wait", "30", "--format", "json")
     states = {d["device"]: d["state"] for d in json.loads(verify.stdout)["devices"]}
     assert set(states.values()) == {"verified"}, states
