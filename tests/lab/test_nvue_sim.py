@@ -480,6 +480,18 @@ def test_lldp_and_bgp_follow_the_world(make_sim, ca) -> None:
     assert neighbors["swp1"]["session-state"] == "established"
     assert neighbors["swp1"]["peer-hostname"] == "spine1"
     assert world.ecmp_paths("leaf1") == {"10.0.0.100/32": 1}
+    # a GET of one top-level key works out only that key, and it is the same subtree as in the whole tree
+    whole = leaf.operational()
+    assert set(whole) >= {"system", "platform", "interface", "vrf", "qos", "router"}
+    for top in whole:
+        part = leaf.operational(top)
+        assert list(part) == [top]
+        if top == "system":
+            part[top]["uptime"] = whole[top]["uptime"]  # seconds since boot: may tick between the two reads
+        assert part[top] == whole[top], top
+    assert (
+        c.call("GET", "/vrf/default/router/rib/ipv4/route")[1]["10.0.0.100/32"]["route-entry"]["1"]["protocol"] == "bgp"
+    )
     view = leaf.lab_view()
     assert (view.asn, view.router_id, view.maximum_paths) == (65101, "10.0.0.1", 16)
     assert view.neighbors[0].peer == "swp1" and view.neighbors[0].remote_as == "external"

@@ -122,14 +122,12 @@ def _mac(state: EosState, index: int) -> str:
     return ":".join([*base[:-1], f"{last:02x}"])
 
 
-def _link_up(state: EosState, port: str) -> bool:
-    """A port is up when it is not shut and, inside a World, cabled to a far end that is not shut either."""
+def _ports_up(state: EosState) -> set[str] | None:
+    """The ports cabled to a far end whose both ends are not shut (None outside a World: every port is up).
+    Asked once per ``show interfaces``, not once per port (a spine has 64)."""
     if state.world is None:
-        return True
-    far = state.world.far_end(state.name, port)
-    if far is None:
-        return False
-    return any(local == port for local, _dev, _rport in state.world.lldp_neighbors(state.name))
+        return None
+    return {local for local, _dev, _rport in state.world.lldp_neighbors(state.name)}
 
 
 def interface_rows(state: EosState) -> dict[str, dict[str, Any]]:
@@ -138,13 +136,14 @@ def interface_rows(state: EosState) -> dict[str, dict[str, Any]]:
     names = list(dict.fromkeys([*state.ports, *ifs, "Management1"]))
     names.sort(key=ec.interface_sort_key)
     out: dict[str, dict[str, Any]] = {}
+    up = _ports_up(state)
     for index, name in enumerate(names):
         section = ifs.get(name)
         physical = name.startswith(("Ethernet", "Management"))
         shut = ec.is_shutdown(section)
         if shut:
             line, status = "down", "disabled"
-        elif name.startswith("Ethernet") and not _link_up(state, name):
+        elif name.startswith("Ethernet") and up is not None and name not in up:
             line, status = "down", "notconnect"
         else:
             line, status = "up", "connected"

@@ -199,22 +199,38 @@ def operational_tree(
     now: float = 0.0,
     identity: tuple[str, str] = (RELEASE, MODEL),
     negotiated: dict[str, int] | None = None,
+    top: str | None = None,
 ) -> Tree:
     """The applied tree with operational leaves added (what a GET without ``rev`` returns); ``identity`` is the
     (release, model) the switch reports; ``negotiated``: port -> Gb/s its link came up at (a cable/optic fault),
-    else swp ports report 400G [U: the lab's fabric links run at 400G]."""
-    out = copy.deepcopy(applied)
+    else swp ports report 400G [U: the lab's fabric links run at 400G].
+
+    ``top``: only that top-level key is asked for (``GET /nvue_v1/system``): the rest is neither copied nor worked
+    out. A spine's RIB holds a route per leaf prefix of its plane, and building it for every ``GET /system`` was
+    the likely cause of a 1,024-device lab's spines missing 60 s read timeouts. The subtree returned is the same as
+    in the whole tree."""
+    asked = applied if top is None else {k: v for k, v in applied.items() if k == top}
+    out = copy.deepcopy(asked)
     system, platform = system_oper(name, applied, booted, now, *identity)
-    out.setdefault("system", {}).update(system)
-    out.setdefault("platform", {}).update(platform)
-    roce = roce_oper(applied)
+    if top in (None, "system"):
+        out.setdefault("system", {}).update(system)
+    if top in (None, "platform"):
+        out.setdefault("platform", {}).update(platform)
+    roce = roce_oper(applied) if top in (None, "qos") else None
     if roce is not None:
         out.setdefault("qos", {}).setdefault("roce", {}).update(roce)
+    if top not in (None, "interface", "vrf"):
+        return out
     lldp: dict[str, tuple[str, str, str]] = {}
     sessions: list[BgpSession] = []
     if world is not None:
-        lldp = {local: (local, rdev, rport) for local, rdev, rport in world.lldp_neighbors(name)}
-        sessions = world.bgp_sessions(name)
+        if top in (None, "interface"):
+            lldp = {local: (local, rdev, rport) for local, rdev, rport in world.lldp_neighbors(name)}
+        if top in (None, "vrf"):
+            sessions = world.bgp_sessions(name)
+    if top == "vrf":
+        _bgp_oper(out, sessions, world, name)
+        return out
     ifaces = out.setdefault("interface", {})
     for ifname, iface in _interfaces(applied, ports).items():
         node = ifaces.setdefault(ifname, {})
@@ -237,6 +253,13 @@ def operational_tree(
                     "port": {"name": rport, "description": rport},
                 }
             }
+    if top is None:
+        _bgp_oper(out, sessions, world, name)
+    return out
+
+
+def _bgp_oper(out: Tree, sessions: list[BgpSession], world: World | None, name: str) -> None:
+    """BGP neighbours' session state and the RIB, into ``out["vrf"]``."""
     if sessions:
         neighbors = (
             out.setdefault("vrf", {})
@@ -269,4 +292,3 @@ def operational_tree(
         for node in (out["vrf"]["default"]["router"]["bgp"].get("neighbor", {}) or {}).values():
             if isinstance(node, dict):
                 node["session-state"] = "idle"
-    return out

@@ -283,12 +283,13 @@ class NvueSim(SimBase, HttpDevice):
             return "verify" if self._pending() else "read"
         return "rollback" if self._pending() else "commit"
 
-    def operational(self) -> Tree:
-        """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print)."""
+    def operational(self, top: str | None = None) -> Tree:
+        """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print); ``top``: only
+        that top-level key is needed."""
         applied = self.store.tree("applied")
         identity = (self.os_version or RELEASE, self.model or MODEL)
         return operational_tree(
-            self.name, applied, self.ports, self.world, self._booted, time.time(), identity, self.negotiated
+            self.name, applied, self.ports, self.world, self._booted, time.time(), identity, self.negotiated, top
         )
 
     # -- tokens -----------------------------------------------------------------------------------------
@@ -385,7 +386,7 @@ class NvueSim(SimBase, HttpDevice):
             return HttpReply.json(change)
         if method != "GET":
             raise NvueError(405, f"{method} is not allowed here")
-        tree = self.store.tree(rev) if rev else self.operational()
+        tree = self.store.tree(rev) if rev else self.operational(parts[0] if parts else None)
         other = request.query.get("diff")
         if other:
             return HttpReply.json(nvue_tree.diff(self._at(tree, parts), self._at(self.store.tree(other), parts)))
