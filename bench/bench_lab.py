@@ -106,6 +106,9 @@ def main() -> None:
     ap.add_argument("--lab-workers", type=int, default=0, help="lab processes (0: sized to the machine)")
     ap.add_argument("--timeout", type=int, default=60)
     ap.add_argument("--network", default="127.200.0.0/16")
+    ap.add_argument(
+        "--steps", default="diff,push,verify,push_again,diff_again", help="which steps, in this order (comma-separated)"
+    )
     a = ap.parse_args()
     hosts = hosts_for(a.devices, a.rails)
     with tempfile.TemporaryDirectory() as tmp:
@@ -138,6 +141,11 @@ def main() -> None:
                 ("push_again", push),
                 ("diff_again", lambda: rollout.diff(jobs, options)),
             ]
+            known = dict(steps)
+            unknown = [s for s in a.steps.split(",") if s not in known]
+            if unknown:
+                sys.exit(f"unknown step(s): {', '.join(unknown)}; known: {', '.join(known)}")
+            steps = [(s, known[s]) for s in a.steps.split(",")]
             for step, run in steps:
                 t1, mine, labs = time.perf_counter(), cpu_s(), sum(cpu_s(p) for p in lab_pids)
                 outcomes = run()
