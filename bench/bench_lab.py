@@ -165,6 +165,8 @@ def main() -> None:
                 for o in outcomes:
                     if str(o.state) not in ("applied", "unchanged", "verified", "changes"):
                         print(f"  {o.device}: {o.state}: {' '.join(str(o.message).split())[:300]}", flush=True)
+                        for check in o.checks[:3]:
+                            print(f"    {' '.join(str(check).split())[:300]}", flush=True)
                 if sockets > 1:
                     print(f"  open sockets: {socket_peers()}", flush=True)
                 result[step] = {

@@ -25,6 +25,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fabconf.lab.contract import Simulator
 
+# How long a device whose own view changed waits, in a lab (``max_age`` > 0), for the sessions and routes another
+# thread is working out, before it is answered from the last ones worked out. Small labs work them out in
+# milliseconds, so a device still sees its own change at once there.
+OWN_CHANGE_WAIT = 5.0
+
 
 @dataclass(frozen=True)
 class PortView:
@@ -356,7 +361,13 @@ class World:
             last = self._last_derived
             if last is not None and self.max_age > 0 and last.views.get(device or "") == snap.views.get(device or ""):
                 return last
-            self._deriving.acquire()
+            bounded = last is not None and self.max_age > 0
+            if not self._deriving.acquire(timeout=OWN_CHANGE_WAIT if bounded else -1):
+                # Still being worked out (a 2,048-device lab while 100 switches commit at once: every leaf waited
+                # for the next derivation, and its GET /vrf missed a 60 s timeout). Answer as a network still
+                # converging would: from the last snapshot worked out; the own change shows in a later answer.
+                assert last is not None
+                return last
         try:
             if snap.rib is None:
                 established = self._work_out_sessions(snap.views)

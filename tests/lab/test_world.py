@@ -114,3 +114,41 @@ def test_maximum_paths_caps_the_installed_next_hops() -> None:
     world = _clos(leaf_max_paths=1)
     assert world.ecmp_paths("p1l1")["10.255.1.2/32"] == 1
     assert len(world.routes("p1l1")["10.255.1.2/32"].next_hops) == 1
+
+
+def test_a_device_waits_a_bounded_time_for_its_own_change_then_gets_the_last_routes(monkeypatch) -> None:
+    """In a lab (``max_age`` > 0), a device whose own view changed waits for the sessions and routes another thread
+    is working out at most ``OWN_CHANGE_WAIT``, then is answered from the last ones worked out (a network still
+    converging); once worked out, its change shows."""
+    import threading
+    import time
+
+    from fabconf.lab import world as world_module
+
+    monkeypatch.setattr(world_module, "OWN_CHANGE_WAIT", 0.2)
+    world = _world()
+    world.max_age = 0.05
+    assert "10.1.9.0/24" not in world.routes("leaf1")
+    started, release = threading.Event(), threading.Event()
+    work_out = World._work_out_routes
+
+    def slow(views, established):  # another thread's derivation, held until the test lets it go
+        started.set()
+        release.wait(10)
+        return work_out(views, established)
+
+    monkeypatch.setattr(world, "_work_out_routes", slow)
+    leaf1 = world._devices["leaf1"]
+    leaf1.view = DeviceView(
+        "leaf1", leaf1.view.ports, 65101, None, leaf1.view.neighbors, ("10.1.1.0/24", "10.1.9.0/24"), 64
+    )
+    time.sleep(0.1)  # the snapshot is older than max_age
+    other = threading.Thread(target=world.routes, args=("spine",))
+    other.start()
+    assert started.wait(5)
+    stale = world.routes("leaf1")  # not worked out yet: the last routes, not a wait for the derivation
+    release.set()
+    other.join(10)
+    assert "10.1.9.0/24" not in stale and "10.1.1.0/24" in stale
+    time.sleep(0.1)
+    assert "10.1.9.0/24" in world.routes("leaf1")
