@@ -20,7 +20,14 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from fabconf.drivers.contract import RevertTimer
-from fabconf.drivers.remediation import Remediation, keep_management, owned_views, remediate
+from fabconf.drivers.remediation import (
+    Remediation,
+    keep_management,
+    owned_trees,
+    owned_views,
+    remediate,
+    remediation_of,
+)
 from fabconf.drivers.textdiff import unified
 from fabconf.platforms import Platform
 
@@ -67,9 +74,10 @@ class StagedCliDriver:
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         intended = _text(filename, config)
         running = self._running_config()
-        rem = remediate(self.spec.name, running, intended)
+        trees = owned_trees(self.spec.name, running, intended)
+        rem = remediation_of(*trees)
         self._staged, self._replace = rem, False
-        self._views = owned_views(self.spec.name, running, intended)
+        self._views = owned_views(*trees)
         if not rem.empty:
             self.napalm.load_merge_candidate(config=rem.config)
 
@@ -78,7 +86,7 @@ class StagedCliDriver:
         intended = keep_management(self.spec.name, self._running_config(), _text(filename, config))
         self._intended = intended
         self._staged, self._replace = None, True
-        self._views = owned_views(self.spec.name, self._running_config(), intended, whole=True)
+        self._views = owned_views(*owned_trees(self.spec.name, self._running_config(), intended, whole=True))
         self.napalm.load_replace_candidate(config=intended)
 
     def compare_config(self) -> str:

@@ -31,7 +31,6 @@ Failures never leave a pending revision behind: a failed load, a refused or drop
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import shlex
@@ -54,6 +53,7 @@ from fabconf.drivers.nvue_client import NvueApiError, NvueConnectionLost, NvueRe
 from fabconf.drivers.nvue_plan import (
     DocumentError,
     Tree,
+    copy_tree,
     diff_lines,
     merge_plan,
     parse_document,
@@ -559,7 +559,7 @@ def _issues(state: dict[str, Any]) -> str:
 def _keep_management(doc: Tree, running: Tree, paths: tuple[str, ...]) -> Tree:
     """A replace keeps the management plane: each path of ``paths`` ("interface/eth0") that the document does not
     set is copied from the running tree, so the API, its users and eth0 survive."""
-    out = copy.deepcopy(doc)
+    out = copy_tree(doc)
     for path in paths:
         parts = path.split("/")
         src: Any = running
@@ -570,5 +570,5 @@ def _keep_management(doc: Tree, running: Tree, paths: tuple[str, ...]) -> Tree:
         dst = out
         for part in parts[:-1]:
             dst = dst.setdefault(part, {})
-        dst.setdefault(parts[-1], copy.deepcopy(src))
+        dst.setdefault(parts[-1], copy_tree(src))
     return out

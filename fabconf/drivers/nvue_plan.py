@@ -21,7 +21,6 @@ A document that carries anything outside these paths is refused: merge would sil
 
 from __future__ import annotations
 
-import copy
 import re
 import shlex
 from collections.abc import Iterable, Iterator
@@ -58,7 +57,13 @@ MISSING: Any = _Missing()
 
 
 # -- reading the rendered document ------------------------------------------------------------------
-class _NvueLoader(yaml.SafeLoader):
+# libyaml's parser and emitter when PyYAML has them (the same documents, ~10x faster: a 64-port spine's document
+# is read and two trees printed on every diff); PyYAML's own otherwise
+_SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE_DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _NvueLoader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
     """YAML with YAML 1.2 scalar rules: ``on``/``off``/``yes``/``no`` stay strings, ``65101:10`` stays a
     string (YAML 1.1 would read a sexagesimal 3906070), only plain decimal integers and floats are numbers.
     fabconf's templates quote every string anyway (reference §8); this guards hand-written documents."""
@@ -88,14 +93,29 @@ def _clean(node: Any, where: str) -> Any:
     return node
 
 
-def merge_trees(base: Tree, patch: Tree) -> Tree:
-    """Deep merge (``set`` semantics) of ``patch`` into a copy of ``base``."""
-    out = copy.deepcopy(base)
+def copy_tree(node: Any) -> Any:
+    """A deep copy of a tree (dicts, lists and scalars: what NVUE JSON and YAML hold), without
+    ``copy.deepcopy``'s memo and dispatch (which cost a third of a Cumulus spine's diff)."""
+    if isinstance(node, dict):
+        return {k: copy_tree(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [copy_tree(v) for v in node]
+    return node
+
+
+def merge_into(out: Tree, patch: Tree) -> None:
+    """Deep merge (``set`` semantics) of ``patch`` into ``out``, in place; nothing of ``patch`` is shared."""
     for key, value in patch.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_trees(out[key], value)
+            merge_into(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_tree(value)
+
+
+def merge_trees(base: Tree, patch: Tree) -> Tree:
+    """Deep merge (``set`` semantics) of ``patch`` into a copy of ``base``."""
+    out = copy_tree(base)
+    merge_into(out, patch)
     return out
 
 
@@ -242,7 +262,7 @@ def merge_plan(doc: Tree, applied: Tree) -> MergePlan:
         if have is not MISSING and not leaf_over_leaf:
             deletes.append(path)
         if want is not MISSING:
-            patch = merge_trees(patch, wrap(path, copy.deepcopy(want)))
+            merge_into(patch, wrap(path, want))
     return MergePlan(tuple(deletes), patch, tuple(changed))
 
 
@@ -357,4 +377,4 @@ def tree_yaml(tree: Tree) -> str:
     natural order; PyYAML quotes strings such as ``'on'`` that YAML 1.1 would read back as other types."""
     if not tree:
         return ""
-    return yaml.safe_dump([{"set": sort_tree(tree)}], sort_keys=False, default_flow_style=False)
+    return yaml.dump([{"set": sort_tree(tree)}], Dumper=_SAFE_DUMPER, sort_keys=False, default_flow_style=False)

@@ -10,7 +10,8 @@ Drift is the same computation: a device has drifted when its remediation is not 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from hier_config import HConfig, Platform, WorkflowRemediation, get_hconfig
@@ -20,10 +21,16 @@ from fabconf.platforms import platform as platform_spec
 
 @dataclass(frozen=True)
 class Remediation:
-    """What to send (``config``), what it would undo (``rollback``), both as indented text."""
+    """What to send (``config``) and what it would undo (``rollback``), both as indented text. The rollback is
+    worked out only when asked (a third of a switch's diff time): fabconf undoes a change with the device's own
+    rollback or checkpoint, never with this text."""
 
     config: str
-    rollback: str
+    undo: Callable[[], str] = field(default=lambda: "", repr=False, compare=False)
+
+    @property
+    def rollback(self) -> str:
+        return self.undo()
 
     @property
     def empty(self) -> bool:
@@ -61,15 +68,28 @@ def owned_tree(platform: str, text: str, interfaces: list[str]) -> HConfig:
     return tree
 
 
-def remediate(platform: str, running: str, intended: str, interfaces: list[str] | None = None) -> Remediation:
-    """Remediation that turns the owned part of ``running`` into ``intended``. The owned interfaces default
-    to those ``intended`` renders."""
-    if interfaces is None:
-        interfaces = rendered_interfaces(intended)
-    run_tree = owned_tree(platform, running, interfaces)
-    want_tree = owned_tree(platform, intended, interfaces)
+def owned_trees(platform: str, running: str, intended: str, whole: bool = False) -> tuple[HConfig, HConfig]:
+    """(running, intended) as hier_config trees of what fabconf owns (``whole``: every section, for replace
+    mode); the owned interfaces are those ``intended`` renders. Neither tree is changed by what reads it here
+    (remediation, views), so one pair serves both."""
+    if whole:
+        return get_hconfig(_dialect(platform), _strip_comments(running)), get_hconfig(
+            _dialect(platform), _strip_comments(intended)
+        )
+    interfaces = rendered_interfaces(intended)
+    return owned_tree(platform, running, interfaces), owned_tree(platform, intended, interfaces)
+
+
+def remediation_of(run_tree: HConfig, want_tree: HConfig) -> Remediation:
+    """The remediation that turns ``run_tree`` into ``want_tree``."""
     workflow = WorkflowRemediation(run_tree, want_tree)
-    return Remediation(_text(workflow.remediation_config), _text(workflow.rollback_config))
+    return Remediation(_text(workflow.remediation_config), lambda: _text(workflow.rollback_config))
+
+
+def remediate(platform: str, running: str, intended: str) -> Remediation:
+    """Remediation that turns the owned part of ``running`` into ``intended`` (the owned interfaces: those
+    ``intended`` renders)."""
+    return remediation_of(*owned_trees(platform, running, intended))
 
 
 def _text(tree: HConfig) -> str:
@@ -105,16 +125,9 @@ def _order(tree: Any) -> dict[str, Any]:
     return {child.text: _order(child) for child in tree.children}
 
 
-def owned_views(platform: str, running: str, intended: str, whole: bool = False) -> tuple[str, str]:
-    """The owned configuration as it runs and as intended, as comparable text (``whole``: every section,
-    for replace mode). Sibling order follows the intended configuration."""
-    if whole:
-        run_tree = get_hconfig(_dialect(platform), _strip_comments(running))
-        want_tree = get_hconfig(_dialect(platform), _strip_comments(intended))
-    else:
-        interfaces = rendered_interfaces(intended)
-        run_tree = owned_tree(platform, running, interfaces)
-        want_tree = owned_tree(platform, intended, interfaces)
+def owned_views(run_tree: HConfig, want_tree: HConfig) -> tuple[str, str]:
+    """The owned configuration (``owned_trees``) as it runs and as intended, as comparable text. Sibling
+    order follows the intended configuration."""
     order = _order(want_tree)
     before = _lines(run_tree.children, 0, order)
     after = _lines(want_tree.children, 0, order)

@@ -294,12 +294,12 @@ VOLATILE_HEADERS = {
 
 @pytest.mark.parametrize("name", sorted(VOLATILE_HEADERS))
 def test_volatile_cli_lines_are_not_drift(example: Compiled, name: str) -> None:
-    from fabconf.drivers.remediation import owned_views, remediate
+    from fabconf.drivers.remediation import owned_trees, owned_views, remediate
 
     job = _job(example, name)
     running = VOLATILE_HEADERS[name] + job.rendered
     assert remediate(job.platform, running, job.rendered).empty
-    before, after = owned_views(job.platform, running, job.rendered)
+    before, after = owned_views(*owned_trees(job.platform, running, job.rendered))
     assert before == after  # the unified diff drift shows is empty too
     later = running.replace("07:46:50", "23:59:59").replace("08:00", "09:30")
     assert canonical(later, CLI) == canonical(running, CLI)  # and the backup does not change
