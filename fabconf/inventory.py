@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from fabconf import limits
+from fabconf import cache, limits
 from fabconf.limits import LimitExceeded
 from fabconf.problems import Problems, brief
 
@@ -100,6 +100,7 @@ class RawInventory:
     directory: Path
     files: dict[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # kind -> SHA-256 of the bytes read (fabconf.cache)
 
     @property
     def hosts(self) -> dict[str, Any]:
@@ -176,14 +177,24 @@ def _syntax_message(exc: yaml.MarkedYAMLError, text: str, line: int, column: int
     return f"YAML syntax error: {' '.join(str(exc.problem or exc.context).split())}"
 
 
-def load_yaml(path: Path, shown: str, problems: Problems) -> tuple[bool, Any]:
+def load_yaml(path: Path, shown: str, problems: Problems, digests: dict[str, str] | None = None) -> tuple[bool, Any]:
     """Parse one YAML file within the limits of fabconf.limits; on failure record a problem and return
-    (False, None). Nothing is constructed from a file that breaks a limit."""
+    (False, None). Nothing is constructed from a file that breaks a limit. The same bytes parsed before come
+    from ``fabconf.cache``; ``digests[str(path)]``, when given, receives their SHA-256."""
     text = ""
     try:
-        text = _decode(_read(path))
+        data = _read(path)
+        key = cache.digest(data)
+        if digests is not None:
+            digests[str(path)] = key
+        value = cache.get("yaml", key)
+        if value is not cache.MISS:
+            return True, value
+        text = _decode(data)
         limits.check_events(text, _BaseLoader)
-        return True, yaml.load(text, Loader=_Loader)
+        value = yaml.load(text, Loader=_Loader)
+        cache.put("yaml", key, value)
+        return True, value
     except FileNotFoundError:
         problems.add(shown, "(file)", "file not found")
     except LimitExceeded as exc:
@@ -220,7 +231,9 @@ def load(directory: Path | str, problems: Problems) -> RawInventory:
         if not path.exists() and not required:
             raw.data[kind] = {}
             continue
-        ok, value = load_yaml(path, shown, problems)
+        digests: dict[str, str] = {}
+        ok, value = load_yaml(path, shown, problems, digests)
         if ok:
             raw.data[kind] = {} if value is None else value
+            raw.digests[kind] = digests[str(path)]
     return raw

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,7 @@ from fabconf.problems import InputError, Problems
 class Compiled:
     model: model.Model
     topology: topology.Topology
-    data: dict[str, dict[str, Any]]  # device name -> device data (every device)
+    data: dict[str, dict[str, Any]]  # device name -> device data (every device, or those ``select`` chose)
     problems: Problems  # warnings only, once compiled
 
 
@@ -37,13 +37,19 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def compile_inventory(directory: Path | str) -> Compiled:
-    """Validate the inventory and design every device; raises InputError carrying every problem found."""
+Selector = Callable[[model.Model], list[str]]
+
+
+def compile_inventory(directory: Path | str, select: Selector | None = None) -> Compiled:
+    """Validate the inventory and design every device (with ``select``: only the devices it names, so that
+    rendering one leaf of a 32k-GPU fabric does not design 5,000 others); raises InputError carrying every
+    problem found. Files, schemas, model, topology and cross-checks always cover the whole inventory; the
+    priority chain is read back from the designed devices."""
     with _no_cyclic_gc():
-        return _compile(directory)
+        return _compile(directory, select)
 
 
-def _compile(directory: Path | str) -> Compiled:
+def _compile(directory: Path | str, select: Selector | None = None) -> Compiled:
     problems = Problems()
     raw = inventory.load(directory, problems)
     schema.check_credentials(raw, problems)
@@ -55,7 +61,7 @@ def _compile(directory: Path | str) -> Compiled:
     checks.run(resolved, topo, problems)
     if problems.errors:
         raise InputError(problems)
-    data = design(resolved, topo)
+    data = design(resolved, topo, None if select is None else select(resolved))
     checks.check_device_data(resolved, topo, problems, data)
     if problems.errors:
         raise InputError(problems)

@@ -11,6 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
+from fabconf import cache as compile_cache
 from fabconf.inventory import FILES, RawInventory
 from fabconf.problems import Problems, brief, format_path
 
@@ -97,14 +98,25 @@ def check_files(raw: RawInventory, problems: Problems) -> bool:
         if kind not in raw.data:
             ok = False  # missing or unparsable: already reported by the loader
             continue
-        doc = raw.data[kind]
-        shown = raw.files[kind]
-        errors = sorted(validator(kind).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-        for err in errors:
-            ok = False
-            for path, message in describe_errors(err):
-                problems.add(shown, path, message)
+        found = _file_problems(kind, raw.data[kind], raw.digests.get(kind))
+        for path, message in found:
+            problems.add(raw.files[kind], path, message)
+        ok = ok and not found
     return ok
+
+
+def _file_problems(kind: str, doc: Any, digest: str | None) -> list[tuple[list[Any], str]]:
+    """What the schema of ``kind`` finds in ``doc``; for a file's bytes checked before, from ``fabconf.cache``
+    (the key carries fabconf's code version, schemas included)."""
+    if digest is not None:
+        cached = compile_cache.get(f"schema-{kind}", digest)
+        if cached is not compile_cache.MISS:
+            return [(list(path), message) for path, message in cached]
+    errors = sorted(validator(kind).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    found = [(list(path), message) for err in errors for path, message in describe_errors(err)]
+    if digest is not None:
+        compile_cache.put(f"schema-{kind}", digest, [(tuple(path), message) for path, message in found])
+    return found
 
 
 CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username", "token", "api_key", "passwd"})

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,13 @@ from fabconf.pipeline import Compiled, compile_inventory
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "inventory"
 GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The compile cache (``fabconf.cache``) of this test run lives in a directory of its own, never the user's
+    ``~/.cache``; labs the tests start inherit it."""
+    if not os.environ.get("FABCONF_CACHE_DIR"):
+        os.environ["FABCONF_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabconf-test-cache-")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.pipeline import Compiled, Selector, compile_inventory
 from fabconf.problems import Problems
 from fabconf.render import filename, render
 from fabconf.select import select
@@ -18,8 +18,8 @@ def print_problems(problems: Problems) -> None:
         print(p, file=sys.stderr)
 
 
-def _compile(inventory: Path) -> Compiled:
-    compiled = compile_inventory(inventory)
+def _compile(inventory: Path, selector: Selector | None = None) -> Compiled:
+    compiled = compile_inventory(inventory, selector)
     print_problems(compiled.problems)  # warnings (errors raise InputError)
     return compiled
 
@@ -38,8 +38,8 @@ def run_validate(inventory: Path, stream: TextIO | None = None) -> int:
 
 def run_render(inventory: Path, output: Path, limit: str | None) -> int:
     started = time.perf_counter()
-    compiled = _compile(inventory)
-    names = select(compiled.model, limit)
+    compiled = _compile(inventory, lambda model: select(model, limit))  # only the selected devices are designed
+    names = sorted(compiled.data)
     output.mkdir(parents=True, exist_ok=True)
     for name in names:
         data = compiled.data[name]

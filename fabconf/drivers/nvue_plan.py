@@ -63,7 +63,7 @@ _SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SAFE_DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _NvueLoader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
+class _NvueLoader(_SAFE_LOADER):
     """YAML with YAML 1.2 scalar rules: ``on``/``off``/``yes``/``no`` stay strings, ``65101:10`` stays a
     string (YAML 1.1 would read a sexagesimal 3906070), only plain decimal integers and floats are numbers.
     fabconf's templates quote every string anyway (reference §8); this guards hand-written documents."""

@@ -1,0 +1,111 @@
+"""A content-addressed cache of the compile stages that depend on one inventory file alone.
+
+Reading a 32,768-GPU fabric's 3 MB ``cabling.yaml`` and checking it against its schema costs about 2 s of the
+5 s a compile takes; neither result can change unless the file's bytes (or fabconf) change. So each is kept
+under a key made of the file's SHA-256, what was computed from it and fabconf's own code version, and the next
+run that reads the same bytes takes it from here. A file edited since is simply a new key: nothing is ever
+invalidated, only replaced. Cross-file stages (model, topology, cross-checks) always run on everything.
+
+Where: ``FABCONF_CACHE_DIR``, else ``$XDG_CACHE_HOME/fabconf``, else ``~/.cache/fabconf``; ``FABCONF_CACHE=off``
+turns it off. Entries are ``marshal`` data (plain values only: no code runs when one is read, unlike pickle),
+written atomically (a temporary file renamed), in a directory only its owner can enter; one that cannot be
+read is ignored and written again. The directory keeps its newest ``KEEP`` entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+KEEP = 64  # entries kept (a 32k-GPU fabric's cabling is ~3 MB as marshal data)
+_FORMAT = b"fabconf-cache-1\n"
+_MISS: Any = object()
+
+
+def directory() -> Path | None:
+    """The cache directory, or None when caching is off."""
+    if os.environ.get("FABCONF_CACHE", "").lower() in ("off", "0", "no", "false"):
+        return None
+    explicit = os.environ.get("FABCONF_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "fabconf"
+
+
+@cache
+def code_version() -> str:
+    """A digest of fabconf's own sources and schemas: an entry made by other code is never read."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted([*root.glob("*.py"), *root.glob("schemas/*.json")]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _path(kind: str, key: str) -> Path | None:
+    where = directory()
+    if where is None:
+        return None
+    name = hashlib.sha256(f"{kind}\0{key}\0{code_version()}".encode()).hexdigest()[:32]
+    return where / f"{kind}-{name}"
+
+
+def get(kind: str, key: str) -> Any:
+    """The value stored for (``kind``, ``key``), or ``MISS``."""
+    path = _path(kind, key)
+    if path is None:
+        return _MISS
+    try:
+        blob = path.read_bytes()
+        if not blob.startswith(_FORMAT):
+            return _MISS
+        stored_key, value = marshal.loads(blob[len(_FORMAT) :])
+    except (OSError, EOFError, ValueError, TypeError):
+        return _MISS
+    return value if stored_key == key else _MISS
+
+
+def put(kind: str, key: str, value: Any) -> None:
+    """Store ``value`` (plain data: what ``marshal`` writes; anything else is not cached). Never raises."""
+    path = _path(kind, key)
+    if path is None:
+        return
+    try:
+        blob = _FORMAT + marshal.dumps((key, value))
+    except ValueError:  # a value marshal cannot write (a YAML timestamp): not cached
+        return
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(blob)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        _trim(path.parent)
+
+
+def _trim(where: Path) -> None:
+    entries = []
+    for entry in os.scandir(where):
+        with contextlib.suppress(OSError):
+            entries.append((entry.stat().st_mtime, entry.path))
+    for _mtime, old in sorted(entries, reverse=True)[KEEP:]:
+        with contextlib.suppress(OSError):
+            os.unlink(old)
+
+
+MISS = _MISS
