@@ -3,13 +3,19 @@
     python bench/bench_compile.py [--hosts 4096] [--rails 8]
 
 Prints one line per stage and the per-device render cost. Also runs the same at 1/8 of the size so
-that a quadratic stage shows up as a ratio far above 8.
+that a quadratic stage shows up as a ratio far above 8. Then the incremental case, as a user runs it (a new
+`fabconf render` process each time, its compile cache in a directory of its own): a full render, the same
+inventory rendered again with `--limit` one leaf, and that leaf changed (its MTU) and rendered with `--limit`.
+Last, one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -83,11 +89,47 @@ def run(hosts: int, rails: int) -> dict[str, float]:
         return t
 
 
+def _render(inv: Path, out: Path, cache: Path, limit: str | None = None) -> float:
+    """Seconds of one `fabconf render` process, start to exit, as a user waits for it."""
+    argv = [sys.executable, "-m", "fabconf", "render", "-i", str(inv), "-o", str(out)]
+    env = {**os.environ, "FABCONF_CACHE_DIR": str(cache)}
+    env.pop("FABCONF_CACHE", None)
+    started = time.perf_counter()
+    subprocess.run(argv + (["--limit", limit] if limit else []), check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def incremental(hosts: int, rails: int, repeat: int = 3) -> dict[str, float]:
+    """A one-leaf change: `fabconf render --limit LEAF` after a full render, unchanged and after the edit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        inv, out, cache = Path(tmp) / "inv", Path(tmp) / "out", Path(tmp) / "cache"
+        size = generate(inv, hosts, rails)
+        leaf = f"leaf{max(int(size['leaves']) // 2, 1)}"
+        t: dict[str, float] = {"full render (cold)": _render(inv, out, cache)}
+        t["limit, unchanged"] = min(_render(inv, out, cache, leaf) for _ in range(repeat))
+        hosts_file = inv / "hosts.yaml"
+        text = hosts_file.read_text()
+        start = text.index(f"\n{leaf}:\n")
+        at = text.index("    id: ", start)
+        at = text.index("\n", at) + 1
+        rendered = sorted(out.glob(f"{leaf}.*"))
+        before = rendered[0].read_text()
+        times = []
+        for i in range(repeat):  # a new edit each time: the changed file is never in the cache
+            hosts_file.write_text(text[:at] + f"    mtu: {9100 + i}\n" + text[at:])
+            times.append(_render(inv, out, cache, leaf))
+        t["limit, one leaf changed"] = min(times)
+        assert rendered[0].read_text() != before, "the edit did not reach the rendered leaf"
+        t["leaf"] = float(leaf.removeprefix("leaf"))
+        return t
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=4096)
     ap.add_argument("--rails", type=int, default=8)
     a = ap.parse_args()
+    os.environ["FABCONF_CACHE"] = "off"  # the stages below are timed cold; the incremental case has its own cache
     small = run(max(a.hosts // 8, 32), a.rails)
     full = run(a.hosts, a.rails)
     stages = ["load yaml", "json schema", "model+topology", "cross-checks", "design+chain", "render+write"]
@@ -106,6 +148,21 @@ def main() -> None:
         f"render per device: {per:.3f} ms (target <= 5 ms); bare jinja2 loop {bare:.3f} ms; "
         f"ratio {per / bare:.2f} (target <= 2)"
     )
+    inc = incremental(a.hosts, a.rails)
+    print(f"incremental, leaf{int(inc['leaf'])} (each a new `fabconf render` process, start to exit):")
+    for case in ("full render (cold)", "limit, unchanged", "limit, one leaf changed"):
+        note = "   (target <= 1 s)" if case == "limit, one leaf changed" else ""
+        print(f"  {case:<26}{inc[case]:>7.2f} s{note}")
+    result = {
+        "devices": int(full["devices"]),
+        "gpus": int(full["gpus"]),
+        "stages_s": {s: round(full[s], 2) for s in stages},
+        "total_s": round(total, 2),
+        "render_ms_per_device": round(per, 3),
+        "bare_jinja2_ms_per_device": round(bare, 3),
+        "incremental_s": {k: round(v, 2) for k, v in inc.items() if k != "leaf"},
+    }
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

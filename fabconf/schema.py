@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from importlib import resources
 from typing import Any
 
@@ -91,6 +92,23 @@ def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
     return [(path, message)]
 
 
+Found = list[tuple[list[Any], str]]  # (path, message) of one file's problems
+
+
+def _per_file(check: str, kind: str, raw: RawInventory, compute: Callable[[Any], Found]) -> Found:
+    """What ``compute`` finds in one file's document; for the same bytes checked before, from ``fabconf.cache``
+    (its key carries fabconf's code version, schemas included: a new fabconf checks again)."""
+    digest = raw.digests.get(kind)
+    if digest is not None:
+        cached = compile_cache.get(f"{check}-{kind}", digest)
+        if cached is not compile_cache.MISS:
+            return [(list(path), message) for path, message in cached]
+    found = compute(raw.data[kind])
+    if digest is not None:
+        compile_cache.put(f"{check}-{kind}", digest, [(tuple(path), message) for path, message in found])
+    return found
+
+
 def check_files(raw: RawInventory, problems: Problems) -> bool:
     """Validate every loaded file against its schema; returns True when all of them pass."""
     ok = True
@@ -98,25 +116,16 @@ def check_files(raw: RawInventory, problems: Problems) -> bool:
         if kind not in raw.data:
             ok = False  # missing or unparsable: already reported by the loader
             continue
-        found = _file_problems(kind, raw.data[kind], raw.digests.get(kind))
+        found = _per_file("schema", kind, raw, partial(_schema_problems, kind))
         for path, message in found:
             problems.add(raw.files[kind], path, message)
         ok = ok and not found
     return ok
 
 
-def _file_problems(kind: str, doc: Any, digest: str | None) -> list[tuple[list[Any], str]]:
-    """What the schema of ``kind`` finds in ``doc``; for a file's bytes checked before, from ``fabconf.cache``
-    (the key carries fabconf's code version, schemas included)."""
-    if digest is not None:
-        cached = compile_cache.get(f"schema-{kind}", digest)
-        if cached is not compile_cache.MISS:
-            return [(list(path), message) for path, message in cached]
+def _schema_problems(kind: str, doc: Any) -> Found:
     errors = sorted(validator(kind).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    found = [(list(path), message) for err in errors for path, message in describe_errors(err)]
-    if digest is not None:
-        compile_cache.put(f"schema-{kind}", digest, [(tuple(path), message) for path, message in found])
-    return found
+    return [(list(path), message) for err in errors for path, message in describe_errors(err)]
 
 
 CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username", "token", "api_key", "passwd"})
@@ -124,26 +133,34 @@ CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username"
 
 def check_credentials(raw: RawInventory, problems: Problems) -> None:
     """Credentials come from the environment or a secret helper, never from inventory files."""
+    for kind in ("hosts", "groups", "defaults", "fabric"):
+        if kind in raw.data:
+            for path, message in _per_file("credentials", kind, raw, _credential_problems):
+                problems.add(raw.files[kind], path, message)
 
-    def walk(node: Any, path: list[Any], shown: str) -> None:
+
+def _credential_problems(doc: Any) -> Found:
+    found: Found = []
+
+    def walk(node: Any, path: list[Any]) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if isinstance(key, str) and key.lower() in CREDENTIAL_KEYS:
-                    problems.add(
-                        shown,
-                        [*path, key],
-                        "credentials are not allowed in inventory files; set FABCONF_USERNAME/FABCONF_PASSWORD "
-                        "or a credentials command",
+                    found.append(
+                        (
+                            [*path, key],
+                            "credentials are not allowed in inventory files; set FABCONF_USERNAME/FABCONF_PASSWORD "
+                            "or a credentials command",
+                        )
                     )
                 else:
-                    walk(value, [*path, key], shown)
+                    walk(value, [*path, key])
         elif isinstance(node, list):
             for i, value in enumerate(node):
-                walk(value, [*path, i], shown)
+                walk(value, [*path, i])
 
-    for kind in ("hosts", "groups", "defaults", "fabric"):
-        if kind in raw.data:
-            walk(raw.data[kind], [], raw.files[kind])
+    walk(doc, [])
+    return found
 
 
 # Characters that end a line or a command in some target syntax (CLI, NVUE YAML, nccl.conf, a shell): never
@@ -160,21 +177,28 @@ def _control_name(char: str) -> str:
 def check_text(raw: RawInventory, problems: Problems) -> None:
     """No key or string value in any inventory file carries a line break or another control character:
     no inventory string can add a line, a key or a command to a device, whatever template it reaches."""
+    for kind in raw.data:
+        for path, message in _per_file("text", kind, raw, _text_problems):
+            problems.add(raw.files[kind], path, message)
 
-    def walk(node: Any, path: list[Any], shown: str) -> None:
+
+def _text_problems(doc: Any) -> Found:
+    found: Found = []
+
+    def walk(node: Any, path: list[Any]) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if isinstance(key, str) and (hit := _CONTROL.search(key)):
-                    problems.add(shown, [*path, brief(key)], f"the name contains {_control_name(hit.group())}")
-                walk(value, [*path, key], shown)
+                    found.append(([*path, brief(key)], f"the name contains {_control_name(hit.group())}"))
+                walk(value, [*path, key])
         elif isinstance(node, list):
             for i, value in enumerate(node):
-                walk(value, [*path, i], shown)
+                walk(value, [*path, i])
         elif isinstance(node, str) and (hit := _CONTROL.search(node)):
-            problems.add(shown, path, f"{brief(node)} contains {_control_name(hit.group())}, which no device accepts")
+            found.append((path, f"{brief(node)} contains {_control_name(hit.group())}, which no device accepts"))
 
-    for kind, doc in raw.data.items():
-        walk(doc, [], raw.files[kind])
+    walk(doc, [])
+    return found
 
 
 __all__ = ["check_credentials", "check_files", "check_text", "describe_errors", "format_path", "validator"]
