@@ -524,15 +524,25 @@ class LinuxDriver(DriverBase):
         return problems + link_problems(wanted, links, rates, pairs)
 
     # -- getters -----------------------------------------------------------------------------------------------
-    def _optional(self, command: str) -> str | None:
-        result = self._run(command, check=False)
-        return result.stdout.strip() if result.status == 0 and result.stdout.strip() else None
+    def _optionals(self, commands: list[str]) -> list[str | None]:
+        """Each command's output (stripped), or None where it failed or printed nothing: in ONE exec channel."""
+        results = self._shell.batch(commands) if commands else []
+        return [r.stdout.strip() if r.status == 0 and r.stdout.strip() else None for r in results]
 
     def get_facts(self) -> dict[str, Any]:
         hostname = self._shell.read("hostname", _one_word)
-        release = parse_os_release(self._optional("cat /etc/os-release") or "")
-        kernel = self._optional("uname -r") or ""
-        uptime_text = self._optional("cat /proc/uptime")
+        release_text, kernel, uptime_text, vendor, model, fqdn, serial = self._optionals(
+            [
+                "cat /etc/os-release",
+                "uname -r",
+                "cat /proc/uptime",
+                "cat /sys/class/dmi/id/sys_vendor",
+                "cat /sys/class/dmi/id/product_name",
+                "hostname -f",
+                f"{self.sudo}cat /sys/class/dmi/id/product_serial",
+            ]
+        )
+        release = parse_os_release(release_text or "")
         try:
             uptime = float(uptime_text.split()[0]) if uptime_text else -1.0
         except ValueError:
@@ -541,12 +551,12 @@ class LinuxDriver(DriverBase):
         os_name = release.get("PRETTY_NAME", "Linux")
         return {
             "uptime": uptime,
-            "vendor": self._optional("cat /sys/class/dmi/id/sys_vendor") or "",
-            "model": self._optional("cat /sys/class/dmi/id/product_name") or "",
+            "vendor": vendor or "",
+            "model": model or "",
             "hostname": hostname,
-            "fqdn": self._optional("hostname -f") or hostname,
+            "fqdn": fqdn or hostname,
             "os_version": f"{os_name} (kernel {kernel})" if kernel else os_name,
-            "serial_number": self._optional(f"{self.sudo}cat /sys/class/dmi/id/product_serial") or "",
+            "serial_number": serial or "",
             "interface_list": [link.ifname for link in links],
         }
 
@@ -557,8 +567,9 @@ class LinuxDriver(DriverBase):
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         out = {}
-        for link in self._shell.read("ip -j link show", parse_ip_links):
-            speed_text = self._optional(sh("cat", f"/sys/class/net/{link.ifname}/speed"))
+        links = self._shell.read("ip -j link show", parse_ip_links)
+        speeds = self._optionals([sh("cat", f"/sys/class/net/{link.ifname}/speed") for link in links])
+        for link, speed_text in zip(links, speeds, strict=True):
             try:
                 speed = float(parse_int(speed_text, "speed", -1)) if speed_text else -1.0
             except ParseError:
