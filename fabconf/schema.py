@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache, partial
 from importlib import resources
 from typing import Any
@@ -93,6 +93,7 @@ def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
 
 
 Found = list[tuple[list[Any], str]]  # (path, message) of one file's problems
+Compute = Callable[[str, Any], Found]  # (kind, document) -> what a check finds in it
 
 
 def _per_file(check: str, kind: str, raw: RawInventory, compute: Callable[[Any], Found]) -> Found:
@@ -109,18 +110,22 @@ def _per_file(check: str, kind: str, raw: RawInventory, compute: Callable[[Any],
     return found
 
 
+def _report(check: str, kinds: Iterable[str], raw: RawInventory, problems: Problems, compute: Compute) -> bool:
+    """Run a per-file check over the loaded files of ``kinds``, adding what it finds; True when it finds nothing."""
+    clean = True
+    for kind in kinds:
+        if kind in raw.data:
+            found = _per_file(check, kind, raw, partial(compute, kind))
+            for path, message in found:
+                problems.add(raw.files[kind], path, message)
+            clean = clean and not found
+    return clean
+
+
 def check_files(raw: RawInventory, problems: Problems) -> bool:
-    """Validate every loaded file against its schema; returns True when all of them pass."""
-    ok = True
-    for kind in FILES:
-        if kind not in raw.data:
-            ok = False  # missing or unparsable: already reported by the loader
-            continue
-        found = _per_file("schema", kind, raw, partial(_schema_problems, kind))
-        for path, message in found:
-            problems.add(raw.files[kind], path, message)
-        ok = ok and not found
-    return ok
+    """Validate every loaded file against its schema; returns True when all of them pass (a file that is missing
+    or could not be read was reported by the loader, and fails too)."""
+    return _report("schema", FILES, raw, problems, _schema_problems) and all(kind in raw.data for kind in FILES)
 
 
 def _schema_problems(kind: str, doc: Any) -> Found:
@@ -133,13 +138,10 @@ CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username"
 
 def check_credentials(raw: RawInventory, problems: Problems) -> None:
     """Credentials come from the environment or a secret helper, never from inventory files."""
-    for kind in ("hosts", "groups", "defaults", "fabric"):
-        if kind in raw.data:
-            for path, message in _per_file("credentials", kind, raw, _credential_problems):
-                problems.add(raw.files[kind], path, message)
+    _report("credentials", ("hosts", "groups", "defaults", "fabric"), raw, problems, _credential_problems)
 
 
-def _credential_problems(doc: Any) -> Found:
+def _credential_problems(_kind: str, doc: Any) -> Found:
     found: Found = []
 
     def walk(node: Any, path: list[Any]) -> None:
@@ -177,12 +179,10 @@ def _control_name(char: str) -> str:
 def check_text(raw: RawInventory, problems: Problems) -> None:
     """No key or string value in any inventory file carries a line break or another control character:
     no inventory string can add a line, a key or a command to a device, whatever template it reaches."""
-    for kind in raw.data:
-        for path, message in _per_file("text", kind, raw, _text_problems):
-            problems.add(raw.files[kind], path, message)
+    _report("text", list(raw.data), raw, problems, _text_problems)
 
 
-def _text_problems(doc: Any) -> Found:
+def _text_problems(_kind: str, doc: Any) -> Found:
     found: Found = []
 
     def walk(node: Any, path: list[Any]) -> None:
