@@ -304,15 +304,33 @@ class LinuxDriver(DriverBase):
 
     # -- commit, verify, restore ------------------------------------------------------------------------------
     def _execute(self, changes: list[Change]) -> bool:
-        """Run the changes' commands in order (stopping at the first failure); True when a firmware reset ran."""
+        """Run the changes' commands in order, stopping at the first failure, in one exec channel (a firmware
+        reset in one of its own, between the others); True when a firmware reset ran."""
         reset = False
-        for change in changes:
-            for command in change.commands:
-                self.commands_sent.append(command)
-                if "mlxfwreset" in command:
-                    reset = self._fw_reset_done = True
-                self._run(command)
+        pending: list[str] = []
+        for command in [c for change in changes for c in change.commands]:
+            if "mlxfwreset" not in command:
+                pending.append(command)
+                continue
+            self._run_all(pending)
+            pending = []
+            self.commands_sent.append(command)
+            reset = self._fw_reset_done = True
+            self._run(command)
+        self._run_all(pending)
         return reset
+
+    def _run_all(self, commands: list[str]) -> None:
+        """Run changing commands in one exec (``HostShell.run_all``); ``commands_sent`` gets those that ran --
+        every one of them when the connection was lost, since any may have."""
+        try:
+            results = self._shell.run_all(commands)
+        except BaseException:
+            self.commands_sent.extend(commands)
+            raise
+        self.commands_sent.extend(commands[: len(results)])
+        if results:
+            self._shell.check(commands[len(results) - 1], results[-1])
 
     def _apply(self, target: HostTarget, changes: list[Change]) -> None:
         """Firmware first (a firmware reset drops runtime state, so plan again after one), then runtime, then
@@ -431,8 +449,12 @@ class LinuxDriver(DriverBase):
 
     def _save_checkpoint(self, snapshot: Snapshot) -> None:
         directory = CHECKPOINT_PATH.rsplit("/", 1)[0]
-        self._run(self.sudo + sh("mkdir", "-p", directory))
-        self._run(file_write(self.sudo, CHECKPOINT_PATH, snapshot.to_json() + "\n"))
+        commands = [
+            self.sudo + sh("mkdir", "-p", directory),
+            file_write(self.sudo, CHECKPOINT_PATH, snapshot.to_json()),
+        ]
+        results = self._shell.run_all(commands)
+        self._shell.check(commands[len(results) - 1], results[-1])
 
     def _load_checkpoint(self) -> Snapshot | None:
         command = f"{self.sudo}cat {CHECKPOINT_PATH}"

@@ -416,8 +416,8 @@ def _project(running: Any, desired: Any) -> tuple[Any, Any]:
 def comparable_documents(running_text: str, desired_text: str) -> tuple[str, str]:
     """The running document and the desired one, cut to what both hold and printed the same way, for a
     unified diff that shows one -/+ pair per changed setting."""
-    running = yaml.safe_load(running_text) or {}
-    desired = yaml.safe_load(desired_text) or {}
+    running = yaml.load(running_text, Loader=_LOADER) or {}
+    desired = yaml.load(desired_text, Loader=_LOADER) or {}
     before, after = _project(running, desired)
 
     def dump(doc: Any) -> str:

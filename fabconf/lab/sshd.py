@@ -103,6 +103,9 @@ class SessionContext:
     pty: bool = False
     term: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    # the step fault for one command inside an exec'd script, its ``before`` part done (drop, hang raise here);
+    # None when the device names no moment for commands inside a script (``SshService(part_moment=...)``)
+    part_step: Callable[[str], StepFault | None] | None = None
 
 
 class ShellSession:
@@ -305,6 +308,7 @@ class _Server(paramiko.ServerInterface):
             pty=pty is not None,
             term=pty[0] if pty else "",
             env=dict(self.env.get(channel.get_id(), {})),
+            part_step=self.service.part_step if self.service.part_moment is not None else None,
         )
 
     def _reply_sent(self, channel: paramiko.Channel) -> threading.Event:
@@ -352,6 +356,7 @@ class SshService:
         moment: Callable[[str, str], str | None] | None = None,
         refuse: Callable[[str], tuple[str, str, int]] | None = None,
         connect_moment: bool = False,
+        part_moment: Callable[[str], str | None] | None = None,
     ) -> None:
         if handler is None and session_factory is None:
             raise ValueError("SshService needs a handler or a session_factory")
@@ -370,6 +375,9 @@ class SshService:
         self.moment = moment
         self.refuse = refuse or _invalid_argument
         self.connect_moment = connect_moment
+        # the moment of one command inside an exec'd script (a commit's writes sent as one script): a step fault
+        # then fires at the command it names, not at the script as a whole
+        self.part_moment = part_moment
         self._factory = session_factory
         key_path = Path(state_dir) / "ssh" / f"{name}_host_ecdsa_key" if state_dir is not None else None
         self.host_key = host_key if host_key is not None else load_or_create_host_key(key_path)
@@ -506,6 +514,14 @@ class SshService:
             fault.before()
         return fault
 
+    def part_step(self, command: str) -> StepFault | None:
+        """The step fault firing for one command inside a script (``part_moment``), its ``before`` part done."""
+        moment = self.part_moment(command) if self.part_moment is not None else None
+        fault = self.faults.step(moment) if moment is not None and self.faults.steps else None
+        if fault is not None:
+            fault.before()
+        return fault
+
     # -- exec -------------------------------------------------------------------------------------
     def _run_exec(self, channel: paramiko.Channel, ctx: SessionContext, command: str, replied: threading.Event) -> None:
         replied.wait(_REPLY_WAIT)
@@ -532,7 +548,7 @@ class SshService:
                 if fault is not None:
                     fault.after_reply()
                     if fault.kind == "garbled":
-                        stdout = _garble_text(stdout)
+                        stdout = garble_text(stdout)
                 if ctx.pty:  # one terminal: stderr joins stdout, with tty newlines
                     channel.sendall(_crlf(stdout + stderr).encode())
                 else:
@@ -629,7 +645,7 @@ class SshService:
                     if fault is not None:
                         fault.after_reply()
                         if fault.kind == "garbled":
-                            output = _garble_text(output)
+                            output = garble_text(output)
                 except CloseSession as close:
                     term.write(close.output)
                     with contextlib.suppress(Exception):
@@ -663,7 +679,7 @@ def _invalid_argument(command: str) -> tuple[str, str, int]:
     return "", f"{words[0] if words else 'sh'}: Invalid argument\n", 1
 
 
-def _garble_text(text: str) -> str:
+def garble_text(text: str) -> str:
     """A command's output corrupted: cut to two thirds, every seventh character replaced."""
     cut = text[: max(1, len(text) * 2 // 3)] if text else "\x00"
     return "".join("\ufffd" if i % 7 == 3 else ch for i, ch in enumerate(cut))

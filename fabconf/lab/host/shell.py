@@ -70,6 +70,12 @@ __all__ = [
 ]
 
 
+# Called before every pipeline a shell runs (the lab's step faults inside a script), with the pipeline as a command
+# line: None runs it as it is; (stdout, stderr, status) answers instead of running it; a callable runs it and is
+# given its stdout, returning what is printed instead (a garbled reply; a delayed one sleeps in it).
+PipelineHook = Callable[[str], "tuple[str, str, int] | Callable[[str], str] | None"]
+
+
 class Shell:
     """One shell: variables, ``$?``, working directory, privilege. ``run`` executes a whole script."""
 
@@ -94,6 +100,7 @@ class Shell:
         self.errexit = False
         self._in_condition = False
         self.depth = 0
+        self.around_pipeline: PipelineHook | None = None
 
     # -- public -------------------------------------------------------------------------------------
     def run(self, script: str, stdin: str = "", *, root: bool | None = None) -> Output:
@@ -170,6 +177,25 @@ class Shell:
         return status, ran_last
 
     def _pipeline(self, pipeline: Pipeline, out: Output, stdin: str) -> int:
+        if self.around_pipeline is None:
+            return self._run_pipeline(pipeline, out, stdin)
+        action = self.around_pipeline(" | ".join(" ".join(w.literal() for w in simple.words) for simple in pipeline))
+        if action is None:
+            return self._run_pipeline(pipeline, out, stdin)
+        if isinstance(action, tuple):
+            stdout, stderr, status = action
+            out.write(1, stdout)
+            out.write(2, stderr)
+            return status
+        own = Output()
+        status = self._run_pipeline(pipeline, own, stdin)
+        for fd, text in own.chunks:
+            if fd != 1:
+                out.write(fd, text)
+        out.write(1, action(own.stdout))
+        return status
+
+    def _run_pipeline(self, pipeline: Pipeline, out: Output, stdin: str) -> int:
         data = stdin
         status = 0
         for index, simple in enumerate(pipeline):

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -48,7 +49,7 @@ from fabconf.lab.host.memfs import FsError
 from fabconf.lab.host.nicstate import HostState, NicPort, default_host_state
 from fabconf.lab.host.nicsysfs import NicContext, NicSysfs
 from fabconf.lab.host.shell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
-from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService
+from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService, garble_text
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import DeviceView, PortView, World
 
@@ -215,6 +216,7 @@ class GpuHostSim(SimBase):
             moment=self.ssh_moment,
             refuse=refusal,
             connect_moment=True,
+            part_moment=self.ssh_part_moment,
         )
         self._phase = "idle"  # of a push, as the host sees it: idle, commit, verify, rollback (step faults)
         if world is not None:
@@ -399,6 +401,13 @@ class GpuHostSim(SimBase):
                 return self._phase if changes_state(command) else None
             return "verify" if self._phase == "verify" else "read"
 
+    def ssh_part_moment(self, command: str) -> str | None:
+        """The moment of one command inside a script fabconf sent as one exec (a commit's writes, framed by
+        ``echo @@`` markers): the commit or rollback under way when the command changes the host, else none (the
+        script as a whole was a request of its moment already)."""
+        with self.lock:
+            return self._phase if self._phase in ("commit", "rollback") and changes_state(command) else None
+
     def run(self, command: str, *, root: bool = True) -> Output:
         """Run a command line directly (no SSH), e.g. from tests or the orchestrator."""
         with self.lock:
@@ -413,6 +422,7 @@ class HostSession(ShellSession):
         self.interactive = ctx.interactive
         self.shell = sim.new_shell()
         self.elevated = False
+        self.part_step = ctx.part_step
 
     def prompt(self) -> str:
         host = self.sim.state.hostname
@@ -461,5 +471,38 @@ class HostSession(ShellSession):
         refused = self._standing(command)
         if refused is not None:
             return refused
-        out = self._run(command)
+        # a script of framed commands (fabconf's batched reads and writes): faults fire per command inside it
+        self.shell.around_pipeline = self._part if self.part_step is not None and "echo @@" in command else None
+        try:
+            out = self._run(command)
+        finally:
+            self.shell.around_pipeline = None
         return out.stdout, out.stderr, out.status
+
+    def _part(self, command: str) -> tuple[str, str, int] | Callable[[str], str] | None:
+        """One command of a script: the standing faults and the step fault of its moment, as for an exec of its own.
+        The host's lock is let go while a fault holds the command (a hang must not stall the host's other
+        sessions)."""
+        refused = self._standing(command)
+        if refused is not None:
+            return refused
+        assert self.part_step is not None
+        self.sim.lock.release()
+        try:
+            fault = self.part_step(command)
+        finally:
+            self.sim.lock.acquire()
+        if fault is None:
+            return None
+        if fault.kind in ("reject", "auth-refuse"):
+            return refusal(command)
+
+        def reply(stdout: str) -> str:
+            self.sim.lock.release()  # a delay, too, holds only this session
+            try:
+                fault.after_reply()
+            finally:
+                self.sim.lock.acquire()
+            return garble_text(stdout) if fault.kind == "garbled" else stdout
+
+        return reply
