@@ -39,6 +39,9 @@ class Op:
 
 
 _OPERATORS = ("&&", "||", ";", "|", "&", "\n")
+_SPECIAL = frozenset(" \t\n'\"\\$<>&|;")  # what ends a run of plain word characters
+_PLAIN = re.compile(r"[^ \t\n'\"\\$<>&|;]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REDIRECTS = ("&>>", "&>", ">>", ">&", ">", "<<-", "<<", "<")
 
 
@@ -87,11 +90,11 @@ def lex(text: str, *, at_eof_ok: bool) -> list[Word | Op]:
                 raise Incomplete("${")
             name, j = text[j + 1 : close], close + 1
         else:
-            m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[j:])
+            m = _NAME.match(text, j)
             if not m:
                 lit("$")
                 return j
-            name, j = m.group(0), j + m.end()
+            name, j = m.group(0), m.end()
         if word is None:
             word = Word()
         word.segments.append(("var", name))
@@ -182,6 +185,12 @@ def lex(text: str, *, at_eof_ok: bool) -> list[Word | Op]:
             else:
                 tokens.append(Op(f"{fd}>"))
                 i += 1
+            continue
+        if ch not in _SPECIAL:  # a run of plain characters (a base64 file body is thousands) in one step
+            run = _PLAIN.match(text, i)
+            assert run is not None
+            lit(run.group())
+            i = run.end()
             continue
         matched = next((op for op in (*_REDIRECTS[:-1], "&&", "||", "<") if text.startswith(op, i)), None)
         if matched is None and ch in ";|&\n":
