@@ -25,7 +25,7 @@ from typing import Any
 
 KEEP = 64  # entries kept (a 32k-GPU fabric's cabling is ~3 MB as marshal data)
 _FORMAT = b"fabconf-cache-1\n"
-_MISS: Any = object()
+MISS: Any = object()  # what ``get`` returns for an entry it does not have
 
 
 def directory() -> Path | None:
@@ -65,15 +65,15 @@ def get(kind: str, key: str) -> Any:
     """The value stored for (``kind``, ``key``), or ``MISS``."""
     path = _path(kind, key)
     if path is None:
-        return _MISS
+        return MISS
     try:
         blob = path.read_bytes()
         if not blob.startswith(_FORMAT):
-            return _MISS
+            return MISS
         stored_key, value = marshal.loads(blob[len(_FORMAT) :])
     except (OSError, EOFError, ValueError, TypeError):
-        return _MISS
-    return value if stored_key == key else _MISS
+        return MISS
+    return value if stored_key == key else MISS
 
 
 def put(kind: str, key: str, value: Any) -> None:
@@ -106,6 +106,3 @@ def _trim(where: Path) -> None:
     for _mtime, old in sorted(entries, reverse=True)[KEEP:]:
         with contextlib.suppress(OSError):
             os.unlink(old)
-
-
-MISS = _MISS

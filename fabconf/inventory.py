@@ -20,6 +20,7 @@ import yaml
 from fabconf import cache, limits
 from fabconf.limits import LimitExceeded
 from fabconf.problems import Problems, brief
+from fabconf.yamlc import SAFE_LOADER
 
 FILES = {
     "hosts": ("hosts.yaml", True),
@@ -29,8 +30,6 @@ FILES = {
     "cabling": ("cabling.yaml", True),
 }
 
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 class _DuplicateKey(Exception):
     def __init__(self, key: object, line: int, column: int) -> None:
@@ -38,7 +37,7 @@ class _DuplicateKey(Exception):
         self.key, self.line, self.column = key, line, column
 
 
-class _Loader(_BaseLoader):
+class _Loader(SAFE_LOADER):
     """Safe loader that refuses duplicate mapping keys and says where a value cannot be read."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -177,24 +176,28 @@ def _syntax_message(exc: yaml.MarkedYAMLError, text: str, line: int, column: int
     return f"YAML syntax error: {' '.join(str(exc.problem or exc.context).split())}"
 
 
-def load_yaml(path: Path, shown: str, problems: Problems, digests: dict[str, str] | None = None) -> tuple[bool, Any]:
+def load_yaml(path: Path, shown: str, problems: Problems) -> tuple[bool, Any]:
     """Parse one YAML file within the limits of fabconf.limits; on failure record a problem and return
-    (False, None). Nothing is constructed from a file that breaks a limit. The same bytes parsed before come
-    from ``fabconf.cache``; ``digests[str(path)]``, when given, receives their SHA-256."""
+    (False, None). Nothing is constructed from a file that breaks a limit."""
+    ok, value, _digest = load_yaml_digest(path, shown, problems)
+    return ok, value
+
+
+def load_yaml_digest(path: Path, shown: str, problems: Problems) -> tuple[bool, Any, str | None]:
+    """``load_yaml``, and the SHA-256 of the bytes read (None when none were). The same bytes parsed before come
+    from ``fabconf.cache``."""
     text = ""
     try:
         data = _read(path)
         key = cache.digest(data)
-        if digests is not None:
-            digests[str(path)] = key
         value = cache.get("yaml", key)
         if value is not cache.MISS:
-            return True, value
+            return True, value, key
         text = _decode(data)
-        limits.check_events(text, _BaseLoader)
+        limits.check_events(text, SAFE_LOADER)
         value = yaml.load(text, Loader=_Loader)
         cache.put("yaml", key, value)
-        return True, value
+        return True, value, key
     except FileNotFoundError:
         problems.add(shown, "(file)", "file not found")
     except LimitExceeded as exc:
@@ -214,7 +217,7 @@ def load_yaml(path: Path, shown: str, problems: Problems, digests: dict[str, str
         problems.add(shown, "(file)", f"YAML error: {' '.join(str(exc).split())}")
     except RecursionError:  # the limits keep nesting far below this; a last line of defence
         problems.add(shown, "(file)", f"too deeply nested (more than {limits.MAX_DEPTH} levels)")
-    return False, None
+    return False, None, None
 
 
 def load(directory: Path | str, problems: Problems) -> RawInventory:
@@ -231,9 +234,8 @@ def load(directory: Path | str, problems: Problems) -> RawInventory:
         if not path.exists() and not required:
             raw.data[kind] = {}
             continue
-        digests: dict[str, str] = {}
-        ok, value = load_yaml(path, shown, problems, digests)
-        if ok:
+        ok, value, digest = load_yaml_digest(path, shown, problems)
+        if ok and digest is not None:
             raw.data[kind] = {} if value is None else value
-            raw.digests[kind] = digests[str(path)]
+            raw.digests[kind] = digest
     return raw

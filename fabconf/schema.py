@@ -103,10 +103,10 @@ def _per_file(check: str, kind: str, raw: RawInventory, compute: Callable[[Any],
     if digest is not None:
         cached = compile_cache.get(f"{check}-{kind}", digest)
         if cached is not compile_cache.MISS:
-            return [(list(path), message) for path, message in cached]
+            return cached
     found = compute(raw.data[kind])
     if digest is not None:
-        compile_cache.put(f"{check}-{kind}", digest, [(tuple(path), message) for path, message in found])
+        compile_cache.put(f"{check}-{kind}", digest, found)
     return found
 
 

@@ -329,8 +329,7 @@ class LinuxDriver(DriverBase):
             self.commands_sent.extend(commands)
             raise
         self.commands_sent.extend(commands[: len(results)])
-        if results:
-            self._shell.check(commands[len(results) - 1], results[-1])
+        self._shell.check_all(commands, results)
 
     def _apply(self, target: HostTarget, changes: list[Change]) -> None:
         """Firmware first (a firmware reset drops runtime state, so plan again after one), then runtime, then
@@ -453,8 +452,7 @@ class LinuxDriver(DriverBase):
             self.sudo + sh("mkdir", "-p", directory),
             file_write(self.sudo, CHECKPOINT_PATH, snapshot.to_json()),
         ]
-        results = self._shell.run_all(commands)
-        self._shell.check(commands[len(results) - 1], results[-1])
+        self._shell.check_all(commands, self._shell.run_all(commands))
 
     def _load_checkpoint(self) -> Snapshot | None:
         command = f"{self.sudo}cat {CHECKPOINT_PATH}"

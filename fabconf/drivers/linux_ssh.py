@@ -162,7 +162,7 @@ class HostShell:
     def run_all(self, commands: list[str]) -> list[Output]:
         """Run changing, single-line commands in order in ONE exec, stopping at the first that fails, as ``run``
         one after the other would; each result has stderr merged into stdout. Returns the results of the
-        commands that ran: all of them, or up to and including the first that failed (``check`` it). A lost
+        commands that ran: all of them, or up to and including the first that failed (``check_all``). A lost
         connection raises, and then any of the commands may have run. [U] POSIX login shell, as ``batch``."""
         return self._framed(commands, stop=True) if commands else []
 
@@ -190,11 +190,10 @@ class HostShell:
             at = status.end()
         return out
 
-    def check(self, command: str, result: Output) -> Output:
-        """``result`` of ``command``, or the error ``run(command)`` would have raised for it."""
-        if result.status != 0:
-            raise self.failure(command, result)
-        return result
+    def check_all(self, commands: list[str], results: list[Output]) -> None:
+        """Raise what ``run`` would have for the command ``run_all`` stopped at, if it stopped at one."""
+        if results and results[-1].status != 0:
+            raise self.failure(commands[len(results) - 1], results[-1])
 
     # -- checking results ----------------------------------------------------------------------------------
     def failure(self, command: str, result: Output) -> HostCommandError:

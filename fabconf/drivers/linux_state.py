@@ -33,6 +33,7 @@ import yaml
 from fabconf.drivers import linux_routing as routing
 from fabconf.drivers.linux_parse import DSCPS, PRIOS, MlxValue
 from fabconf.drivers.linux_routing import Route, RoutingError, RoutingObserved, RoutingTarget, Rule
+from fabconf.yamlc import SAFE_DUMPER, SAFE_LOADER
 
 NCCL_CONF = "/etc/nccl.conf"
 UNIT_NAME = "fabconf-roce.service"
@@ -240,16 +241,10 @@ def _mlx_key(key: Any, value: Any) -> str:
     return key
 
 
-# libyaml's safe loader and dumper when PyYAML is built with it (same documents, about 10x faster: every host's
-# document is parsed and its observed state dumped on every diff); the pure-Python ones otherwise
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
 def target_from_document(text: str) -> HostTarget:
     """Parse the rendered desired-state YAML; raises DocumentError with the offending path."""
     try:
-        doc = yaml.load(text, Loader=_LOADER)  # a safe loader (libyaml's when PyYAML is built with it)
+        doc = yaml.load(text, Loader=SAFE_LOADER)  # a safe loader (libyaml's when PyYAML is built with it)
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("hostname"), str):
@@ -298,7 +293,7 @@ def bits(values: list[int]) -> str:
 # -- the running document --------------------------------------------------------------------------------------------
 
 
-class _Dumper(_SAFE_DUMPER):  # type: ignore[misc,valid-type]
+class _Dumper(SAFE_DUMPER):
     """Multi-line text (nccl_conf) as a literal block, like the template writes it."""
 
 
@@ -378,7 +373,7 @@ def _mlx_next(nic: NicObserved, key: str) -> str | None:
     return None if value is None else value.next_boot
 
 
-class _BlockDumper(_SAFE_DUMPER):  # type: ignore[misc,valid-type]
+class _BlockDumper(SAFE_DUMPER):
     """YAML for people: multi-line strings (the NCCL file) as literal blocks, so a changed line is one line."""
 
 
@@ -416,8 +411,8 @@ def _project(running: Any, desired: Any) -> tuple[Any, Any]:
 def comparable_documents(running_text: str, desired_text: str) -> tuple[str, str]:
     """The running document and the desired one, cut to what both hold and printed the same way, for a
     unified diff that shows one -/+ pair per changed setting."""
-    running = yaml.load(running_text, Loader=_LOADER) or {}
-    desired = yaml.load(desired_text, Loader=_LOADER) or {}
+    running = yaml.load(running_text, Loader=SAFE_LOADER) or {}
+    desired = yaml.load(desired_text, Loader=SAFE_LOADER) or {}
     before, after = _project(running, desired)
 
     def dump(doc: Any) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from fabconf.platforms import platform
+from fabconf.yamlc import SAFE_DUMPER, SAFE_LOADER
 
 Tree = dict[str, Any]
 Path = tuple[str, ...]
@@ -57,13 +58,7 @@ MISSING: Any = _Missing()
 
 
 # -- reading the rendered document ------------------------------------------------------------------
-# libyaml's parser and emitter when PyYAML has them (the same documents, ~10x faster: a 64-port spine's document
-# is read and two trees printed on every diff); PyYAML's own otherwise
-_SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SAFE_DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _NvueLoader(_SAFE_LOADER):
+class _NvueLoader(SAFE_LOADER):  # libyaml's parser when PyYAML has it: a 64-port spine's document on every diff
     """YAML with YAML 1.2 scalar rules: ``on``/``off``/``yes``/``no`` stay strings, ``65101:10`` stays a
     string (YAML 1.1 would read a sexagesimal 3906070), only plain decimal integers and floats are numbers.
     fabconf's templates quote every string anyway (reference §8); this guards hand-written documents."""
@@ -377,4 +372,4 @@ def tree_yaml(tree: Tree) -> str:
     natural order; PyYAML quotes strings such as ``'on'`` that YAML 1.1 would read back as other types."""
     if not tree:
         return ""
-    return yaml.dump([{"set": sort_tree(tree)}], Dumper=_SAFE_DUMPER, sort_keys=False, default_flow_style=False)
+    return yaml.dump([{"set": sort_tree(tree)}], Dumper=SAFE_DUMPER, sort_keys=False, default_flow_style=False)

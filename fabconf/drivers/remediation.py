@@ -26,7 +26,7 @@ class Remediation:
     rollback or checkpoint, never with this text."""
 
     config: str
-    undo: Callable[[], str] = field(default=lambda: "", repr=False, compare=False)
+    undo: Callable[[], str] = field(repr=False, compare=False)
 
     @property
     def rollback(self) -> str:
