@@ -26,6 +26,7 @@ variables or credentials command: ``fabconf.deploy.credentials``).
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +52,10 @@ from fabconf.render import render
 
 JOB_KEY = "fabconf_job"
 RETRY_PAUSE = 0.5  # seconds before the first retry of a transient error; doubled for each further one
+# A step that changes nothing gives each attempt an equal share of what is left of the device's budget, never
+# less than this many seconds: one reply stalled past its share is then tried again on a new connection instead
+# of using the whole budget. [U] 10 s is an assumption: ample for a show command or a REST read on a loaded switch.
+READ_ATTEMPT_FLOOR = 10.0
 Step = Callable[[Job, Driver], Outcome]
 
 __all__ = ["JOB_KEY", "diff_task", "job_for", "open_driver", "push_task", "run_step", "verify_task"]
@@ -63,7 +68,10 @@ def open_driver(job: Job, options: DeviceOptions, credentials: Credentials | Non
     return driver
 
 
-def build_driver(job: Job, options: DeviceOptions, credentials: Credentials | None = None) -> Driver:
+def build_driver(
+    job: Job, options: DeviceOptions, credentials: Credentials | None = None, timeout: int | None = None
+) -> Driver:
+    """The device's driver, not yet opened; ``timeout`` (seconds per connect or reply) defaults to the budget."""
     creds = credentials or resolve(job.device)
     REDACTOR.add(creds.password)
     return driver_for(
@@ -73,7 +81,7 @@ def build_driver(job: Job, options: DeviceOptions, credentials: Credentials | No
         creds.password,
         port=job.device.port,
         connection_options=job.device.connection_options,
-        timeout=options.timeout,
+        timeout=options.timeout if timeout is None else timeout,
         extra_args={"allow_fw_reset": True} if options.allow_fw_reset and job.spec.is_host else None,
         trust=Trust.from_env(options.insecure),
     )
@@ -122,11 +130,13 @@ def run_step(
     options: DeviceOptions | None,
     inventory: str | Path | None,
     interrupt: Interrupt | None = None,
-    may_retry: Callable[[], bool] = lambda: True,
+    may_retry: Callable[[], bool] | None = None,
 ) -> Result:
     """Prepare, connect, run ``step``, close: always a Result with an Outcome, never an exception. Once the
     run is interrupted, a device not yet started is left untouched. A timeout or dropped connection is tried
-    again on a new connection while ``may_retry()`` and the device's budget allow."""
+    again on a new connection while ``may_retry()`` and the device's budget allow. Without ``may_retry`` the
+    step changes nothing (diff, verify, drift): it may always be tried again, and each attempt waits at most its
+    share of the budget (``READ_ATTEMPT_FLOOR``)."""
     started = time.monotonic()
     options = options or DeviceOptions()
     if interrupt is not None and interrupt.stopping:
@@ -152,15 +162,16 @@ def _attempts(
     options: DeviceOptions,
     creds: Credentials | None,
     started: float,
-    may_retry: Callable[[], bool],
+    may_retry: Callable[[], bool] | None,
 ) -> tuple[Outcome, list[str]]:
     """Connect and run ``step``; a transient error (``fabconf.deploy.transient``) is tried again on a new
     connection, up to ``options.retries`` times within the device's budget, while ``may_retry()`` (a push: until
-    its commit started). Returns the outcome and the errors that were retried."""
+    its commit started; None: always). Returns the outcome and the errors that were retried."""
     retried: list[str] = []
     while True:
+        timeout = None if may_retry is not None else attempt_timeout(options, started, len(retried))
         try:
-            driver = build_driver(job, options, creds)
+            driver = build_driver(job, options, creds, timeout)
         except (CredentialsError, ImportError, KeyError, ValueError) as exc:  # ours to fix, not the device's
             return Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(str(exc))), retried
         try:
@@ -196,13 +207,27 @@ def _why(exc: BaseException) -> str:
     return text
 
 
+def attempt_timeout(options: DeviceOptions, started: float, retried: int, now: float | None = None) -> int:
+    """Seconds one attempt of a step that changes nothing may wait for a connect or a reply: an equal share of
+    what is left of the budget among the attempts still allowed, at least ``READ_ATTEMPT_FLOOR`` (never more
+    than what is left, never under 1 s)."""
+    left = options.timeout - ((time.monotonic() if now is None else now) - started)
+    share = left / (options.retries - retried + 1)
+    return max(1, math.ceil(min(left, max(share, READ_ATTEMPT_FLOOR))))
+
+
 def _again(
-    exc: Exception, options: DeviceOptions, started: float, retried: list[str], may_retry: Callable[[], bool]
+    exc: Exception,
+    options: DeviceOptions,
+    started: float,
+    retried: list[str],
+    may_retry: Callable[[], bool] | None,
 ) -> bool:
     """Whether to try once more (and note why), after a short pause."""
     pause = RETRY_PAUSE * 2 ** len(retried)
     in_budget = time.monotonic() + pause < started + options.timeout
-    if not (transient(exc) and len(retried) < options.retries and in_budget and may_retry()):
+    allowed = may_retry is None or may_retry()
+    if not (transient(exc) and len(retried) < options.retries and in_budget and allowed):
         return False
     retried.append(REDACTOR(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__))
     time.sleep(pause)

@@ -146,7 +146,9 @@ def fake_fabric(example: Compiled, monkeypatch: pytest.MonkeyPatch) -> tuple[lis
         "leaf4": FakeDevice("leaf4", "x", Script(load_fails=True)),  # failed
         "gpu01": FakeDevice("gpu01", jobs[4].rendered),
     }
-    monkeypatch.setattr(tasks, "build_driver", lambda job, options, credentials=None: FakeDriver(devices[job.name]))
+    monkeypatch.setattr(
+        tasks, "build_driver", lambda job, options, credentials=None, timeout=None: FakeDriver(devices[job.name])
+    )
     return jobs, devices
 
 
@@ -326,7 +328,7 @@ def test_remediate_pushes_the_drifted_devices_and_checks_them_again(
     monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
     devices: dict[str, FakeDevice] = {}
 
-    def driver(job: Job, options: DeviceOptions, credentials: object = None) -> FakeDriver:
+    def driver(job: Job, options: DeviceOptions, credentials: object = None, timeout: int | None = None) -> FakeDriver:
         if job.name not in devices:
             mtus = {n["netdev"]: n["mtu"] for n in job.data.get("nics", [])} or {
                 i["name"]: i["mtu"] for i in job.data["interfaces"]

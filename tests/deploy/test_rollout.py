@@ -235,7 +235,9 @@ def _run(
         devices[name] = FakeDevice(name, running, case.scripts.get(name, Script()), mtus)
         jobs.append(job)
     driver = KINDS[case.kind]
-    monkeypatch.setattr(tasks, "build_driver", lambda job, options, credentials=None: driver(devices[job.name]))
+    monkeypatch.setattr(
+        tasks, "build_driver", lambda job, options, credentials=None, timeout=None: driver(devices[job.name])
+    )
     the_plan = rollout.plan(jobs, canary=case.push.canary, batch=case.push.batch)
     everyone = set(case.devices) | set(case.outside)
     return rollout.push(the_plan, everyone, case.push, DeviceOptions(workers=4, host_workers=4), interrupt=interrupt)
