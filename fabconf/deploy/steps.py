@@ -14,6 +14,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from napalm.base.exceptions import SessionLockedException
 
@@ -43,6 +44,7 @@ Reopen = Callable[[], Driver]
 CONFLICT_LINES = 20  # lines of "what changed meanwhile" a conflict shows
 RESTORE_WAIT = 30.0  # seconds a rolled-back device may take to show its previous configuration
 POLL = 0.2  # seconds between reads while waiting for a device
+CONVERGE_FIRST, CONVERGE_MAX = 0.5, 2.0  # seconds between reads while BGP sessions and ECMP routes converge
 RECOVER_ATTEMPTS = 2  # reconnect-and-undo rounds after a failed commit, confirm or rollback
 
 
@@ -289,17 +291,33 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
     failed += cabling(job, driver) if ctx.check_cabling else _miscabled(job, driver)
     needed = [n for n in job.data.get("bgp", {}).get("neighbors", []) if n.get("peer_device") in ctx.required_peers]
     if needed:
-        deadline = time.monotonic() + ctx.bgp_wait
-        while True:
+
+        def sessions_down() -> list[dict[str, Any]]:
             peers = driver.get_bgp_neighbors().get("global", {}).get("peers", {})
-            down = [n for n in needed if not (peers.get(n["address"]) or {}).get("is_up")]
-            if not down or time.monotonic() >= deadline or ctx.aborted:
-                break
-            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            return [n for n in needed if not (peers.get(n["address"]) or {}).get("is_up")]
+
+        down = _converged(sessions_down, ctx)
         failed += [f"BGP session to {n['address']} ({n['peer_device']}) is not established" for n in down]
     if ctx.check_ecmp:
         failed += _ecmp(job, driver, ctx)
     return failed
+
+
+T = TypeVar("T")
+
+
+def _converged(missing: Callable[[], list[T]], ctx: VerifyContext) -> list[T]:
+    """Ask ``missing()`` until it returns nothing, ``ctx.bgp_wait`` has passed or the run is aborted; returns
+    its last answer. The pause between asks starts at ``CONVERGE_FIRST`` and doubles up to ``CONVERGE_MAX``: a
+    fabric converging for tens of seconds is asked a few times, not every second by every device."""
+    deadline = time.monotonic() + ctx.bgp_wait
+    pause = CONVERGE_FIRST
+    while True:
+        left = missing()
+        if not left or time.monotonic() >= deadline or ctx.aborted:
+            return left
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 2, CONVERGE_MAX)
 
 
 def _ecmp(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
@@ -308,13 +326,13 @@ def _ecmp(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
     wanted = [c for c in job.data.get("verify", {}).get("ecmp", []) if c["target"] in ctx.required_peers]
     if not wanted or not isinstance(driver, RouteLookup):
         return []
-    deadline = time.monotonic() + ctx.bgp_wait
-    while True:
-        got = {c["prefix"]: driver.route_paths(c["prefix"]) for c in wanted}
-        short = [c for c in wanted if len(got[c["prefix"]]) != c["paths"]]
-        if not short or time.monotonic() >= deadline or ctx.aborted:
-            break
-        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    got: dict[str, list[str]] = {}
+
+    def paths_short() -> list[dict[str, Any]]:
+        got.update((c["prefix"], driver.route_paths(c["prefix"])) for c in wanted)
+        return [c for c in wanted if len(got[c["prefix"]]) != c["paths"]]
+
+    short = _converged(paths_short, ctx)
     return [
         f"ECMP to {c['prefix']} ({c['target']}): {len(got[c['prefix']])} next hop(s) "
         f"{', '.join(got[c['prefix']]) or '(no route)'}, designed {c['paths']}"
