@@ -246,9 +246,10 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
     first: dict[tuple[str, Any], str] = {}
 
     def claim(kind: str, value: Any, owner: str, file: str, path: Any, what: str) -> None:
+        """``value``: an address as an int for "ip", (network as an int, prefix length) for "net"."""
         key = (kind, value)
         if key in first and first[key] != owner:
-            problems.add(file, path, f"{what} {value} is already used by {first[key]}")
+            problems.add(file, path, f"{what} {_shown(kind, value)} is already used by {first[key]}")
         else:
             first.setdefault(key, owner)
 
@@ -281,15 +282,26 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
                         reported.add(where)
                         problems.add(_ffile(model), where, f"{name}: ASN {facts.asn} is already used by {whose}")
         if facts.loopback is not None:
-            claim("ip", facts.loopback, name, *dev.where("loopback" if "loopback" in dev.data else "id"), "loopback")
+            file, path = dev.where("loopback" if "loopback" in dev.data else "id")
+            claim("ip", int(facts.loopback), name, file, path, "loopback")
         for vid, gw in facts.svis.items():
-            claim("net", gw.network, f"{name} VLAN {vid}", h, [name], "subnet")
+            net = (int(gw.network.network_address), gw.network.prefixlen)
+            claim("net", net, f"{name} VLAN {vid}", h, [name], "subnet")
     for _name, facts in sorted(topo.switches.items()):
         for up in facts.uplinks:
-            claim("net", up.subnet, f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
+            claim("net", (up.network, 31), f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
     for host, ports in sorted(topo.host_ports.items()):
         for hp in ports:
-            claim("ip", hp.address.ip, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
+            claim("ip", hp.ip, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
+
+
+def _shown(kind: str, value: Any) -> Any:
+    """A claimed value as the user reads it."""
+    if kind == "ip":
+        return ipaddress.IPv4Address(value)
+    if kind == "net":
+        return ipaddress.IPv4Network(value)
+    return value
 
 
 def _asn_source(model: Model, role: str, pod: str | None) -> str:

@@ -100,6 +100,8 @@ class RawInventory:
     files: dict[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # kind -> SHA-256 of the bytes read (fabconf.cache)
+    # kind -> [(top-level key, SHA-256 of its entry's text)] of a file read entry by entry (``Entries``)
+    entries: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
 
     @property
     def hosts(self) -> dict[str, Any]:
@@ -179,25 +181,31 @@ def _syntax_message(exc: yaml.MarkedYAMLError, text: str, line: int, column: int
 def load_yaml(path: Path, shown: str, problems: Problems) -> tuple[bool, Any]:
     """Parse one YAML file within the limits of fabconf.limits; on failure record a problem and return
     (False, None). Nothing is constructed from a file that breaks a limit."""
-    ok, value, _digest = load_yaml_digest(path, shown, problems)
+    ok, value, _digest, _entries = load_yaml_digest(path, shown, problems)
     return ok, value
 
 
-def load_yaml_digest(path: Path, shown: str, problems: Problems) -> tuple[bool, Any, str | None]:
-    """``load_yaml``, and the SHA-256 of the bytes read (None when none were). The same bytes parsed before come
-    from ``fabconf.cache``."""
+def load_yaml_digest(
+    path: Path, shown: str, problems: Problems
+) -> tuple[bool, Any, str | None, list[tuple[Any, str]] | None]:
+    """``load_yaml``, the SHA-256 of the bytes read (None when none were) and, for a large file read entry by entry
+    (``Entries``), its [(key, entry digest)]. The same bytes parsed before come from ``fabconf.cache``."""
     text = ""
     try:
         data = _read(path)
         key = cache.digest(data)
         value = cache.get("yaml", key)
         if value is not cache.MISS:
-            return True, value, key
+            return True, value, key, None
         text = _decode(data)
-        limits.check_events(text, SAFE_LOADER)
-        value = yaml.load(text, Loader=_Loader)
+        entries = Entries.read(text, path) if len(data) >= Entries.MIN_BYTES else None
+        if entries is None:
+            limits.check_events(text, SAFE_LOADER)
+            value = yaml.load(text, Loader=_Loader)
+        else:
+            value = entries.value
         cache.put("yaml", key, value)
-        return True, value, key
+        return True, value, key, None if entries is None else entries.digests
     except FileNotFoundError:
         problems.add(shown, "(file)", "file not found")
     except LimitExceeded as exc:
@@ -217,7 +225,84 @@ def load_yaml_digest(path: Path, shown: str, problems: Problems) -> tuple[bool, 
         problems.add(shown, "(file)", f"YAML error: {' '.join(str(exc).split())}")
     except RecursionError:  # the limits keep nesting far below this; a last line of defence
         problems.add(shown, "(file)", f"too deeply nested (more than {limits.MAX_DEPTH} levels)")
-    return False, None, None
+    return False, None, None, None
+
+
+class _NotEntries(Exception):
+    """The file is not plainly a mapping of named entries: it is read as a whole."""
+
+
+# a line that starts at column 0 (not blank, not a comment) ...
+_TOP_LINE = re.compile(r"^[^\s#]", re.M)
+# ... must start an entry: a plain name and a colon (no quotes, no anchors, no "?", "-", "---", "%" or "...")
+_ENTRY_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*:(?=[ \t\r\n]|\Z)")
+
+
+@dataclass
+class Entries:
+    """A large file that is a block mapping of named entries (``hosts.yaml``: one per device) read entry by entry,
+    each entry's parse kept in ``fabconf.cache`` under the SHA-256 of its text: editing one device of a 5,600-device
+    ``hosts.yaml`` parses that device's lines again, not the file.
+
+    The text is cut before every line that starts at column 0 with a plain name and a colon; any other line at
+    column 0 (a quoted or complex key, a document marker, a directive), an anchor anywhere (an alias could reach
+    across entries), an entry that is not exactly one key, a key seen twice, or any error while reading an entry
+    sends the file to the whole-file reader, which reports what is wrong with its line as always. Every entry is
+    held to the limits of ``fabconf.limits`` on its own, and their values add up against ``MAX_NODES``.
+    """
+
+    MIN_BYTES = 64 * 1024  # smaller files are read whole: cutting them saves nothing
+    value: dict[Any, Any]
+    digests: list[tuple[Any, str]]
+
+    @classmethod
+    def read(cls, text: str, path: Path) -> Entries | None:
+        if "&" in text:
+            return None
+        starts = []
+        for hit in _TOP_LINE.finditer(text):
+            if not _ENTRY_KEY.match(text, hit.start()):
+                return None
+            starts.append(hit.start())
+        if len(starts) < 2:
+            return None
+        starts[0] = 0  # comments and blank lines before the first entry belong to it
+        scope = str(path.resolve())
+        stored = cache.get("yaml-entries", scope)
+        known: dict[str, list[Any]] = stored if isinstance(stored, dict) else {}
+        fresh: dict[str, list[Any]] = {}
+        value: dict[Any, Any] = {}
+        digests: list[tuple[Any, str]] = []
+        nodes = 1
+        try:
+            for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+                part = text[start:end]
+                digest = cache.digest(part.encode())
+                entry = known.get(digest) or fresh.get(digest) or _read_entry(part)
+                key, item, count = entry
+                if key in value:
+                    return None
+                value[key] = item
+                digests.append((key, digest))
+                fresh[digest] = entry
+                nodes += count - 1  # each entry counted its own enclosing mapping
+        except (_NotEntries, LimitExceeded, _DuplicateKey, yaml.YAMLError, RecursionError):
+            return None
+        if nodes > limits.MAX_NODES:
+            return None
+        if fresh.keys() != known.keys():
+            cache.put("yaml-entries", scope, fresh)
+        return cls(value, digests)
+
+
+def _read_entry(part: str) -> list[Any]:
+    """[key, value, values counted] of one entry's text."""
+    count = limits.check_events(part, SAFE_LOADER)
+    doc = yaml.load(part, Loader=_Loader)
+    if not isinstance(doc, dict) or len(doc) != 1:
+        raise _NotEntries
+    ((key, item),) = doc.items()
+    return [key, item, count]
 
 
 def load(directory: Path | str, problems: Problems) -> RawInventory:
@@ -234,8 +319,10 @@ def load(directory: Path | str, problems: Problems) -> RawInventory:
         if not path.exists() and not required:
             raw.data[kind] = {}
             continue
-        ok, value, digest = load_yaml_digest(path, shown, problems)
+        ok, value, digest, entries = load_yaml_digest(path, shown, problems)
         if ok and digest is not None:
             raw.data[kind] = {} if value is None else value
             raw.digests[kind] = digest
+            if entries is not None:
+                raw.entries[kind] = entries
     return raw

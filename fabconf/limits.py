@@ -91,8 +91,9 @@ def _key_problem(event: Any) -> str | None:
     return f"the key {value!r} is {kind_name}, not a name: put it in quotes if it is meant as one"
 
 
-def check_events(text: str, loader: type) -> None:
-    """Raise LimitExceeded when ``text`` breaks a limit; YAML syntax errors propagate as yaml.YAMLError."""
+def check_events(text: str, loader: type) -> int:
+    """Raise LimitExceeded when ``text`` breaks a limit; YAML syntax errors propagate as yaml.YAMLError.
+    Returns the number of values, aliases expanded."""
     scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
     mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
     ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
@@ -148,6 +149,7 @@ def check_events(text: str, loader: type) -> None:
         if nodes > MAX_NODES:
             what = f"values once aliases are expanded (*{event.anchor} alone is {size:,})"
             raise _at(event, f"more than {MAX_NODES:,} {what}")
+    return nodes
 
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "LimitExceeded", "check_events"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabconf.inventory import RawInventory
 from fabconf.platforms import PLATFORMS, Kind
@@ -100,8 +100,7 @@ class Device:
         return spec is not None and spec.kind is Kind.HOST
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(NamedTuple):  # a tuple: 131,000 of them in a 32k-GPU fabric, built and hashed cheaply
     device: str
     port: str
 
@@ -109,7 +108,7 @@ class Endpoint:
         return f"{self.device}:{self.port}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Link:
     a: Endpoint
     b: Endpoint
@@ -175,42 +174,80 @@ def _group_chain(name: str, groups: dict[str, Any], seen: set[str]) -> list[str]
     return out
 
 
+@dataclass(frozen=True)
+class _Inherited:
+    """What a host inherits from one list of groups (their own groups after each, depth first) and defaults:
+    worked out once per distinct list, not once per host (4,096 GPU hosts share a handful of lists)."""
+
+    chain: tuple[str, ...]
+    data: dict[str, Any]
+    origin: dict[str, tuple[str, list[Any]]]
+    picked: dict[str, Any]  # platform, hostname, port, connection_options: the first layer that sets each
+
+
+_PICKED = ("platform", "hostname", "port", "connection_options")
+
+
+def _inherited(listed: tuple[str, ...], raw: RawInventory) -> _Inherited:
+    groups = raw.groups
+    chain: list[str] = []
+    seen: set[str] = set()
+    for g in listed:
+        if g in groups and g not in seen:
+            seen.add(g)
+            chain.append(g)
+            chain.extend(_group_chain(g, groups, seen))
+    layers = [groups[g] or {} for g in chain] + [raw.defaults]
+    sources = [
+        *((raw.files.get("groups", "groups.yaml"), [g]) for g in chain),
+        (raw.files.get("defaults", "defaults.yaml"), []),
+    ]
+    data: dict[str, Any] = {}
+    origin: dict[str, tuple[str, list[Any]]] = {}
+    for layer, (file, path) in reversed(list(zip(layers, sources, strict=True))):
+        for key, value in (layer.get("data") or {}).items():
+            data[key] = value
+            origin[key] = (file, [*path, "data", key])
+    picked = {key: next((layer[key] for layer in layers if layer.get(key) is not None), None) for key in _PICKED}
+    return _Inherited(tuple(chain), data, origin, picked)
+
+
+@cache
+def _port_set(specs: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The ports a list of specs names, and the problems of the specs that name none (one per bad spec)."""
+    expanded: list[str] = []
+    bad: list[str] = []
+    for spec in specs:
+        try:
+            expanded.extend(expand_ports(spec))
+        except ValueError as exc:
+            bad.append(str(exc))
+    return frozenset(expanded), tuple(bad)
+
+
 def build(raw: RawInventory, problems: Problems) -> Model:
     """Resolve devices and links. Assumes the files passed their JSON schemas."""
     hosts_file = raw.files.get("hosts", "hosts.yaml")
-    groups_file = raw.files.get("groups", "groups.yaml")
-    defaults_file = raw.files.get("defaults", "defaults.yaml")
     groups = raw.groups
-    defaults = raw.defaults
     devices: dict[str, Device] = {}
+    inherited: dict[tuple[str, ...], _Inherited] = {}
     for name, entry in raw.hosts.items():
         entry = entry or {}
-        chain: list[str] = []
-        seen: set[str] = set()
-        for g in entry.get("groups") or []:
+        listed = tuple(entry.get("groups") or ())
+        for g in listed:
             if g not in groups:
                 problems.add(hosts_file, [name, "groups"], f"group {g!r} is not defined in groups.yaml")
-                continue
-            if g not in seen:
-                seen.add(g)
-                chain.append(g)
-                chain.extend(_group_chain(g, groups, seen))
-        layers = [entry] + [groups[g] or {} for g in chain] + [defaults]
+        base = inherited.get(listed)
+        if base is None:
+            base = inherited[listed] = _inherited(listed, raw)
+        data = dict(base.data)
+        origin = dict(base.origin)
+        for key, value in (entry.get("data") or {}).items():
+            data[key] = value
+            origin[key] = (hosts_file, [name, "data", key])
 
-        def pick(key: str, layers: list[dict[str, Any]] = layers) -> Any:
-            for layer in layers:
-                if layer.get(key) is not None:
-                    return layer[key]
-            return None
-
-        data: dict[str, Any] = {}
-        origin: dict[str, tuple[str, list[Any]]] = {}
-        sources = [(hosts_file, [name]), *((groups_file, [g]) for g in chain), (defaults_file, [])]
-        for layer, (file, path) in reversed(list(zip(layers, sources, strict=True))):
-            for key, value in (layer.get("data") or {}).items():
-                data[key] = value
-                origin[key] = (file, [*path, "data", key])
-        platform = pick("platform")
+        picked = {key: base.picked[key] if entry.get(key) is None else entry[key] for key in _PICKED}
+        platform = picked["platform"]
         if platform is None:
             problems.add(hosts_file, [name, "platform"], "no platform set on the host, its groups or defaults")
             continue
@@ -224,33 +261,28 @@ def build(raw: RawInventory, problems: Problems) -> Model:
             continue
         ports: frozenset[str] | None = None
         if data.get("ports"):
-            expanded: list[str] = []
-            for spec in data["ports"]:
-                try:
-                    expanded.extend(expand_ports(spec))
-                except ValueError as exc:
-                    problems.add(hosts_file, [name, "data", "ports"], str(exc))
-            ports = frozenset(expanded)
+            ports, bad = _port_set(tuple(data["ports"]))
+            for message in bad:
+                problems.add(hosts_file, [name, "data", "ports"], message)
         nics = tuple(Nic(**n) for n in data.get("nics") or ())
         devices[name] = Device(
             name=name,
-            hostname=str(pick("hostname") or name),
+            hostname=str(picked["hostname"] or name),
             platform=platform,
             role=role,
             id=data.get("id"),
-            groups=tuple(chain),
+            groups=base.chain,
             data=data,
             ports=ports,
             nics=nics,
             origin=hosts_file,
-            port=pick("port"),
-            connection_options=dict(pick("connection_options") or {}),
+            port=picked["port"],
+            connection_options=dict(picked["connection_options"] or {}),
             pod=data.get("pod"),
             data_origin=origin,
         )
     links: list[Link] = []
-    for i, pair in enumerate(raw.cabling.get("links") or []):
-        a, b = (Endpoint(*p.split(":", 1)) for p in pair)
-        links.append(Link(a, b, i))
+    for i, (a, b) in enumerate(raw.cabling.get("links") or []):
+        links.append(Link(Endpoint(*a.split(":", 1)), Endpoint(*b.split(":", 1)), i))
     fabric = _with_defaults(raw.fabric, FABRIC_DEFAULTS)
     return Model(devices=devices, links=links, fabric=fabric, files=dict(raw.files), groups=groups)

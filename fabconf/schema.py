@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from functools import cache, partial
+from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -96,26 +97,68 @@ Found = list[tuple[list[Any], str]]  # (path, message) of one file's problems
 Compute = Callable[[str, Any], Found]  # (kind, document) -> what a check finds in it
 
 
-def _per_file(check: str, kind: str, raw: RawInventory, compute: Callable[[Any], Found]) -> Found:
-    """What ``compute`` finds in one file's document; for the same bytes checked before, from ``fabconf.cache``
+def _found_order(item: tuple[list[Any], str]) -> tuple[list[str], str]:
+    return list(map(str, item[0])), item[1]
+
+
+@dataclass(frozen=True)
+class _Check:
+    """A check of one file at a time. ``entrywise(kind)``: what it finds in a mapping is what it finds in each
+    one-entry mapping of it, put together (so a file read entry by entry is checked entry by entry, each result
+    kept in ``fabconf.cache``); ``ordered``: its findings are sorted by ``_found_order``."""
+
+    name: str
+    compute: Compute
+    entrywise: Callable[[str], bool] = lambda _kind: True
+    ordered: bool = False
+
+
+def _per_file(check: _Check, kind: str, raw: RawInventory) -> Found:
+    """What ``check`` finds in one file's document; for the same bytes checked before, from ``fabconf.cache``
     (its key carries fabconf's code version, schemas included: a new fabconf checks again)."""
     digest = raw.digests.get(kind)
+    store = f"{check.name}-{kind}"
     if digest is not None:
-        cached = compile_cache.get(f"{check}-{kind}", digest)
+        cached = compile_cache.get(store, digest)
         if cached is not compile_cache.MISS:
             return cached
-    found = compute(raw.data[kind])
+    entries = raw.entries.get(kind)
+    if entries is not None and check.entrywise(kind):
+        found = _per_entry(check, kind, raw, entries)
+    else:
+        found = check.compute(kind, raw.data[kind])
     if digest is not None:
-        compile_cache.put(f"{check}-{kind}", digest, found)
+        compile_cache.put(store, digest, found)
     return found
 
 
-def _report(check: str, kinds: Iterable[str], raw: RawInventory, problems: Problems, compute: Compute) -> bool:
+def _per_entry(check: _Check, kind: str, raw: RawInventory, entries: list[tuple[Any, str]]) -> Found:
+    """``check`` over each entry of a file read entry by entry; an entry checked before (the same text) is not
+    checked again."""
+    scope = f"{check.name}-{kind}-entries"
+    where = str((raw.directory / FILES[kind][0]).resolve())
+    stored = compile_cache.get(scope, where)
+    known: dict[str, Found] = stored if isinstance(stored, dict) else {}
+    fresh: dict[str, Found] = {}
+    found: Found = []
+    doc = raw.data[kind]
+    for key, digest in entries:
+        part = known.get(digest)
+        if part is None:
+            part = check.compute(kind, {key: doc[key]})
+        fresh[digest] = part
+        found += part
+    if fresh.keys() != known.keys():
+        compile_cache.put(scope, where, fresh)
+    return sorted(found, key=_found_order) if check.ordered else found
+
+
+def _report(check: _Check, kinds: Iterable[str], raw: RawInventory, problems: Problems) -> bool:
     """Run a per-file check over the loaded files of ``kinds``, adding what it finds; True when it finds nothing."""
     clean = True
     for kind in kinds:
         if kind in raw.data:
-            found = _per_file(check, kind, raw, partial(compute, kind))
+            found = _per_file(check, kind, raw)
             for path, message in found:
                 problems.add(raw.files[kind], path, message)
             clean = clean and not found
@@ -125,12 +168,40 @@ def _report(check: str, kinds: Iterable[str], raw: RawInventory, problems: Probl
 def check_files(raw: RawInventory, problems: Problems) -> bool:
     """Validate every loaded file against its schema; returns True when all of them pass (a file that is missing
     or could not be read was reported by the loader, and fails too)."""
-    return _report("schema", FILES, raw, problems, _schema_problems) and all(kind in raw.data for kind in FILES)
+    return _report(_SCHEMA, FILES, raw, problems) and all(kind in raw.data for kind in FILES)
 
 
 def _schema_problems(kind: str, doc: Any) -> Found:
-    errors = sorted(validator(kind).iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [(list(path), message) for err in errors for path, message in describe_errors(err)]
+    found = [
+        (list(path), message) for err in validator(kind).iter_errors(doc) for path, message in describe_errors(err)
+    ]
+    return sorted(found, key=_found_order)
+
+
+# keywords of a file's top-level schema that judge each entry on its own (and minProperties, which a file read
+# entry by entry always meets: it has two entries at least)
+_ENTRYWISE_KEYWORDS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$defs",
+        "title",
+        "description",
+        "type",
+        "minProperties",
+        "propertyNames",
+        "additionalProperties",
+    }
+)
+
+
+@cache
+def _schema_entrywise(kind: str) -> bool:
+    schema = validator(kind).schema
+    return isinstance(schema, dict) and schema.get("type") == "object" and set(schema) <= _ENTRYWISE_KEYWORDS
+
+
+_SCHEMA = _Check("schema", _schema_problems, _schema_entrywise, ordered=True)
 
 
 CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username", "token", "api_key", "passwd"})
@@ -138,7 +209,7 @@ CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username"
 
 def check_credentials(raw: RawInventory, problems: Problems) -> None:
     """Credentials come from the environment or a secret helper, never from inventory files."""
-    _report("credentials", ("hosts", "groups", "defaults", "fabric"), raw, problems, _credential_problems)
+    _report(_Check("credentials", _credential_problems), ("hosts", "groups", "defaults", "fabric"), raw, problems)
 
 
 def _credential_problems(_kind: str, doc: Any) -> Found:
@@ -179,7 +250,7 @@ def _control_name(char: str) -> str:
 def check_text(raw: RawInventory, problems: Problems) -> None:
     """No key or string value in any inventory file carries a line break or another control character:
     no inventory string can add a line, a key or a command to a device, whatever template it reaches."""
-    _report("text", list(raw.data), raw, problems, _text_problems)
+    _report(_Check("text", _text_problems), list(raw.data), raw, problems)
 
 
 def _text_problems(_kind: str, doc: Any) -> Found:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fabconf.model import SWITCH_ROLES, UPPER_ROLE, Endpoint, Model, Nic, natural_key
 from fabconf.platforms import PLATFORMS
@@ -22,37 +23,55 @@ class Pod:
     spine_asn: int | None = None  # an override from fabric.yaml pods.<name>.spine_asn
 
 
-@dataclass(frozen=True)
-class Uplink:
+class Uplink(NamedTuple):
     """One link from a switch to the tier above it (leaf -> spine, spine -> super-spine), seen from both ends.
-    The lower end's id numbers the /31: adding a device or a pod never renumbers another's links."""
+    The lower end's id numbers the /31: adding a device or a pod never renumbers another's links. A tuple, with
+    its addresses as integers: a 32k-GPU fabric has 32,768 of them, and most runs read the addresses of a few."""
 
     lower: str
     lower_port: str
     upper: str
     upper_port: str
-    subnet: ipaddress.IPv4Network
-    upper_ip: ipaddress.IPv4Address
-    lower_ip: ipaddress.IPv4Address
+    network: int  # the /31's first address: the upper end's
     mtu: int
     link_index: int
+
+    @property
+    def subnet(self) -> ipaddress.IPv4Network:
+        return ipaddress.IPv4Network((self.network, 31))
+
+    @property
+    def upper_ip(self) -> ipaddress.IPv4Address:
+        return ipaddress.IPv4Address(self.network)
+
+    @property
+    def lower_ip(self) -> ipaddress.IPv4Address:
+        return ipaddress.IPv4Address(self.network + 1)
 
     def label(self) -> str:
         return f"{self.lower}:{self.lower_port} <-> {self.upper}:{self.upper_port}"
 
 
-@dataclass(frozen=True)
-class HostPort:
-    """One GPU host NIC cabled to a leaf port, in its rail's training VLAN."""
+class HostPort(NamedTuple):
+    """One GPU host NIC cabled to a leaf port, in its rail's training VLAN (addresses as integers, like Uplink)."""
 
     host: str
     nic: Nic
     leaf: str
     leaf_port: str
     vlan: int
-    address: ipaddress.IPv4Interface
-    gateway: ipaddress.IPv4Address
+    ip: int
+    prefix: int
+    gateway_ip: int
     link_index: int
+
+    @property
+    def address(self) -> ipaddress.IPv4Interface:
+        return ipaddress.IPv4Interface((self.ip, self.prefix))
+
+    @property
+    def gateway(self) -> ipaddress.IPv4Address:
+        return ipaddress.IPv4Address(self.gateway_ip)
 
 
 @dataclass
@@ -211,21 +230,22 @@ def derive(model: Model, problems: Problems) -> Topology:
     switches = _identity(model, pods, problems)
 
     # -- links: resolve endpoints, classify, detect reuse ---------------------------------------------
-    used: dict[tuple[str, str], int] = {}
     fabric_links: list[tuple[Endpoint, Endpoint, int]] = []  # (lower end, upper end)
     host_links: list[tuple[Endpoint, Endpoint, int]] = []  # (host end, leaf end)
     # what a cabled port must be, per device, worked out once (65k links at 32k GPUs)
     port_ok: dict[tuple[str, str], bool] = {}  # (platform, port) -> a port name of that platform
-    nic_names = {name: {n.netdev for n in dev.nics} for name, dev in devices.items() if not dev.is_switch}
+    nic_of = {name: {n.netdev: n for n in dev.nics} for name, dev in devices.items() if not dev.is_switch}
+    used: dict[Endpoint, int] = {}
     for link in model.links:
         ok = True
         for side, ep in ((0, link.a), (1, link.b)):
             found = devices.get(ep.device)
             problem = ""
+            nics = nic_of.get(ep.device)
             if found is None:
                 problem = f"device {ep.device!r} is not in the inventory"
-            elif ep.device in nic_names:
-                if ep.port not in nic_names[ep.device]:
+            elif nics is not None:
+                if ep.port not in nics:
                     problem = f"{ep.device} has no NIC {ep.port!r} (data.nics)"
             else:
                 named = port_ok.get((found.platform, ep.port))
@@ -242,12 +262,11 @@ def derive(model: Model, problems: Problems) -> Topology:
                 ok = False
                 if found is None:
                     continue
-            key = (ep.device, ep.port)
-            if key in used:
-                problems.add(cfile, ["links", link.index, side], f"{ep} is already cabled in links[{used[key]}]")
+            if ep in used:
+                problems.add(cfile, ["links", link.index, side], f"{ep} is already cabled in links[{used[ep]}]")
                 ok = False
             else:
-                used[key] = link.index
+                used[ep] = link.index
         if not ok:
             continue
         ra, rb = devices[link.a.device].role, devices[link.b.device].role
@@ -279,6 +298,9 @@ def derive(model: Model, problems: Problems) -> Topology:
     for lower, upper, idx in fabric_links:
         by_lower.setdefault(lower.device, []).append((lower, upper, idx))
     pools: dict[str, ipaddress.IPv4Network | None] = {}
+    pool_base: dict[str, int] = {}
+    # the largest MTU a link may carry at each switch: its configured MTU, within its platform's maximum
+    mtu_cap = {name: min(f.mtu, PLATFORMS[devices[name].platform].max_mtu) for name, f in switches.items()}
     for lower_name, ups in sorted(by_lower.items()):
         ups.sort(key=lambda t: natural_key(t[0].port))
         lower_dev = devices[lower_name]
@@ -289,7 +311,10 @@ def derive(model: Model, problems: Problems) -> Topology:
                 problems.add(ffile, ["addressing", pool_key], f"is required: {lower_name} has {lower_dev.role} uplinks")
                 pools[pool_key] = None
             else:
-                pools[pool_key] = _net(value, ffile, ["addressing", pool_key], problems)
+                parsed = _net(value, ffile, ["addressing", pool_key], problems)
+                pools[pool_key] = parsed
+                if parsed is not None:
+                    pool_base[pool_key] = int(parsed.network_address)
         p2p = pools[pool_key]
         per = int(fab["addressing"][slots_key])
         if len(ups) > per:
@@ -299,33 +324,22 @@ def derive(model: Model, problems: Problems) -> Topology:
                 f"{lower_name} has {len(ups)} uplinks but addressing.{slots_key} is {per}",
             )
             ups = ups[:per]
+        if p2p is None or lower_dev.id is None or lower_name not in switches:
+            continue
+        lower_facts = switches[lower_name]
+        slots = 1 << (31 - p2p.prefixlen) if p2p.prefixlen <= 31 else 0  # /31s in the pool
         for slot, (lower, upper, idx) in enumerate(ups):
-            if p2p is None or lower_dev.id is None or lower_name not in switches or upper.device not in switches:
+            upper_facts = switches.get(upper.device)
+            if upper_facts is None:
                 continue
-            subnet = _subnet(p2p, 31, (lower_dev.id - 1) * per + slot)
-            if subnet is None:
+            index = (lower_dev.id - 1) * per + slot
+            if index >= slots:
                 problems.add(ffile, ["addressing", pool_key], f"{p2p} is too small for the uplinks of {lower_name}")
                 continue
-            upper_dev = devices[upper.device]
-            mtu = min(
-                switches[lower_name].mtu,
-                switches[upper.device].mtu,
-                PLATFORMS[lower_dev.platform].max_mtu,
-                PLATFORMS[upper_dev.platform].max_mtu,
-            )
-            uplink = Uplink(
-                lower_name,
-                lower.port,
-                upper.device,
-                upper.port,
-                subnet,
-                subnet.network_address,
-                subnet.network_address + 1,
-                mtu,
-                idx,
-            )
-            switches[lower_name].uplinks.append(uplink)
-            switches[upper.device].downlinks.append(uplink)
+            mtu = min(mtu_cap[lower_name], mtu_cap[upper.device])
+            uplink = Uplink(lower_name, lower.port, upper.device, upper.port, pool_base[pool_key] + 2 * index, mtu, idx)
+            lower_facts.uplinks.append(uplink)
+            upper_facts.downlinks.append(uplink)
 
     # -- host ports: rail -> VLAN -> per-leaf subnet; hosts numbered by leaf port order ----------------------
     vlan_by_rail: dict[int, dict] = {}
@@ -339,19 +353,22 @@ def derive(model: Model, problems: Problems) -> Topology:
     host_ports: dict[str, list[HostPort]] = {}
     groups: dict[tuple[str, int], list[tuple[Endpoint, Endpoint, int, Nic]]] = {}
     for host, leaf, idx in host_links:
-        nic = next(n for n in devices[host.device].nics if n.netdev == host.port)
+        nic = nic_of[host.device][host.port]
         vlan = vlan_by_rail.get(nic.rail)
         if vlan is None:
             problems.add(cfile, ["links", idx], f"{host} is on rail {nic.rail}, which no VLAN in fabric.yaml serves")
             continue
         groups.setdefault((leaf.device, vlan["id"]), []).append((host, leaf, idx, nic))
+    vlan_pools: dict[int, ipaddress.IPv4Network | None] = {}
     for (leaf_name, vid), members in sorted(groups.items()):
         members.sort(key=lambda t: natural_key(t[1].port))
         vlan = next(v for v in vlan_by_rail.values() if v["id"] == vid)
         leaf_dev = devices[leaf_name]
         if leaf_name not in switches or leaf_dev.id is None:
             continue
-        pool = _net(vlan["subnet_pool"], ffile, ["vlans", vlan["_index"], "subnet_pool"], problems)
+        if vid not in vlan_pools:
+            vlan_pools[vid] = _net(vlan["subnet_pool"], ffile, ["vlans", vlan["_index"], "subnet_pool"], problems)
+        pool = vlan_pools[vid]
         if pool is None:
             continue
         prefix = int(vlan.get("prefix_length") or 24)
@@ -371,7 +388,8 @@ def derive(model: Model, problems: Problems) -> Topology:
                 f"/{prefix} holds {subnet.num_addresses - 3} hosts but {leaf_name} has {len(members)} in VLAN {vid}",
             )
             continue
-        switches[leaf_name].svis[vid] = ipaddress.IPv4Interface(f"{gateway}/{prefix}")
+        switches[leaf_name].svis[vid] = ipaddress.IPv4Interface((int(gateway), prefix))
+        first = int(gateway) + 1
         for n, (host, leaf, idx, nic) in enumerate(members):
             if nic.address:
                 address = ipaddress.IPv4Interface(nic.address)
@@ -386,9 +404,10 @@ def derive(model: Model, problems: Problems) -> Topology:
                         f"({leaf_name} VLAN {vid}) other than the gateway {gateway}",
                     )
                     continue
+                ip = int(address.ip)
             else:
-                address = ipaddress.IPv4Interface((int(gateway) + 1 + n, prefix))
-            hp = HostPort(host.device, nic, leaf_name, leaf.port, vid, address, gateway, idx)
+                ip = first + n
+            hp = HostPort(host.device, nic, leaf_name, leaf.port, vid, ip, prefix, first - 1, idx)
             switches[leaf_name].host_ports.append(hp)
             host_ports.setdefault(host.device, []).append(hp)
     for hps in host_ports.values():
