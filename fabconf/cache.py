@@ -5,6 +5,8 @@ Reading a 32,768-GPU fabric's 3 MB ``cabling.yaml`` and checking it against its 
 under a key made of the file's SHA-256, what was computed from it and fabconf's own code version, and the next
 run that reads the same bytes takes it from here. A file edited since is simply a new key: nothing is ever
 invalidated, only replaced. Cross-file stages (model, topology, cross-checks) always run on everything.
+A large file read entry by entry (``fabconf.inventory.Entries``) also keeps, under its path, one map from each
+entry's SHA-256 to what was computed from that entry: editing one device of ``hosts.yaml`` redoes that device.
 
 Where: ``FABCONF_CACHE_DIR``, else ``$XDG_CACHE_HOME/fabconf``, else ``~/.cache/fabconf``; ``FABCONF_CACHE=off``
 turns it off. Entries are ``marshal`` data (plain values only: no code runs when one is read, unlike pickle),
