@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from napalm.base.exceptions import SessionLockedException
 
 from fabconf.deploy.credentials import REDACTOR
+from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.transient import transient
@@ -555,7 +556,7 @@ def _confirm_restored(job: Job, driver: Driver, before: str, diff: str, reason: 
 
 
 def _err(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    text = explain(exc)
     return REDACTOR(f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text)
 
 

@@ -37,6 +37,7 @@ from nornir.core.task import Result, Task
 
 from fabconf.deploy import audit
 from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, resolve
+from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions
@@ -179,7 +180,7 @@ def _attempts(
         except Exception as exc:
             if _again(exc, options, started, retried, may_retry):
                 continue
-            text = REDACTOR(_why(exc))
+            text = REDACTOR(explain(exc))
             return Outcome(job.name, job.platform, State.UNREACHABLE, message=f"cannot connect: {text}"), retried
         try:
             return step(job, driver), retried
@@ -193,18 +194,6 @@ def _attempts(
         finally:
             with contextlib.suppress(Exception):  # a close error never changes the outcome
                 driver.close()
-
-
-def _why(exc: BaseException) -> str:
-    """The error and, where a library re-raised it as a bare "Cannot connect to X" (napalm's NX-OS driver), the
-    error underneath; a certificate that is not trusted says what to do about it."""
-    text = str(exc).strip() or type(exc).__name__
-    inner = exc.__cause__ or exc.__context__
-    if inner is not None and str(inner).strip() and str(inner).strip() not in text:
-        text += f" ({type(inner).__name__}: {str(inner).strip()[:300]})"
-    if "CERTIFICATE_VERIFY_FAILED" in text and "ca_file" not in text:
-        text += "; trust the device's CA (connection_options extras ca_file, or FABCONF_CA_FILE) or use --insecure"
-    return text
 
 
 def attempt_timeout(options: DeviceOptions, started: float, retried: int, now: float | None = None) -> int:

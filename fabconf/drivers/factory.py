@@ -46,7 +46,7 @@ def driver_for(
         from fabconf.drivers.cli_staging import StagedCliDriver, StagedTimerDriver
 
         napalm_driver = spec.driver.partition(":")[2]
-        optional_args = {**trusted.napalm_args(napalm_driver), **dict(extras.get("optional_args") or {})}
+        optional_args = {**trusted.napalm_args(napalm_driver, hostname), **dict(extras.get("optional_args") or {})}
         if port is not None:
             optional_args.setdefault("port", port)
         optional_args.setdefault("transport", "https")

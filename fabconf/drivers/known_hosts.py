@@ -4,12 +4,18 @@ paramiko's ``SSHClient.load_host_keys`` parses a whole known_hosts file (every k
 its lookup scans every entry: with one line per device, each connection costs O(devices) and a run over a fabric
 O(devices²) (a 2,000-device run spent most of its CPU there). ``trust_host`` parses each file once (again when it
 changes on disk), indexes its plain host names, and hands a client only the keys listed for the host it is about
-to connect to; hashed entries (``|1|salt|hash``) are matched the way OpenSSH does, one by one.
+to connect to; hashed entries (``|1|salt|hash``) are matched the way OpenSSH does, one by one. A client that
+loads whole files itself (netmiko, which napalm's NX-OS driver uses for SCP) is given ``narrowed_file``: a file
+of only the keys listed for its host, so it too parses a line or two instead of the fabric's.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass, field
 
@@ -63,16 +69,49 @@ def keys_for(path: str, name: str) -> list[tuple[str, paramiko.PKey]]:
     return found
 
 
+def _listed(name: str, known_hosts: str | None) -> list[tuple[str, paramiko.PKey]]:
+    """The keys the user's ``~/.ssh/known_hosts`` (a missing one is no error) and ``known_hosts`` (OSError when it
+    cannot be read) list for ``name``."""
+    try:
+        found = keys_for(SYSTEM_FILE, name)
+    except OSError:
+        found = []
+    if known_hosts:
+        found += keys_for(known_hosts, name)
+    return found
+
+
 def trust_host(client: paramiko.SSHClient, host: str, port: int, known_hosts: str | None) -> None:
     """Give ``client`` the keys the user's ``~/.ssh/known_hosts`` and ``known_hosts`` list for ``host:port``.
     A missing user file is no error; an unreadable ``known_hosts`` raises OSError."""
     name = host if port == 22 else f"[{host}]:{port}"
     keys = client.get_host_keys()
+    for keytype, key in _listed(name, known_hosts):
+        keys.add(name, keytype, key)
+
+
+_narrowed: list[str] = []  # the process's private directory of narrowed files, once made
+
+
+def narrowed_file(host: str, port: int, known_hosts: str | None) -> str:
+    """A known_hosts file that lists only the keys the user's file and ``known_hosts`` list for ``host:port``, in a
+    private directory of this process (removed at exit); files of the same content are written once. A
+    ``known_hosts`` that cannot be read lists nothing here, as netmiko skips a missing ``alt_key_file``: the host's
+    key is then unknown and refused."""
+    name = host if port == 22 else f"[{host}]:{port}"
     try:
-        for keytype, key in keys_for(SYSTEM_FILE, name):
-            keys.add(name, keytype, key)
+        keys = _listed(name, known_hosts)
     except OSError:
-        pass
-    if known_hosts:
-        for keytype, key in keys_for(known_hosts, name):
-            keys.add(name, keytype, key)
+        keys = []
+    text = "".join(f"{name} {keytype} {key.get_base64()}\n" for keytype, key in keys)
+    with _lock:
+        if not _narrowed:
+            where = tempfile.mkdtemp(prefix="fabconf-known-hosts-")  # 0700
+            atexit.register(shutil.rmtree, where, True)
+            _narrowed.append(where)
+        path = os.path.join(_narrowed[0], hashlib.sha256(text.encode()).hexdigest()[:32])
+        if not os.path.exists(path):
+            with tempfile.NamedTemporaryFile("w", dir=_narrowed[0], delete=False) as out:
+                out.write(text)
+            os.replace(out.name, path)
+    return path

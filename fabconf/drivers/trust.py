@@ -57,13 +57,17 @@ class Trust:
             return ssl._create_unverified_context()
         return ssl.create_default_context(cafile=self.ca_file)
 
-    def napalm_args(self, driver: str) -> dict[str, Any]:
-        """optional_args for napalm's ``eos`` or ``nxos`` driver."""
+    def napalm_args(self, driver: str, host: str) -> dict[str, Any]:
+        """optional_args for napalm's ``eos`` or ``nxos`` driver. netmiko (NX-OS's SCP, always port 22 under napalm)
+        parses every known_hosts file it is given on each connection: it is given one that lists only ``host``'s
+        keys from the user's file and ``known_hosts`` (``fabconf.drivers.known_hosts.narrowed_file``)."""
         if driver == "eos":
             return {"context": self.ssl_context()}
-        ssh: dict[str, Any] = {"ssh_strict": not self.insecure, "system_host_keys": True}
-        if self.known_hosts:
-            ssh.update(alt_host_keys=True, alt_key_file=os.path.expanduser(self.known_hosts))
+        ssh: dict[str, Any] = {"ssh_strict": not self.insecure, "system_host_keys": False}
+        if not self.insecure:
+            from fabconf.drivers.known_hosts import narrowed_file  # imports paramiko: only device commands pay
+
+            ssh.update(alt_host_keys=True, alt_key_file=narrowed_file(host, 22, self.known_hosts))
         return {"ssl_verify": False if self.insecure else (self.ca_file or True), **ssh}
 
     def own_args(self) -> dict[str, Any]:

@@ -51,13 +51,21 @@ def test_unverified_devices_are_not_talked_to_and_insecure_is_explicit(
     assert "--insecure: TLS certificates and SSH host keys are NOT verified" in out
 
 
-def test_a_changed_host_key_is_refused(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("device", "command"),
+    [("gpu01", "diff"), ("leaf4", "push")],  # leaf4: NX-OS, whose configuration goes by netmiko's SCP
+)
+def test_a_changed_host_key_is_refused(lab: Lab, capsys: pytest.CaptureFixture[str], device: str, command: str) -> None:
     known = lab.known_hosts_path
     text = known.read_text()
-    address = lab.devices["gpu01"].address
+    address = lab.devices[device].address
     line = next(ln for ln in text.splitlines() if ln.startswith(address + " "))
     other = next(ln for ln in text.splitlines() if not ln.startswith(address + " "))
-    forged = f"{address} {other.split(' ', 1)[1]}"  # another device's key under gpu01's address
+    forged = f"{address} {other.split(' ', 1)[1]}"  # another device's key under this device's address
     known.write_text(text.replace(line, forged))
-    code, out = fab(capsys, "diff", "-i", inv(lab), "--limit", "gpu01", "--retries", "0")
+    try:
+        argv = [command, "-i", inv(lab), "--limit", device, "--retries", "0"]
+        code, out = fab(capsys, *argv, *(["--yes"] if command == "push" else []))
+    finally:
+        known.write_text(text)
     assert code == 1 and "host key" in out.lower(), out
