@@ -398,7 +398,7 @@ class GpuHostSim(SimBase):
             if f"cat {_CHECKPOINT}" in command and not self.fs.exists(_LOCK_DIR):
                 self._phase = "idle"
             if self._phase in ("commit", "rollback"):
-                return self._phase if changes_state(command) else None
+                return self._changing(command)
             return "verify" if self._phase == "verify" else "read"
 
     def ssh_part_moment(self, command: str) -> str | None:
@@ -406,7 +406,11 @@ class GpuHostSim(SimBase):
         ``echo @@`` markers): the commit or rollback under way when the command changes the host, else none (the
         script as a whole was a request of its moment already)."""
         with self.lock:
-            return self._phase if self._phase in ("commit", "rollback") and changes_state(command) else None
+            return self._changing(command)
+
+    def _changing(self, command: str) -> str | None:
+        """The commit or rollback under way when ``command`` changes the host, else None (the lock is held)."""
+        return self._phase if self._phase in ("commit", "rollback") and changes_state(command) else None
 
     def run(self, command: str, *, root: bool = True) -> Output:
         """Run a command line directly (no SSH), e.g. from tests or the orchestrator."""
