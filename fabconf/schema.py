@@ -8,32 +8,32 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from fabconf import cache as compile_cache
 from fabconf.inventory import FILES, RawInventory
 from fabconf.problems import Problems, brief, format_path
+
+if TYPE_CHECKING:  # jsonschema is imported when a file is checked, not by a run whose files all come from the cache
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 
 def _is_integer(_checker: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# JSON Schema counts 3.0 as an integer; in YAML it is a float, and arithmetic on it (dscp >> 3) fails later.
-_Validator = validators.extend(
-    Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
-)
-
-
 @cache
 def validator(kind: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator, validators
+
+    # JSON Schema counts 3.0 as an integer; in YAML it is a float, and arithmetic on it (dscp >> 3) fails later.
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    strict = validators.extend(Draft202012Validator, type_checker=checker)
     text = resources.files("fabconf.schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
     schema = json.loads(text)
     Draft202012Validator.check_schema(schema)
-    validator: Draft202012Validator = _Validator(schema)
+    validator: Draft202012Validator = strict(schema)
     return validator
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -15,3 +17,14 @@ def test_every_subpackage_is_listed_in_pyproject() -> None:
     assert on_disk <= listed, f"missing from [tool.setuptools] packages: {sorted(on_disk - listed)}"
     assert config["package-dir"]["fabconf._templates"] == "templates"
     assert {p.suffix for p in (ROOT / "fabconf" / "schemas").iterdir() if p.is_file()} <= {".json", ".py"}
+
+
+def test_version_is_printed_on_stdout_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    from fabconf.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code in (0, None)
+    assert capsys.readouterr().out == f"fabconf {metadata.version('fabconf')}\n"

@@ -9,7 +9,6 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 
 import jinja2
@@ -28,10 +27,25 @@ COMPILE_COMMANDS = ("validate", "render")
 
 
 def _version() -> str:
+    from importlib import metadata  # only for --version: importing it costs a tenth of a `render --limit`
+
     try:
         return metadata.version("fabconf")
     except metadata.PackageNotFoundError:
         return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, whose version is looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help="show the version and exit"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        print(f"fabconf {_version()}")  # on stdout, as argparse's own "version" action
+        parser.exit()
 
 
 def _inventory_arg(p: argparse.ArgumentParser) -> None:
@@ -60,7 +74,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
         prog="fabconf",
         description="Configuration-as-code for lossless RoCEv2 GPU fabrics (Cumulus, EOS, NX-OS, ConnectX hosts).",
     )
-    parser.add_argument("--version", action="version", version=f"fabconf {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     v = sub.add_parser(
