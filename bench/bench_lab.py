@@ -6,9 +6,11 @@ verify, then a second push (nothing to change) and a last diff, to show memory a
 Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabconf lab up`` (its own processes:
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
 role, no canary) and verify in this process over every device, one connection per device. Prints a line per step
-and, last, one JSON line: devices, seconds and devices_per_s per step, the states, this process's RSS and open
+and, last, one JSON line: devices, seconds and devices_per_s per step, the states, how many devices were tried again
+after a timeout (within their budget; the outcome says so), this process's RSS and open
 sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
 when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).
+What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from genfabric import fabric_size, generate
 
 from fabconf.cli.devices import jobs_for
 from fabconf.cli.lab import start_lab
+from fabconf.cli.main import quiet_libraries
 from fabconf.deploy import rollout
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.lab import daemon
@@ -141,6 +144,7 @@ def main() -> None:
                 ("push_again", push),
                 ("diff_again", lambda: rollout.diff(jobs, options)),
             ]
+            quiet_libraries()  # as the CLI does: what the libraries log goes to FABCONF_LOG, not the terminal
             known = dict(steps)
             unknown = [s for s in a.steps.split(",") if s not in known]
             if unknown:
@@ -154,10 +158,11 @@ def main() -> None:
                 states: dict[str, int] = {}
                 for o in outcomes:
                     states[str(o.state)] = states.get(str(o.state), 0) + 1
+                retried = sum(1 for o in outcomes if "tried again after" in str(o.message))
                 sockets, rss = open_sockets(), rss_mib()
                 print(
                     f"fabconf {step} over {len(jobs)} devices ({a.workers} switch, {a.host_workers} host workers): "
-                    f"{elapsed:.1f} s ({len(jobs) / elapsed:.1f} devices/s); states {states}; "
+                    f"{elapsed:.1f} s ({len(jobs) / elapsed:.1f} devices/s); states {states}; retried {retried}; "
                     f"RSS {rss:.0f} MiB; open sockets {sockets}; CPU per device: fabconf "
                     f"{1000 * mine / len(jobs):.0f} ms, lab {1000 * labs / len(jobs):.0f} ms",
                     flush=True,
@@ -173,6 +178,7 @@ def main() -> None:
                     "seconds": round(elapsed, 2),
                     "devices_per_s": round(len(jobs) / elapsed, 2),
                     "states": states,
+                    "retried": retried,
                     "rss_mib": round(rss),
                     "open_sockets": sockets,
                     "fabconf_cpu_ms_per_device": round(1000 * mine / len(jobs), 1),
