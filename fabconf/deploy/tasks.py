@@ -198,11 +198,13 @@ def _attempts(
 
 def attempt_timeout(options: DeviceOptions, started: float, retried: int, now: float | None = None) -> int:
     """Seconds one attempt of a step that changes nothing may wait for a connect or a reply: an equal share of
-    what is left of the budget among the attempts still allowed, at least ``READ_ATTEMPT_FLOOR`` (never more
-    than what is left, never under 1 s)."""
+    what is left of the budget among the attempts still allowed, at least ``READ_ATTEMPT_FLOOR``. A retry never
+    outlasts the budget; the first attempt waits at least the floor (or the whole budget, when smaller) even when
+    preparing the device used part of it. Never under 1 s."""
     left = options.timeout - ((time.monotonic() if now is None else now) - started)
-    share = left / (options.retries - retried + 1)
-    return max(1, math.ceil(min(left, max(share, READ_ATTEMPT_FLOOR))))
+    share = max(left / (options.retries - retried + 1), READ_ATTEMPT_FLOOR)
+    ceiling = left if retried else max(left, min(READ_ATTEMPT_FLOOR, options.timeout))
+    return max(1, math.ceil(min(share, ceiling)))
 
 
 def _again(

@@ -26,6 +26,8 @@ from fabconf.pipeline import Compiled
         (20, 2, 1, 15.0, 5),  # ...but never past what is left
         (60, 2, 2, 59.8, 1),  # never under a second
         (600, 3, 0, 0.0, 150),
+        (60, 2, 0, 55.0, 10),  # preparing the device used most of the budget: the first attempt still gets the floor
+        (3, 2, 0, 0.0, 3),  # a budget under the floor: the first attempt gets all of it (the fault matrix's 3 s)
     ],
 )
 def test_attempt_timeout(timeout: int, retries: int, retried: int, elapsed: float, expected: int) -> None:
