@@ -50,7 +50,9 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 KINDS = ("drop-on-commit", "reject", "delay", "auth-refuse", "hang")
 MOMENTS = ("connect", "read", "stage", "commit", "verify", "confirm", "rollback")
@@ -60,6 +62,9 @@ MAX_HANG = 600.0  # seconds a hung request waits for the fault to be cleared at 
 
 class DropConnection(Exception):
     """Raised inside a request handler: close the socket without answering."""
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -91,6 +96,16 @@ class StepFault:
         """What happens once the request was carried out, before its reply goes out."""
         if self.kind == "delay":
             time.sleep(self.seconds)
+
+    @property
+    def refuses(self) -> bool:
+        """``reject`` and ``auth-refuse``: the platform's refusal is the reply; the request is not carried out."""
+        return self.kind in ("reject", "auth-refuse")
+
+    def reply(self, body: T, garble: Callable[[T], T]) -> T:
+        """The reply of a request carried out: after the fault's delay, garbled for ``garbled``."""
+        self.after_reply()
+        return garble(body) if self.kind == "garbled" else body
 
 
 def parse_step(kind: str, arg: str | None, at: str, after: int = 1, every: bool = False) -> StepFault:

@@ -141,9 +141,7 @@ def _handler_for(device: HttpDevice) -> type[BaseHTTPRequestHandler]:
                     else:
                         reply = device.handle_http(request)
                 if fault is not None:
-                    fault.after_reply()
-                    if fault.kind == "garbled":
-                        reply.body = garble_bytes(reply.body)
+                    reply.body = fault.reply(reply.body, garble_bytes)
             except DropConnection:
                 self.close_connection = True
                 with contextlib.suppress(OSError):

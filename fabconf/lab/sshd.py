@@ -531,7 +531,7 @@ class SshService:
             if argv is not None:
                 self._record("scp", command)
                 fault = self._step("scp", command)
-                if fault is not None and fault.kind in ("reject", "auth-refuse"):
+                if fault is not None and fault.refuses:
                     channel.sendall(b"\x01scp: " + self.refuse(command)[1].strip().encode() + b"\n")
                     status = 1
                 else:
@@ -541,14 +541,12 @@ class SshService:
             else:
                 self._record("exec", command)
                 fault = self._step("exec", command)
-                if fault is not None and fault.kind in ("reject", "auth-refuse"):
+                if fault is not None and fault.refuses:
                     stdout, stderr, status = self.refuse(command)
                 else:
                     stdout, stderr, status = self._session(ctx).handle_exec(command)
                 if fault is not None:
-                    fault.after_reply()
-                    if fault.kind == "garbled":
-                        stdout = garble_text(stdout)
+                    stdout = fault.reply(stdout, garble_text)
                 if ctx.pty:  # one terminal: stderr joins stdout, with tty newlines
                     channel.sendall(_crlf(stdout + stderr).encode())
                 else:
@@ -637,15 +635,13 @@ class SshService:
                 self.faults.before_request()
                 try:
                     fault = self._step("shell", text)
-                    if fault is not None and fault.kind in ("reject", "auth-refuse"):
+                    if fault is not None and fault.refuses:
                         refused = self.refuse(text)
                         output = refused[0] + refused[1]
                     else:
                         output, _status = session.handle(text)
                     if fault is not None:
-                        fault.after_reply()
-                        if fault.kind == "garbled":
-                            output = garble_text(output)
+                        output = fault.reply(output, garble_text)
                 except CloseSession as close:
                     term.write(close.output)
                     with contextlib.suppress(Exception):

@@ -498,15 +498,14 @@ class HostSession(ShellSession):
             self.sim.lock.acquire()
         if fault is None:
             return None
-        if fault.kind in ("reject", "auth-refuse"):
+        if fault.refuses:
             return refusal(command)
 
         def reply(stdout: str) -> str:
             self.sim.lock.release()  # a delay, too, holds only this session
             try:
-                fault.after_reply()
+                return fault.reply(stdout, garble_text)
             finally:
                 self.sim.lock.acquire()
-            return garble_text(stdout) if fault.kind == "garbled" else stdout
 
         return reply
