@@ -100,6 +100,29 @@ def put(kind: str, key: str, value: Any) -> None:
         _trim(path.parent)
 
 
+class EntryStore:
+    """What was computed from each entry of one file read entry by entry (``fabconf.inventory.Entries``): one cache
+    value under ``scope`` (the file's path), a map from each entry's SHA-256 to what was computed from it. ``save``
+    writes the entries kept in this run, and only when they differ from the stored ones."""
+
+    def __init__(self, kind: str, scope: str) -> None:
+        self.kind, self.scope = kind, scope
+        stored = get(kind, scope)
+        self._known: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        self._fresh: dict[str, Any] = {}
+
+    def get(self, digest: str) -> Any:
+        """The value kept for the entry of SHA-256 ``digest`` (before or in this run), or ``MISS``."""
+        return self._fresh[digest] if digest in self._fresh else self._known.get(digest, MISS)
+
+    def keep(self, digest: str, value: Any) -> None:
+        self._fresh[digest] = value
+
+    def save(self) -> None:
+        if self._fresh.keys() != self._known.keys():
+            put(self.kind, self.scope, self._fresh)
+
+
 def _trim(where: Path) -> None:
     entries = []
     for entry in os.scandir(where):

@@ -267,10 +267,7 @@ class Entries:
         if len(starts) < 2:
             return None
         starts[0] = 0  # comments and blank lines before the first entry belong to it
-        scope = str(path.resolve())
-        stored = cache.get("yaml-entries", scope)
-        known: dict[str, list[Any]] = stored if isinstance(stored, dict) else {}
-        fresh: dict[str, list[Any]] = {}
+        store = cache.EntryStore("yaml-entries", str(path.resolve()))
         value: dict[Any, Any] = {}
         digests: list[tuple[Any, str]] = []
         nodes = 1
@@ -278,20 +275,21 @@ class Entries:
             for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
                 part = text[start:end]
                 digest = cache.digest(part.encode())
-                entry = known.get(digest) or fresh.get(digest) or _read_entry(part)
+                entry = store.get(digest)
+                if entry is cache.MISS:
+                    entry = _read_entry(part)
                 key, item, count = entry
                 if key in value:
                     return None
                 value[key] = item
                 digests.append((key, digest))
-                fresh[digest] = entry
+                store.keep(digest, entry)
                 nodes += count - 1  # each entry counted its own enclosing mapping
         except (_NotEntries, LimitExceeded, _DuplicateKey, yaml.YAMLError, RecursionError):
             return None
         if nodes > limits.MAX_NODES:
             return None
-        if fresh.keys() != known.keys():
-            cache.put("yaml-entries", scope, fresh)
+        store.save()
         return cls(value, digests)
 
 

@@ -135,21 +135,16 @@ def _per_file(check: _Check, kind: str, raw: RawInventory) -> Found:
 def _per_entry(check: _Check, kind: str, raw: RawInventory, entries: list[tuple[Any, str]]) -> Found:
     """``check`` over each entry of a file read entry by entry; an entry checked before (the same text) is not
     checked again."""
-    scope = f"{check.name}-{kind}-entries"
-    where = str((raw.directory / FILES[kind][0]).resolve())
-    stored = compile_cache.get(scope, where)
-    known: dict[str, Found] = stored if isinstance(stored, dict) else {}
-    fresh: dict[str, Found] = {}
+    store = compile_cache.EntryStore(f"{check.name}-{kind}-entries", str((raw.directory / FILES[kind][0]).resolve()))
     found: Found = []
     doc = raw.data[kind]
     for key, digest in entries:
-        part = known.get(digest)
-        if part is None:
+        part = store.get(digest)
+        if part is compile_cache.MISS:
             part = check.compute(kind, {key: doc[key]})
-        fresh[digest] = part
+        store.keep(digest, part)
         found += part
-    if fresh.keys() != known.keys():
-        compile_cache.put(scope, where, fresh)
+    store.save()
     return sorted(found, key=_found_order) if check.ordered else found
 
 
