@@ -53,3 +53,12 @@ def inventory_copy(tmp_path: Path) -> Path:
     target = tmp_path / "inventory"
     shutil.copytree(EXAMPLE, target)
     return target
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A compile cache of the test's own, turned on (``fabconf.cache``)."""
+    where = tmp_path / "cache"
+    monkeypatch.setenv("FABCONF_CACHE_DIR", str(where))
+    monkeypatch.delenv("FABCONF_CACHE", raising=False)
+    return where

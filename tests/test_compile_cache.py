@@ -15,14 +15,6 @@ from fabconf.pipeline import compile_inventory
 from fabconf.problems import InputError
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("FABCONF_CACHE_DIR", str(where))
-    monkeypatch.delenv("FABCONF_CACHE", raising=False)
-    return where
-
-
 def _problems(directory: Path) -> list[str]:
     try:
         compile_inventory(directory)

@@ -18,14 +18,6 @@ from fabconf.pipeline import compile_inventory
 from fabconf.problems import Problems
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("FABCONF_CACHE_DIR", str(where))
-    monkeypatch.delenv("FABCONF_CACHE", raising=False)
-    return where
-
-
 def _validate(inv: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     rc = main(["validate", "-i", str(inv)])
     return rc, capsys.readouterr().err
