@@ -95,13 +95,16 @@ class Topology:
     leaves_by_pod: dict[str | None, list[str]] = field(default_factory=dict)  # sorted names, for verify targets
 
 
+def _slot(pool: ipaddress.IPv4Network, prefix: int, index: int) -> int | None:
+    """The first address, as an integer, of the ``index``-th /``prefix`` of ``pool``; None when it has none."""
+    if prefix < pool.prefixlen or not 0 <= index < 1 << (prefix - pool.prefixlen):
+        return None
+    return int(pool.network_address) + index * (1 << (32 - prefix))
+
+
 def _subnet(pool: ipaddress.IPv4Network, prefix: int, index: int) -> ipaddress.IPv4Network | None:
-    if prefix < pool.prefixlen:
-        return None
-    count = 1 << (prefix - pool.prefixlen)
-    if index < 0 or index >= count:
-        return None
-    return ipaddress.IPv4Network((int(pool.network_address) + index * (1 << (32 - prefix)), prefix))
+    start = _slot(pool, prefix, index)
+    return None if start is None else ipaddress.IPv4Network((start, prefix))
 
 
 def _pinned_ok(address: ipaddress.IPv4Interface, subnet: ipaddress.IPv4Network, gateway: ipaddress.IPv4Address) -> bool:
@@ -298,7 +301,6 @@ def derive(model: Model, problems: Problems) -> Topology:
     for lower, upper, idx in fabric_links:
         by_lower.setdefault(lower.device, []).append((lower, upper, idx))
     pools: dict[str, ipaddress.IPv4Network | None] = {}
-    pool_base: dict[str, int] = {}
     # the largest MTU a link may carry at each switch: its configured MTU, within its platform's maximum
     mtu_cap = {name: min(f.mtu, PLATFORMS[devices[name].platform].max_mtu) for name, f in switches.items()}
     for lower_name, ups in sorted(by_lower.items()):
@@ -311,10 +313,7 @@ def derive(model: Model, problems: Problems) -> Topology:
                 problems.add(ffile, ["addressing", pool_key], f"is required: {lower_name} has {lower_dev.role} uplinks")
                 pools[pool_key] = None
             else:
-                parsed = _net(value, ffile, ["addressing", pool_key], problems)
-                pools[pool_key] = parsed
-                if parsed is not None:
-                    pool_base[pool_key] = int(parsed.network_address)
+                pools[pool_key] = _net(value, ffile, ["addressing", pool_key], problems)
         p2p = pools[pool_key]
         per = int(fab["addressing"][slots_key])
         if len(ups) > per:
@@ -327,17 +326,16 @@ def derive(model: Model, problems: Problems) -> Topology:
         if p2p is None or lower_dev.id is None or lower_name not in switches:
             continue
         lower_facts = switches[lower_name]
-        slots = 1 << (31 - p2p.prefixlen) if p2p.prefixlen <= 31 else 0  # /31s in the pool
         for slot, (lower, upper, idx) in enumerate(ups):
             upper_facts = switches.get(upper.device)
             if upper_facts is None:
                 continue
-            index = (lower_dev.id - 1) * per + slot
-            if index >= slots:
+            network = _slot(p2p, 31, (lower_dev.id - 1) * per + slot)
+            if network is None:
                 problems.add(ffile, ["addressing", pool_key], f"{p2p} is too small for the uplinks of {lower_name}")
                 continue
             mtu = min(mtu_cap[lower_name], mtu_cap[upper.device])
-            uplink = Uplink(lower_name, lower.port, upper.device, upper.port, pool_base[pool_key] + 2 * index, mtu, idx)
+            uplink = Uplink(lower_name, lower.port, upper.device, upper.port, network, mtu, idx)
             lower_facts.uplinks.append(uplink)
             upper_facts.downlinks.append(uplink)
 
