@@ -58,9 +58,10 @@ class Trust:
         return ssl.create_default_context(cafile=self.ca_file)
 
     def napalm_args(self, driver: str, host: str) -> dict[str, Any]:
-        """optional_args for napalm's ``eos`` or ``nxos`` driver. netmiko (NX-OS's SCP, always port 22 under napalm)
-        parses every known_hosts file it is given on each connection: it is given one that lists only ``host``'s
-        keys from the user's file and ``known_hosts`` (``fabconf.drivers.known_hosts.narrowed_file``)."""
+        """optional_args for napalm's ``eos`` or ``nxos`` driver. netmiko (NX-OS's SCP; port 22 always, [V] napalm
+        5.2's ``nxos.py`` sets netmiko's port to 22) parses every known_hosts file it is given on each connection:
+        it is given one that lists only ``host``'s keys from the user's file and ``known_hosts``
+        (``fabconf.drivers.known_hosts.narrowed_file``)."""
         if driver == "eos":
             return {"context": self.ssl_context()}
         ssh: dict[str, Any] = {"ssh_strict": not self.insecure, "system_host_keys": False}
