@@ -241,3 +241,57 @@ def test_library_log_lines_never_reach_the_terminal() -> None:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "Socket exception" not in proc.stderr and "library traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shown", "hint"),
+    [
+        ("leaves,!lef1", "'!lef1'", "did you mean 'leaf1'"),
+        ("leaves:!leaf9", "'!leaf9'", "'leaf1'"),
+        ("gpu_hosts,&gpu9*", "'&gpu9*'", None),
+        ("leafs", "'leafs'", "did you mean 'leaves'"),
+        ("!spine[3-4]", "'!spine[3-4]'", None),
+        ("leaves,!", "'!'", None),
+    ],
+)
+def test_every_term_of_a_limit_must_match(example: Compiled, pattern: str, shown: str, hint: str | None) -> None:
+    """A typo in an exclusion or an intersection is an error, never silently ignored (issue 27: `leaves,!lef1`
+    selected leaf1, and `push --limit 'leaves:!leaf9'` pushed all four leaves)."""
+    with pytest.raises(SelectionError) as err:
+        select(example.model, pattern)
+    assert shown in str(err.value)
+    if hint is not None:
+        assert hint in str(err.value)
+
+
+def test_all_selects_every_device(example: Compiled) -> None:
+    assert select(example.model, "all") == sorted(example.model.devices)
+
+
+@pytest.mark.parametrize("command", ["push", "diff", "verify", "drift"])
+def test_a_mistyped_exclusion_stops_before_any_device(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The operator's form: nothing is connected to (the inventory's devices are unreachable here, so reaching
+    one would fail differently), exit 1 with the pattern's error on stderr."""
+    root = Path(__file__).resolve().parent.parent
+    args = [command, "-i", str(root / "inventory"), "--limit", "leaves:!leaf9"]
+    if command == "push":
+        args.append("--yes")
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "--limit: '!leaf9' matches no device or group" in err
+    assert "Traceback" not in err
+
+
+def test_a_runbook_with_a_mistyped_step_limit_runs_no_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every step's `limit:` is checked before the first step runs: the diff step (which would reach for the
+    unreachable example devices) never starts, and the problem names the runbook, the step and the term."""
+    root = Path(__file__).resolve().parent.parent
+    book = tmp_path / "book.yaml"
+    book.write_text('name: typo\nsteps:\n  - diff: {limit: "leaves"}\n  - push: {limit: "leaves,!lef1"}\n')
+    assert main(["run", str(book), "-i", str(root / "inventory"), "--yes"]) == 1
+    captured = capsys.readouterr()
+    assert "book.yaml: steps[1].push.limit: --limit: '!lef1' matches no device or group" in captured.err
+    assert "did you mean 'leaf1'" in captured.err
+    assert "== step 1" not in captured.err

@@ -14,13 +14,13 @@ from pathlib import Path
 import jinja2
 
 from fabconf.cli.compile import print_problems, run_render, run_validate
+from fabconf.cli.pipes import EXIT_BROKEN_PIPE, ReaderGone, guarded_stdout, silence_stdout
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.private import open_private
 from fabconf.errors import FabconfError
 from fabconf.problems import InputError
 
 EXIT_OK, EXIT_ERROR = 0, 1
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool whose reader went away
 # commands that touch no device: their parser is built alone, without importing the device stack (NAPALM with
 # every driver, netmiko, paramiko, Nornir: half a second of a `fabconf render --limit` of one leaf)
 COMPILE_COMMANDS = ("validate", "render")
@@ -192,18 +192,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(compile_only=bool(words) and words[0] in COMPILE_COMMANDS).parse_args(words)
     try:
-        return int(args.func(args))
+        with guarded_stdout():
+            return int(args.func(args))
     except InputError as exc:
         print_problems(exc.problems)
         print(f"fabconf: {len(exc.problems.errors)} error(s); nothing was rendered or changed", file=sys.stderr)
         return EXIT_ERROR
+    except (ReaderGone, BrokenPipeError):  # `fabconf diff | head`: the reader is gone; exit quietly, as shell tools do
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (FabconfError, ValueError) as exc:
         print(f"fabconf: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except BrokenPipeError:  # `fabconf diff | head`: the reader is gone; exit quietly, as shell tools do
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
-        return EXIT_BROKEN_PIPE
     except jinja2.TemplateError as exc:
         print(f"fabconf: template error (a fabconf bug, please report): {exc}", file=sys.stderr)
         return EXIT_ERROR

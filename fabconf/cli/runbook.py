@@ -25,8 +25,10 @@ from fabconf.cli.onboard import onboard_rack
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.errors import UsageError
 from fabconf.inventory import display_name, load_yaml
+from fabconf.pipeline import compile_inventory
 from fabconf.problems import InputError, Problems
 from fabconf.schema import describe_errors, validator
+from fabconf.select import SelectionError, select
 
 PUSH_KEYS = ("canary", "batch", "max_fail", "confirm_timeout", "bgp_wait")
 
@@ -52,6 +54,30 @@ def load(path: Path) -> dict[str, Any]:
     if problems:
         raise InputError(problems)
     return doc
+
+
+def check_limits(path: Path, book: dict[str, Any], inventory: Path, limit: str | None) -> None:
+    """Every selection the runbook will use, checked before its first step: the run-wide ``limit`` and each
+    step's own, up to the first ``onboard`` step (whose new devices later selections may name; those are
+    checked when their step starts, still before it connects). A typo never runs half a runbook."""
+    wanted: list[tuple[str, str | None]] = [("limit", limit)]
+    for i, step in enumerate(book["steps"]):
+        kind, settings = next(iter(step.items()))
+        if kind == "onboard":
+            break
+        if "limit" in settings:
+            wanted.append((f"steps[{i}].{kind}.limit", settings["limit"]))
+    if all(pattern is None or pattern == "all" for _, pattern in wanted) or not inventory.is_dir():
+        return
+    model = compile_inventory(inventory).model
+    problems = Problems()
+    for where, pattern in wanted:
+        try:
+            select(model, pattern)
+        except SelectionError as exc:
+            problems.add(display_name(path), where, str(exc))
+    if problems:
+        raise InputError(problems)
 
 
 def _device_options(step: dict[str, Any], timeout: int) -> DeviceOptions:
@@ -95,6 +121,7 @@ def run(path: Path, options: RunOptions) -> int:
     steps: list[dict[str, Any]] = []
     say = f"== runbook: {book['name']}{' (check mode: no changes)' if options.check else ''}"
     print(say, file=sys.stderr)
+    check_limits(path, book, inventory, limit)
     cleanup: list[Path] = []
     try:
         code = _steps(book, options, inventory, limit, as_json, documents, steps, cleanup)

@@ -4,6 +4,7 @@ and their credentials. The lab runs as the background daemon, as a user starts i
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -71,3 +72,29 @@ def test_a_device_the_running_lab_lacks_is_named_with_what_to_do(lab_cli: tuple[
     code, _, err = _fab("diff", "-i", str(inventory), "--lab", *where, "--limit", "leaf9")
     assert code == 1
     assert "leaf9: in" in err and "not in the running lab" in err and "fabconf lab down" in err
+
+
+def _fab_into_closed_pipe(*args: str) -> tuple[int, str]:
+    """Run fabconf with its standard output a pipe whose reader has already gone (`fabconf … | head -0`)."""
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabconf", *args], stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT, check=False
+    )
+    os.close(write)
+    return proc.returncode, proc.stderr
+
+
+def test_a_closed_pipe_ends_every_lab_command_quietly_with_141(lab_cli: tuple[Path, list[str]]) -> None:
+    """`fabconf diff --lab | head` exited 1 ("a device failed") and `fabconf lab status | head` printed
+    `[Errno 32] Broken pipe`: a BrokenPipeError is a ConnectionError, which the lab's control channel and the
+    device steps caught as their own failure."""
+    inventory, where = lab_cli
+    code, _, err = _fab("lab", "up", "-i", str(inventory), *where)
+    assert code == 0, err
+    state = where[where.index("--state") + 1]
+    code, err = _fab_into_closed_pipe("lab", "status", "--state", state)
+    assert (code, err) == (141, "")
+    code, err = _fab_into_closed_pipe("diff", "-i", str(inventory), "--lab", *where, "--limit", "leaf1,spine1")
+    assert code == 141, err
+    assert "Broken pipe" not in err and "Traceback" not in err
