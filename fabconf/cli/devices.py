@@ -25,7 +25,7 @@ from fabconf.cli import report
 from fabconf.cli.auditlog import warn_unfinished
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
 from fabconf.cli.progress import RunProgress
-from fabconf.deploy import rollout
+from fabconf.deploy import peers, rollout
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
@@ -33,6 +33,7 @@ from fabconf.deploy.lock import DeviceLocks
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.deploy.private import private_dir
 from fabconf.deploy.processors import Progress
+from fabconf.deploy.tasks import bgp_configured
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
 from fabconf.pipeline import Compiled, compile_inventory
@@ -89,6 +90,23 @@ def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Targe
         )
         out.append(Job(device, job.data, job.rendered))
     return out
+
+
+def pending_peers(
+    compiled: Compiled, jobs: list[Job], target: Target, options: DeviceOptions, ecmp: bool = False
+) -> dict[str, set[str]]:
+    """Per selected device, its peers outside the run that have not received fabconf's intent (read only;
+    ``fabconf.deploy.peers``; ``ecmp``: ECMP targets too, for verify): a greenfield fabric pushed in parts
+    verifies each part."""
+    names = sorted(peers.outside_peers(jobs, ecmp))
+    if not names:
+        return {}
+    outside = [Job(compiled.model.devices[n], compiled.data[n], "") for n in names]
+    if target.lab:
+        endpoints = _lab_endpoints(target)
+        outside = _at_lab([j for j in outside if j.name in endpoints], endpoints, target)
+    seen = peers.configured(outside, lambda job: bgp_configured(job, options))
+    return peers.pending(jobs, outside, seen)
 
 
 def prepare(target: Target) -> tuple[Compiled, list[Job]]:
@@ -175,7 +193,8 @@ def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOpt
     compiled, jobs = prepare(target)
     warn_unfinished(j.name for j in jobs)
     with interruptible() as interrupt, progress("verify", jobs, out.fmt) as shown:
-        outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, shown, interrupt)
+        waiting = pending_peers(compiled, jobs, target, options, ecmp=True)
+        outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, shown, interrupt, waiting)
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
     code = EXIT_INTERRUPTED if interrupt.stopping else code
     return out.emit(outcomes, "verify", code, "fabconf verify (read only)")
@@ -236,6 +255,7 @@ def run_push(
                 shown,
                 interrupt,
                 audit_context(target),
+                pending_peers(compiled, jobs, target, options),
             )
     code = EXIT_INTERRUPTED if interrupt.stopping else report.push_exit_code(outcomes)
     return out.emit(outcomes, "push", code, "fabconf push")

@@ -95,8 +95,10 @@ def verify(
     verify_options: VerifyOptions | None = None,
     progress: Progress | None = None,
     interrupt: Interrupt | None = None,
+    pending_peers: dict[str, set[str]] | None = None,
 ) -> list[Outcome]:
-    """Read-only checks of every selected device; every BGP session of the fabric must be up."""
+    """Read-only checks of every selected device; every BGP session of the fabric must be up, except those to
+    peers outside the run that have not received intent yet (``pending_peers``, from ``fabconf.deploy.peers``)."""
     vopts = verify_options or VerifyOptions()
     return run(
         jobs,
@@ -107,6 +109,7 @@ def verify(
         required_peers=set(all_devices),
         bgp_wait=vopts.bgp_wait,
         cabling=vopts.cabling,
+        pending_peers=pending_peers or {},
     )
 
 
@@ -184,10 +187,12 @@ def push(
     progress: Progress | None = None,
     interrupt: Interrupt | None = None,
     audit_context: dict[str, str] | None = None,
+    pending_peers: dict[str, set[str]] | None = None,
 ) -> list[Outcome]:
     """Wave by wave; every device touched is in the audit log (with ``audit_context``: where the run
     pointed). Stops at a failed canary, past the budget, or when interrupted (devices in flight finish; no
-    new device starts)."""
+    new device starts). ``pending_peers``: sessions to peers outside the run that have not received intent
+    are not waited for (``fabconf.deploy.peers``)."""
     audit = AuditProcessor(uuid.uuid4().hex[:12], audit_context)
     selected = {j.name for j in the_plan.jobs}
     good = set(all_devices) - selected  # outside this run: assumed to be configured
@@ -213,6 +218,7 @@ def push(
             revert_in=push_options.confirm_timeout,
             bgp_wait=push_options.bgp_wait,
             audit_run=audit.run_id,
+            pending_peers=pending_peers or {},
         )
         for outcome in results:
             outcomes[outcome.device] = outcome

@@ -12,12 +12,13 @@ import contextlib
 import difflib
 import hashlib
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from napalm.base.exceptions import SessionLockedException
 
+from fabconf.deploy import peers
 from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import Interrupt
@@ -61,6 +62,8 @@ class VerifyContext:
     # push: called with (job, diff, hash of the running config) just before a commit (the audit's first record)
     before_commit: Callable[[Job, str, str], None] | None = None
     commit_started: bool = False  # set once a commit is attempted: from then on a push is never retried
+    # per device: the peers outside the run that have not received fabconf's intent (fabconf.deploy.peers)
+    pending: Mapping[str, set[str]] = field(default_factory=dict)
 
     @property
     def aborted(self) -> bool:
@@ -191,8 +194,15 @@ def verify_device(job: Job, driver: Driver, ctx: VerifyContext) -> Outcome:
         job.platform,
         State.FAILED if failed else State.VERIFIED,
         checks=failed,
-        message="verification failed" if failed else "",
+        message=failure_summary(failed) if failed else peers.note(ctx.pending.get(job.name, ())),
     )
+
+
+def failure_summary(failed: list[str]) -> str:
+    """A failed verification in one line: its first check (``BGP session to … (leaf2) is not established``) and
+    how many more there are; ``Outcome.checks`` has them all."""
+    first = failed[0].splitlines()[0].rstrip(":")
+    return first + (f" (and {len(failed) - 1} more failed check(s))" if len(failed) > 1 else "")
 
 
 def _remaining(job: Job, driver: Driver) -> str:
@@ -290,7 +300,12 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
         elif got is None:
             failed.append(f"{name}: interface not reported by the device")
     failed += cabling(job, driver) if ctx.check_cabling else _miscabled(job, driver)
-    needed = [n for n in job.data.get("bgp", {}).get("neighbors", []) if n.get("peer_device") in ctx.required_peers]
+    waiting = ctx.pending.get(job.name, set())
+    needed = [
+        n
+        for n in job.data.get("bgp", {}).get("neighbors", [])
+        if n.get("peer_device") in ctx.required_peers and n.get("peer_device") not in waiting
+    ]
     if needed:
 
         def sessions_down() -> list[dict[str, Any]]:
@@ -324,7 +339,12 @@ def _converged(missing: Callable[[], list[T]], ctx: VerifyContext) -> list[T]:
 def _ecmp(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
     """Each designed ECMP target (a remote leaf's loopback) has as many installed next hops as designed;
     waits like the BGP check while routes converge."""
-    wanted = [c for c in job.data.get("verify", {}).get("ecmp", []) if c["target"] in ctx.required_peers]
+    waiting = ctx.pending.get(job.name, set())
+    wanted = [
+        c
+        for c in job.data.get("verify", {}).get("ecmp", [])
+        if c["target"] in ctx.required_peers and c["target"] not in waiting
+    ]
     if not wanted or not isinstance(driver, RouteLookup):
         return []
     got: dict[str, list[str]] = {}
@@ -397,7 +417,8 @@ def _push(
     if not diff:
         failed = verify(job, driver, ctx)
         state = State.UNCHANGED if not failed else State.FAILED
-        message = "" if not failed else "already at intent, but verification failed; nothing was changed"
+        message = peers.note(ctx.pending.get(job.name, ()))
+        message = message if not failed else "already at intent, but verification failed; nothing was changed"
         return Outcome(job.name, job.platform, state, message=message, checks=failed)
     ctx.commit_started = True
     if ctx.before_commit is not None:
@@ -433,7 +454,8 @@ def _push(
             driver.confirm_commit()
         except Exception as exc:  # its commit still pending: the reconnected driver must know it to undo it
             return _recover(job, _reattaching(driver, reopen), before, diff, f"confirm failed: {_err(exc)}")
-    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=_pending_firmware(driver))
+    notes = (_pending_firmware(driver), peers.note(ctx.pending.get(job.name, ())))
+    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message="; ".join(n for n in notes if n))
 
 
 def _changed_since(driver: Driver, before: str) -> str:

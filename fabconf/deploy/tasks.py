@@ -29,7 +29,7 @@ import contextlib
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,15 @@ def build_driver(
         extra_args={"allow_fw_reset": True} if options.allow_fw_reset and job.spec.is_host else None,
         trust=Trust.from_env(options.insecure),
     )
+
+
+def bgp_configured(job: Job, options: DeviceOptions) -> frozenset[str]:
+    """Read only: the addresses of the BGP neighbours configured on the device (up or not)."""
+    driver = open_driver(job, options)
+    try:
+        return frozenset(driver.get_bgp_neighbors().get("global", {}).get("peers", {}))
+    finally:
+        driver.close()
 
 
 # -- the intent of a host -------------------------------------------------------------------------------------
@@ -256,12 +265,19 @@ def verify_task(
     inventory: str | Path | None = None,
     interrupt: Interrupt | None = None,
     cabling: bool = False,
+    pending_peers: Mapping[str, set[str]] | None = None,
 ) -> Result:
     """Read only: the device holds intent, its MTUs, LLDP and BGP sessions (to ``required_peers``; default:
-    every device of the Nornir inventory) are as designed; ``cabling``: every planned link by LLDP."""
+    every device of the Nornir inventory) are as designed; ``cabling``: every planned link by LLDP.
+    ``pending_peers``: per device, peers outside the run that have not received intent (``fabconf.deploy.peers``)."""
     peers = set(task.nornir.inventory.hosts) if required_peers is None else required_peers
     ctx = VerifyContext(
-        required_peers=peers, bgp_wait=bgp_wait, interrupt=interrupt, check_ecmp=True, check_cabling=cabling
+        required_peers=peers,
+        bgp_wait=bgp_wait,
+        interrupt=interrupt,
+        check_ecmp=True,
+        check_cabling=cabling,
+        pending=pending_peers or {},
     )
     return run_step(task, lambda job, driver: verify_device(job, driver, ctx), options, inventory, interrupt)
 
@@ -275,12 +291,15 @@ def push_task(
     inventory: str | Path | None = None,
     interrupt: Interrupt | None = None,
     audit_run: str | None = None,
+    pending_peers: Mapping[str, set[str]] | None = None,
 ) -> Result:
     """Commit (with the device's revert timer where it has one), verify, confirm — or roll back.
     ``required_peers``: devices whose BGP sessions verify waits for (default none). ``audit_run``: the run id
     the audit's ``committing`` record carries, written (fsync'ed) just before each commit."""
     opts = options or DeviceOptions()
-    ctx = VerifyContext(required_peers=set(required_peers or ()), bgp_wait=bgp_wait, interrupt=interrupt)
+    ctx = VerifyContext(
+        required_peers=set(required_peers or ()), bgp_wait=bgp_wait, interrupt=interrupt, pending=pending_peers or {}
+    )
     if audit_run is not None:
 
         def before_commit(job: Job, diff: str, config_hash: str) -> None:

@@ -222,7 +222,7 @@ class Lab:
                 "platform": d.platform,
                 "address": d.address,
                 "ports": list(d.ports),
-                "faults": d.sim.faults.active(),
+                "faults": d.sim.faults.active() + link_faults(d.sim),
             }
             for d in self.devices.values()
         ]
@@ -301,10 +301,28 @@ def _connection_options(platform: str, ca_file: str, known_hosts: str) -> dict[s
     return {section: {"port": spec.default_port, "extras": {"device_type": "linux", **trust}}}
 
 
+def link_faults(sim: Any) -> list[str]:
+    """The standing link faults of a device as ``lab status`` lists them (``link swp1:down``), in the form
+    ``fabconf lab fault DEVICE link …`` sets them."""
+    out: list[str] = []
+    for nic in getattr(getattr(sim, "state", None), "nics", None) or []:  # a GPU host's NIC ports
+        if getattr(nic, "link_down", False):
+            out.append(f"link {nic.netdev}:down")
+        if getattr(nic, "error_ratio", 0):
+            out.append(f"link {nic.netdev}:errors={nic.error_ratio:g}")
+    world = getattr(sim, "world", None)
+    if world is not None and hasattr(world, "carrier_down"):  # a cable cut at a switch port, at either end
+        out += [f"link {port}:down" for port in world.carrier_down(sim.name)]
+    out += [f"link {port}:{speed}g" for port, speed in sorted((getattr(sim, "negotiated", None) or {}).items())]
+    out += [f"link {port}:errors={r:g}" for port, r in sorted((getattr(sim, "error_ratio", None) or {}).items()) if r]
+    return list(dict.fromkeys(out))
+
+
 def link_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
     ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
-    GPU hosts), ``PORT:errors=0.001`` (share of frames in error; GPU hosts and EOS switches). It stays until set back
+    GPU hosts, and switches, whose cable is then cut at both ends in the World: no LLDP, BGP or route over it),
+    ``PORT:errors=0.001`` (share of frames in error; GPU hosts and EOS switches). It stays until set back
     (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
     port, _, setting = (arg or "").partition(":")
     speed = re.fullmatch(r"(\d+)g", setting)
@@ -318,6 +336,8 @@ def link_fault(sim: Any, arg: str | None) -> None:
             down={"down": True, "up": False}.get(setting),
             error_ratio=float(errors.group(1)) if errors else None,
         )
+    elif setting in ("down", "up") and getattr(sim, "world", None) is not None:  # a switch: the World's cable
+        sim.world.set_carrier(sim.name, port, up=setting == "up")
     elif speed and hasattr(sim, "negotiated"):
         sim.negotiated[port] = int(speed.group(1))
     elif errors and hasattr(sim, "error_ratio"):  # EOS: counters in `show interfaces`

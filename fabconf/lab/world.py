@@ -129,6 +129,7 @@ class World:
         self._remote: dict[str, DeviceView] = {}
         self._peer: dict[tuple[str, str], tuple[str, str]] = {}
         self._ports: dict[str, dict[str, tuple[str, str]]] = {}  # device -> its cabled ports -> far end
+        self._no_carrier: set[tuple[str, str]] = set()  # (device, port) of cables cut by a `link PORT:down` fault
         self.max_age = max_age
         self._snapshot: _Snapshot | None = None
         self._rebuild = threading.Lock()
@@ -144,6 +145,23 @@ class World:
             self._peer[(b, port_b)] = (a, port_a)
             self._ports.setdefault(a, {})[port_a] = (b, port_b)
             self._ports.setdefault(b, {})[port_b] = (a, port_a)
+
+    def set_carrier(self, device: str, port: str, up: bool) -> None:
+        """``fabconf lab fault SWITCH link PORT:down|up``: the cable on ``port`` loses (or regains) carrier at both
+        ends: no LLDP, no BGP session, no route over it. The cut is known to this World (a sharded lab applies it
+        in the shard that runs ``device``)."""
+        with self._lock:
+            ends = {(device, port)} | ({self._peer[(device, port)]} if (device, port) in self._peer else set())
+            if up:
+                self._no_carrier -= ends
+            else:
+                self._no_carrier |= ends
+            self._snapshot = None
+            self._last_derived = None
+
+    def carrier_down(self, device: str) -> list[str]:
+        """The ports of ``device`` whose cable is cut (what `lab status` shows)."""
+        return sorted(port for dev, port in self._no_carrier if dev == device)
 
     def register(self, sim: Simulator) -> None:
         with self._lock:
@@ -181,6 +199,8 @@ class World:
         mine = views.get(device)
         out = []
         for port, (rdev, rport) in sorted(self._ports.get(device, {}).items()):
+            if (device, port) in self._no_carrier:
+                continue
             if mine is not None and port in mine.ports and not mine.ports[port].enabled:
                 continue
             far = views.get(rdev)
@@ -290,7 +310,7 @@ class World:
 
     def _link(self, views: dict[str, DeviceView], dev: str, port: str) -> tuple[str, str] | None:
         far = self._peer.get((dev, port))
-        if far is None:
+        if far is None or (dev, port) in self._no_carrier:
             return None
         mine = views[dev].ports.get(port)
         theirs = views.get(far[0], DeviceView("")).ports.get(far[1])
