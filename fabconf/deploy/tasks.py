@@ -26,6 +26,7 @@ variables or credentials command: ``fabconf.deploy.credentials``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import threading
 import time
@@ -35,7 +36,7 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabconf.deploy import audit
+from fabconf.deploy import audit, overlay
 from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, resolve
 from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
@@ -124,7 +125,15 @@ def job_for(task: Task, inventory: str | Path | None = None) -> Job:
     name = task.host.name
     if name not in compiled.data:
         raise FabconfError(f"{name}: not a device of the fabconf inventory {inventory}")
-    return Job(compiled.model.devices[name], compiled.data[name], render(compiled.data[name]))
+    device = compiled.model.devices[name]
+    # where the device answers is Nornir's (a transform function, such as fabconf_lab, may point it elsewhere)
+    device = dataclasses.replace(
+        device,
+        hostname=task.host.hostname or device.hostname,
+        port=task.host.port if task.host.port is not None else device.port,
+        connection_options=overlay.connection_options(task.host) or device.connection_options,
+    )
+    return Job(device, compiled.data[name], render(compiled.data[name]))
 
 
 def _credentials(task: Task) -> Credentials | None:

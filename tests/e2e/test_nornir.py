@@ -64,3 +64,49 @@ def test_nornir_tasks_return_results_with_outcomes(lab: Lab) -> None:
     assert verified["spine1"][0].result.state is State.FAILED  # brownfield: not at intent yet
     assert verified["spine1"][0].failed
     assert verified.failed  # Nornir's AggregatedResult: a failed device is never green
+
+
+def test_a_nornir_script_on_the_users_own_inventory_sees_its_edits(lab: Lab, tmp_path: Path) -> None:
+    """The user's ./inventory is the intent; the `fabconf_lab` transform function only says where each device
+    answers in the lab and how to log in. An edit of the inventory shows in the next diff (the lab's own copy of
+    the intent, taken at `lab up`, would show it being reverted), and a failed Result says why."""
+    import shutil
+
+    import yaml
+    from nornir import InitNornir
+
+    from fabconf.deploy.job import State
+    from fabconf.deploy.tasks import diff_task, verify_task
+
+    mine = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", mine)
+    fabric = mine / "fabric.yaml"
+    doc = yaml.safe_load(fabric.read_text())
+    doc["roce"]["ecn"]["min_threshold_bytes"] = 200000  # the user's edit, after the lab started
+    fabric.write_text(yaml.safe_dump(doc, sort_keys=False))
+    for key in ("FABCONF_USERNAME", "FABCONF_PASSWORD"):  # the credentials come from the lab, not the environment
+        os.environ.pop(key, None)
+
+    nr = InitNornir(
+        runner={"plugin": "threaded", "options": {"num_workers": 8}},
+        inventory={
+            "plugin": "SimpleInventory",
+            "options": {f"{kind}_file": str(mine / f"{kind}s.yaml") for kind in ("host", "group")}
+            | {"defaults_file": str(mine / "defaults.yaml")},
+            "transform_function": "fabconf_lab",
+            "transform_function_options": {"state": str(lab.state_dir)},
+        },
+        logging={"enabled": False},
+    )
+    assert nr.inventory.hosts["leaf3"].hostname == lab.devices["leaf3"].address
+    diffs = nr.filter(name="leaf3").run(task=diff_task)
+    assert diffs["leaf3"][0].result.state is State.CHANGES
+    assert "200" in diffs["leaf3"][0].diff, diffs["leaf3"][0].diff
+
+    verified = nr.filter(name="spine1").run(task=verify_task, bgp_wait=0)
+    result = verified["spine1"][0]
+    assert result.failed and result.result.state is State.FAILED
+    assert result.result.message == result.result.checks[0].splitlines()[0].rstrip(":") + (
+        f" (and {len(result.result.checks) - 1} more failed check(s))" if len(result.result.checks) > 1 else ""
+    )
+    assert "verification failed" not in result.result.message
