@@ -1,5 +1,5 @@
-"""fabconf from a plain Nornir script, as a user writes it: the README's example, run in a subprocess against
-the lab's inventory (SimpleInventory on STATE/inventory), gets per-device Results with the diff."""
+"""fabconf from a plain Nornir script, as a user writes it: the example of docs/architecture/python-api.md, run in a
+subprocess against the lab's inventory (SimpleInventory on STATE/inventory), gets per-device Results with the diff."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from labkit import ROOT, inv
 from fabconf.lab.orchestrator import Lab
 
 
-def _readme_example() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### fabconf from your own Nornir script", 1)[1]
+def _docs_example() -> str:
+    page = (ROOT / "docs" / "architecture" / "python-api.md").read_text()
+    section = page.split("## fabconf from your own Nornir script", 1)[1]
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
-def test_the_readme_nornir_script_diffs_the_lab(lab: Lab, tmp_path: Path) -> None:
-    code = _readme_example()
+def test_the_docs_nornir_script_diffs_the_lab(lab: Lab, tmp_path: Path) -> None:
+    code = _docs_example()
     assert 'inv = ".fabconf-lab/inventory"' in code
     script = tmp_path / "my_script.py"
     script.write_text(code.replace('inv = ".fabconf-lab/inventory"', f"inv = {inv(lab)!r}"))
