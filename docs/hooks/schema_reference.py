@@ -165,7 +165,8 @@ def _rows_children(node: dict[str, Any], path: str, rows: list[Row]) -> None:
         _rows(extra, f"{path}.<name>", False, rows)
 
 
-def section(path: Path, root: Path = ROOT) -> str:
+def section(path: Path) -> str:
+    """One file's table. The schema is named without its folder, so the page does not change when the package moves."""
     schema = json.loads(path.read_text(encoding="utf-8"))
     rows: list[Row] = []
     _rows(schema, "", False, rows)
@@ -173,7 +174,7 @@ def section(path: Path, root: Path = ROOT) -> str:
     lines = [
         f"## `{path.stem}.yaml`",
         "",
-        f"{schema.get('title', path.stem)} — schema `{path.relative_to(root).as_posix()}`.",
+        f"{schema.get('title', path.stem)} — schema `{path.name}`.",
         "",
     ]
     if top:
@@ -187,7 +188,7 @@ def render(root: Path = ROOT) -> str:
     files = schema_files(root)
     if not files:
         raise SystemExit(f"no schemas found under {root} matching {SCHEMA_GLOB}")
-    return HEADER.format(glob=SCHEMA_GLOB) + "".join("\n" + section(p, root) for p in files)
+    return HEADER.format(glob=SCHEMA_GLOB) + "".join("\n" + section(p) for p in files)
 
 
 def stale(root: Path = ROOT) -> bool:
