@@ -1,7 +1,7 @@
 """Cross-checks over the resolved model, its topology and the designed device data.
 
 Each check is a small function that appends problems; together they implement the rules of
-shared/reference/roce-lossless.md §6 that a single file's schema cannot express. Every check is linear
+docs/reference/roce-lossless.md §6 that a single file's schema cannot express. Every check is linear
 (or n log n) in devices and links: lookups go through dicts, never nested loops over devices.
 """
 

@@ -1,7 +1,7 @@
 """Intent -> device-shaped data: one plain dict per device, the only thing templates ever see.
 
 Shape (every list already sorted; typed in ``fabconf.devicedata``, checked on every golden in
-tests/golden/design/*.yaml; see README "Device data"):
+tests/golden/design/*.yaml; see docs/architecture/device-data.md):
 
 switch (cumulus | eos | nxos)::
 
@@ -115,8 +115,9 @@ def _threshold(value: int) -> tuple[int, str]:
     return (value // 1000, "kbytes") if value % 1000 == 0 else (value, "bytes")
 
 
-# [3P] (roce-lossless.md §9) EOS's default DSCP -> traffic-class map puts DSCP 0-7 (best effort) in traffic class 1,
-# and traffic class n leaves through tx-queue n: the best-effort share is scheduled on queue 1, not queue 0.
+# [3P] (docs/reference/roce-lossless.md §9) EOS's default DSCP -> traffic-class map puts DSCP 0-7 (best effort) in
+# traffic class 1, and traffic class n leaves through tx-queue n: the best-effort share is scheduled on queue 1, not
+# queue 0.
 EOS_BEST_EFFORT_QUEUE = 1
 EOS_QUEUE_COMMAND = {"strata": "uc-tx-queue", "sand": "tx-queue"}
 

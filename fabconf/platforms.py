@@ -1,7 +1,7 @@
 """The one table of per-platform facts. No module outside this one and ``fabconf/drivers/`` compares a
 platform name: everything else asks this table (``platform(name).kind``, ``.revert``, ``.suffix``, …).
 
-Source tags: [V] verified in shared/reference/roce-lossless.md (or the reference named), [U] unverified
+Source tags: [V] verified in docs/reference/roce-lossless.md (or the reference named), [U] unverified
 assumption stated here. Adding a platform means adding a row here, its driver, its templates and its lab
 simulator; nothing in the deploy or CLI layers changes.
 """
@@ -130,7 +130,7 @@ PLATFORMS: dict[str, Platform] = {
         description="NVIDIA Spectrum, Cumulus Linux 5.x (NVUE REST API)",
         driver="fabconf.drivers.cumulus:CumulusDriver",
         connection_section="nvue",
-        default_port=8765,  # [V] NVUE REST API port (roce-lossless.md §2)
+        default_port=8765,  # [V] NVUE REST API port (docs/reference/roce-lossless.md §1.5)
         candidate=Candidate.NVUE_TREE,
         revert=Revert.TIMER,  # [U] `nv config apply --confirm <N>s` over SSH (CLI form unverified)
         merge_diff_from_device=True,
@@ -168,7 +168,7 @@ PLATFORMS: dict[str, Platform] = {
         connection_section="napalm",
         default_port=None,
         candidate=Candidate.CLI,
-        revert=Revert.TIMER,  # [V] configure session ... commit timer (napalm-driver-protocols.md)
+        revert=Revert.TIMER,  # [V] configure session ... commit timer (docs/reference/roce-lossless.md §11)
         merge_diff_from_device=True,  # the config session's own diff
         suffix=".cfg",
         qos_dialect="eos_cli",
@@ -204,7 +204,7 @@ PLATFORMS: dict[str, Platform] = {
         reserved_vlans=((1006, 1199),),
         default_version="4.32.2F",
         release_lines=(("4.28", "", "4.28"),),
-        # [3P] (roce-lossless.md §9) the egress queue command differs by switching silicon: Strata-based
+        # [3P] (docs/reference/roce-lossless.md §9) the egress queue command differs by switching silicon: Strata-based
         # switches take `uc-tx-queue N`, Sand-based (Jericho) ones `tx-queue N`
         hardware_families=(
             (r"(DCS-)?7(050|060|260|300|358|368|388)", "strata"),  # 7050X, 7060X, 7260X, 7300X, 7358X...
@@ -222,8 +222,8 @@ PLATFORMS: dict[str, Platform] = {
         connection_section="napalm",
         default_port=None,
         candidate=Candidate.CLI,
-        # [V] napalm nxos has no commit-confirm (napalm-driver-protocols.md); fabconf's wrapper uses NX-OS's own
-        # `configure replace ... commit-timeout` (9.3(1)+) so an unconfirmed commit reverts on the switch
+        # [V] napalm nxos has no commit-confirm (docs/reference/roce-lossless.md §11); fabconf's wrapper uses NX-OS's
+        # own `configure replace ... commit-timeout` (9.3(1)+) so an unconfirmed commit reverts on the switch
         revert=Revert.TIMER,
         merge_diff_from_device=False,  # napalm's NX-OS merge diff omits negations: show the remediation
         suffix=".cfg",

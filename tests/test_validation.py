@@ -107,12 +107,12 @@ def test_bad_input_through_the_console_script_has_no_traceback(inventory_copy: P
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
-def test_the_readme_validate_example_is_reproducible(
+def test_the_docs_validate_example_is_reproducible(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's example, edit for edit, prints exactly what the README shows."""
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("```\n$ fabconf validate\n", 1)[1].split("```", 1)[0]
+    """docs/inventory/validation.md's example, edit for edit, prints exactly what the page shows."""
+    page = (ROOT / "docs" / "inventory" / "validation.md").read_text()
+    block = page.split("```\n$ fabconf validate\n", 1)[1].split("```", 1)[0]
     shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
     fabric = tmp_path / "inventory" / "fabric.yaml"
     text = fabric.read_text()

@@ -1,7 +1,7 @@
 """Parsers for the real output formats of the tools fabconf's linux driver runs on a GPU host.
 
-Formats are those of roce-lossless.md §4 (mlnx_qos ``pretty_print``, iproute2 ``ip -j link``, ``rdma link``,
-``ibstat``, ``ibdev2netdev``, ``mlxconfig q`` with ``-e``, ``cma_roce_tos``, OFED sysfs files) and §5
+Formats are those of docs/reference/roce-lossless.md §4 (mlnx_qos ``pretty_print``, iproute2 ``ip -j link``,
+``rdma link``, ``ibstat``, ``ibdev2netdev``, ``mlxconfig q`` with ``-e``, ``cma_roce_tos``, OFED sysfs files) and §5
 (``/etc/nccl.conf``). Every parser is strict: output that does not have the expected shape raises
 ``ParseError`` (the driver turns it into a per-host error naming the command and an excerpt) instead of
 yielding a guessed value -- a garbled console must never read as "all good".
@@ -177,8 +177,8 @@ def parse_cma_roce_tos(text: str) -> int:
 def parse_traffic_class(text: str) -> int | None:
     """OFED ``/sys/class/infiniband/DEV/tc/1/traffic_class``.
 
-    [U] the read-back format is reported as ``Global tclass=N`` (roce-lossless.md §4.2, unverified); a bare
-    number is accepted too, and an empty file is taken to mean "never set" (None)."""
+    [U] the read-back format is reported as ``Global tclass=N`` (docs/reference/roce-lossless.md §4.2, unverified); a
+    bare number is accepted too, and an empty file is taken to mean "never set" (None)."""
     check_clean(text)
     word = text.strip()
     if not word:

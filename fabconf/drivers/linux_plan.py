@@ -3,7 +3,8 @@
 ``plan(target, observed)`` returns ``Change`` objects: one readable diff line (or a few, for one file) plus
 the shell commands that fix it, in apply order: firmware first (a firmware reset drops the runtime state),
 then runtime settings, then files. ``desired_target`` adds the boot unit to a document's target: mlnx_qos,
-MTU, ECN sysfs and the RoCE ToS are runtime-only and must be re-applied at boot (roce-lossless.md §6 rule 12).
+MTU, ECN sysfs and the RoCE ToS are runtime-only and must be re-applied at boot (docs/reference/roce-lossless.md §6
+rule 12).
 ``target_from_snapshot`` turns a capture taken before a commit into a target that restores it.
 """
 
@@ -46,7 +47,7 @@ def desired_target(text: str) -> HostTarget:
     return target
 
 
-# -- the boot unit (runtime settings are lost at reboot: roce-lossless.md §6 rule 12) -------------------------
+# -- the boot unit (runtime settings are lost at reboot: docs/reference/roce-lossless.md §6 rule 12) ---------------
 
 
 def unit_text(target: HostTarget) -> str:

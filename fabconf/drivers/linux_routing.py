@@ -6,7 +6,7 @@ or another leaf leaves through whichever NIC the main table picks, or through th
 and replies leave a different NIC than the one they came in on. fabconf gives NIC *i* its own table with the
 NIC's subnet and the fabric's RoCE prefixes via its gateway, a rule ``from <address> lookup <table>``, a
 main-table route to each prefix through the NIC that lives in it, and the ARP/rp_filter sysctls multi-NIC hosts
-need (roce-lossless.md §9, [U: common practice]).
+need (docs/reference/roce-lossless.md §9, [U: common practice]).
 
 Ownership, so fabconf never touches the host's own routing: routes fabconf installs carry protocol
 ``ROUTE_PROTO`` (``ip route ... proto 250``; [U] 250 is unassigned in iproute2's rt_protos, our choice); rules

@@ -1,7 +1,7 @@
 """The metric names the rules and the dashboard expect, in one place, and the label convention they rely on.
 
 Convention: every series carries ``device`` (the fabconf inventory name) and, for a port, ``port`` (its
-interface name). The exporters label differently, so the scrape configs relabel (README, "Monitoring"): for
+interface name). The exporters label differently, so the scrape configs relabel (docs/operations/monitoring.md): for
 node_exporter, ``instance`` -> ``device`` and its own ``device`` (the interface) -> ``port``; for snmp_exporter,
 ``ifName`` -> ``port`` and the target -> ``device``. fabconf's own metrics (``fabconf drift``, and the inventory
 textfile ``fabconf monitoring`` writes) already use ``device``.

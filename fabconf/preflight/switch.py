@@ -5,7 +5,7 @@ flags ports negotiated below their speed, and its error budget.
   driver that reports no speed (0) is not judged on it);
 - ``[counters]`` received errors per unicast frame between two ``get_interfaces_counters`` reads below
   ``preflight.max_error_rate`` (0.001 %), where the driver has the getter (NAPALM's EOS driver; NAPALM's NX-API
-  driver and fabconf's NVUE driver have none yet, and the check is skipped there, as the README says).
+  driver and fabconf's NVUE driver have none yet, and the check is skipped there, as docs/operations/preflight.md says).
 
 Not checked here, and why: the PFC watchdog and every other configured setting are what ``verify``/``drift``
 compare against intent; PFC storms need per-priority pause counters, which no NAPALM getter returns.

@@ -1,9 +1,11 @@
-"""fabconf from a plain Nornir script, as a user writes it: the README's example, run in a subprocess against
-the lab's inventory (SimpleInventory on STATE/inventory), gets per-device Results with the diff."""
+"""fabconf from a plain Nornir script, as a user writes it: the example of docs/architecture/python-api.md, run in
+a subprocess on the user's own inventory with the lab overlaid (the fabconf_lab transform function), gets
+per-device Results with the diff."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,19 +15,23 @@ from labkit import ROOT, inv
 from fabconf.lab.orchestrator import Lab
 
 
-def _readme_example() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### fabconf from your own Nornir script", 1)[1]
+def _docs_example() -> str:
+    page = (ROOT / "docs" / "architecture" / "python-api.md").read_text()
+    section = page.split("## fabconf from your own Nornir script", 1)[1]
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
-def test_the_readme_nornir_script_diffs_the_lab(lab: Lab, tmp_path: Path) -> None:
-    code = _readme_example()
-    assert 'inv = ".fabconf-lab/inventory"' in code
+def test_the_docs_nornir_script_diffs_the_lab(lab: Lab, tmp_path: Path) -> None:
+    """Run as a user runs it: from a directory holding their own `inventory/`, the lab's state elsewhere, no
+    credentials in the environment (the `fabconf_lab` transform function brings them)."""
+    code = _docs_example()
+    assert '"state": ".fabconf-lab"' in code
+    shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
     script = tmp_path / "my_script.py"
-    script.write_text(code.replace('inv = ".fabconf-lab/inventory"', f"inv = {inv(lab)!r}"))
+    script.write_text(code.replace('"state": ".fabconf-lab"', f'"state": {str(lab.state_dir)!r}'))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FABCONF_")}
     proc = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, env=dict(os.environ), cwd=tmp_path, timeout=120
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

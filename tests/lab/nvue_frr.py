@@ -2,20 +2,20 @@
 
 ``frr_conf(tree)`` gives ``/etc/frr/frr.conf`` text and ``interfaces_conf(tree, ports)`` gives
 ``/etc/network/interfaces`` text, so a lab can run a real FRR (``zebra`` + ``bgpd``) per switch in a
-network namespace (reference netns-lab.md) and get real BGP sessions and ECMP routes from the same
+network namespace (docs/reference/roce-lossless.md §12) and get real BGP sessions and ECMP routes from the same
 configuration the simulator applied.
 
 Covered (what fabconf renders): hostname, interface MTU / admin state / IPv4 addresses / description,
 ``router bgp`` ASN and router-id, default-VRF neighbors (numbered by address, unnumbered by interface),
 peer-groups with remote-as, ipv4-unicast networks and ``multipaths ebgp``, ``path-selection multipath
 aspath-ignore`` (``bgp bestpath as-path multipath-relax``). Bridges, VLANs, QoS/PFC/ECN are not
-translated: the namespace kernel cannot do VLAN-aware bridges or DCB (netns-lab.md), so that state
-stays simulated; the interfaces file says so in a comment.
+translated: the namespace kernel cannot do VLAN-aware bridges or DCB (docs/reference/roce-lossless.md §12), so that
+state stays simulated; the interfaces file says so in a comment.
 
 Choices [U] (what NVUE itself writes is not copied): ``frr defaults datacenter``; ``no bgp
 ebgp-requires-policy`` so eBGP exchanges routes without route-maps; unnumbered interfaces get
 ``ipv6 nd ra-interval 10`` / ``no ipv6 nd suppress-ra`` (needed for RFC 5549 neighbor discovery);
-``no zebra nexthop kernel enable`` works around the FRR 8.4.4 ECMP-after-flap bug (netns-lab.md).
+``no zebra nexthop kernel enable`` works around the FRR 8.4.4 ECMP-after-flap bug (docs/reference/roce-lossless.md §12).
 """
 
 from __future__ import annotations

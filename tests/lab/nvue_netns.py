@@ -1,7 +1,7 @@
 """Run a real FRR for simulated Cumulus switches: one network namespace per switch, veth per cable.
 
 The routing state then comes from real ``zebra``/``bgpd`` (8.4, Debian ``frr``) fed with
-``nvue_frr.frr_conf`` of each switch's APPLIED tree (reference netns-lab.md: FRR per namespace without
+``nvue_frr.frr_conf`` of each switch's APPLIED tree (docs/reference/roce-lossless.md §12: FRR per namespace without
 systemd, ``-N NS`` path spaces, ``vtysh -N NS -f frr.conf`` to load, eBGP unnumbered over veth).
 
 Needs root, ``ip`` (iproute2) and ``/usr/lib/frr``; ``available()`` says whether this machine has them.

@@ -424,7 +424,7 @@ def test_invalid_rollback_target_is_atomic(make_sim) -> None:
     assert "Rollback Patch is Empty" in body["result"]["msg"]
 
 
-# roce-lossless.md §3: what fabconf pushes to NX-OS for lossless RoCEv2
+# docs/reference/roce-lossless.md §3: what fabconf pushes to NX-OS for lossless RoCEv2
 ROCE_QOS = """feature bgp
 system jumbomtu 9216
 priority-flow-control watch-dog-interval on

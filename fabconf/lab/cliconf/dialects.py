@@ -1,7 +1,8 @@
 """EOS and NX-OS grammars for the indented-CLI config model (``fabconf.lab.cliconf``).
 
 Each dialect names the commands that open sub-modes, the command whitelist per mode (enough for what fabconf
-renders: interfaces, VLANs, BGP, RoCE QoS per roce-lossless.md section 2 and 3, plus common brownfield lines),
+renders: interfaces, VLANs, BGP, RoCE QoS per docs/reference/roce-lossless.md sections 2 and 3, plus common
+brownfield lines),
 single-valued commands, stored ``no`` forms and numeric ranges. [U] the whitelists are hand-written from the
 reference and AVD/NX-OS examples, not from a device's parser: a real switch accepts far more.
 """

@@ -1,4 +1,4 @@
-"""``mlnx_qos`` of a lab GPU host: stateful, printing the tool's report format (roce-lossless.md §4.1).
+"""``mlnx_qos`` of a lab GPU host: stateful, printing the tool's report format (docs/reference/roce-lossless.md §4.1).
 
 Forms: ``mlnx_qos -i IF`` (show); setters, which print the report after applying:
 ``--trust pcp|dscp``, ``--pfc 0,0,0,1,0,0,0,0``, ``--dscp2prio set,D,P|del,D,P|flush`` (repeatable; not

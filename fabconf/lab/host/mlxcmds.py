@@ -1,4 +1,4 @@
-"""``mlxconfig`` and ``mlxfwreset`` of a lab GPU host (roce-lossless.md §4.4).
+"""``mlxconfig`` and ``mlxfwreset`` of a lab GPU host (docs/reference/roce-lossless.md §4.4).
 
 - ``mlxconfig [-d DEV] [-e] q|query [KEY ...]``: per device, the Next Boot value (``-e``: Default, Current and
   Next Boot, ``*`` marking parameters whose value differs from the default).

@@ -1,5 +1,5 @@
 """Link and RDMA tools of a lab GPU host: ``ip link``, ``rdma``, ``ibstat``, ``ibv_devinfo``, ``show_gids``,
-``ibdev2netdev`` and ``cma_roce_tos``, printing the real tools' formats (roce-lossless.md §4.2, §4.5).
+``ibdev2netdev`` and ``cma_roce_tos``, printing the real tools' formats (docs/reference/roce-lossless.md §4.2, §4.5).
 
 Each tool is ``fn(ctx: NicContext, inv: Invocation) -> Result``. Supported forms:
 

@@ -26,7 +26,7 @@ from typing import Any
 PRIOS = 8
 
 # mlxconfig parameters a ConnectX-7 shows, with their kinds and defaults. A kind is "int", "bool" or an
-# enum {NAME: number}; values are stored as numbers. Defaults: roce-lossless.md §4.4 and §0.
+# enum {NAME: number}; values are stored as numbers. Defaults: docs/reference/roce-lossless.md §4.4 and §0.
 LINK_TYPES = {"IB": 1, "ETH": 2, "VPI": 3}
 ROCE_CONTROL = {"ROCE_DISABLE": 0, "ROCE_ENABLE": 2}
 PCI_WR_ORDERING = {"per_mkey": 0, "force_relax": 1}
@@ -205,7 +205,7 @@ class NicPort:
         return [1 if on else 0 for on in self.pfc]
 
     def effective_buffer_size(self) -> list[int]:
-        # [U] illustrative sizes (roce-lossless.md §4.1 says the sample numbers are illustrative)
+        # [U] illustrative sizes (docs/reference/roce-lossless.md §4.1 says the sample numbers are illustrative)
         if self.buffer_size is not None:
             return list(self.buffer_size)
         if any(self.pfc):

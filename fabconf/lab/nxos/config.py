@@ -369,7 +369,7 @@ def check_references(root: Node) -> None:
 _SERVICE_POLICY = re.compile(r"service-policy type (qos|queuing|network-qos) (?:(?:input|output) )?(\S+)")
 _POLICY_MAP = re.compile(r"policy-map type (qos|queuing|network-qos) (\S+)")
 _CLASS = re.compile(r"class(?: type (qos|queuing|network-qos))? (\S+)")
-# system-defined class names of the 8-queue templates ([V] c-8q-nq3 / c-out-8q-q3 in roce-lossless.md §3)
+# system-defined class names of the 8-queue templates ([V] c-8q-nq3 / c-out-8q-q3 in docs/reference/roce-lossless.md §3)
 _SYSTEM_CLASSES = {
     "network-qos": r"c-8q-nq([0-7]|-default)|c-nq([0-7]|-default)",
     "queuing": r"c-(out|in)-8q-q([0-7]|-default)|c-(out|in)-q([0-7]|-default)",

@@ -3,7 +3,7 @@
 - ``feature X`` names a feature NX-OS has.
 - A policy-map's class takes only the actions of its policy type: ``set qos-group|cos|dscp`` in type qos;
   ``bandwidth``, ``priority``, ``random-detect``, ``shape``, ``queue-limit`` in type queuing; ``mtu`` and
-  ``pause`` in type network-qos ([V] roce-lossless.md §3 shows each action under its type).
+  ``pause`` in type network-qos ([V] docs/reference/roce-lossless.md §3 shows each action under its type).
 - The queuing classes' ``bandwidth remaining percent`` add up to at most 100; ``priority level`` is 1-8;
   ``random-detect`` thresholds are in bytes/kbytes/mbytes with min < max and a drop probability 0-100.
 - ``match dscp`` values are 0-63; global and interface PFC commands are the known forms
