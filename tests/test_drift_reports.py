@@ -57,7 +57,8 @@ def test_json_shares_the_report_shape() -> None:
     by_name = {d["device"]: d for d in doc["devices"]}
     assert set(diff_doc["devices"][0]) <= set(by_name["spine1"])  # every device field of diff's report
     assert by_name["leaf3"]["drift"] == "drifted" and by_name["leaf3"]["sections"] == ["interfaces"]
-    assert by_name["leaf3"]["diff"] == DIFF and by_name["leaf3"]["state"] == "changes"
+    assert by_name["leaf3"]["diff"] == DIFF and by_name["leaf3"]["state"] == "drifted"
+    assert by_name["leaf3"]["dry_run_state"] == "changes" and doc["summary"] == doc["drift"]
     assert by_name["leaf3"]["unmanaged_changes"] == ["+ interface Ethernet10/1 > description spare-ob"]
     assert by_name["gpu02"]["drift"] == "unreachable" and by_name["gpu02"]["sections"] == []
 

@@ -4,14 +4,15 @@ JSON shape (``schema: fabconf.report/1``, the top level and device fields ``diff
 plus drift's own)::
 
     {"schema": "fabconf.report/1", "command": "drift", "exit_code": 0|1|2,
-     "summary": {"<dry-run state>": N},                       # as in `fabconf diff --format json`
-     "drift": {"in_sync": N, "drifted": N, "unreachable": N, "failed": N},
+     "summary": {"in_sync": N, "drifted": N, "unreachable": N, "failed": N},  # the text report's names
+     "drift": {...},                                          # the same as "summary" (earlier reports' key)
      "started": "2026-12-03T02:00:00Z", "duration_seconds": 4.2,
      "backup": {"dir": "...", "commit": "<sha>" | null} | null,
      "remediation": <the push report, same schema> | null,
      "notes": ["run-level messages, e.g. a backup that could not be written"],
-     "devices": [{"device", "platform", "state", "diff", "commands", "message", "failed_checks", "seconds",
-                  "role", "drift": "in_sync|drifted|unreachable|failed", "sections": ["qos", ...],
+     "devices": [{"device", "platform", "state": "in_sync|drifted|unreachable|failed", "diff", "commands",
+                  "message", "failed_checks", "seconds", "dry_run_state": "changes|unchanged|…", "role",
+                  "drift": "<the same as state>", "sections": ["qos", ...],
                   "unmanaged_changes": ["+ setting", "- setting"], "backup": "<file>" | null,
                   "remediation": "<push state>" | null}]}
 
@@ -68,8 +69,10 @@ def device_fields(run: DriftRun) -> Callable[[Outcome], dict[str, Any]]:
     def fields(outcome: Outcome) -> dict[str, Any]:
         d = by_name[outcome.device]
         return {
+            "state": str(d.state),  # the text report's names: in_sync, drifted, unreachable, failed
+            "dry_run_state": str(outcome.state),  # what the dry run itself said (changes, unchanged, …)
             "role": d.role,
-            "drift": str(d.state),
+            "drift": str(d.state),  # the same as "state" (kept for readers of earlier reports)
             "sections": d.sections,
             "unmanaged_changes": d.unmanaged,
             "backup": str(d.backup) if d.backup else None,
@@ -82,6 +85,7 @@ def device_fields(run: DriftRun) -> Callable[[Outcome], dict[str, Any]]:
 def as_dict(run: DriftRun) -> dict[str, Any]:
     doc = report.as_dict([d.outcome for d in run.devices], "drift", run.exit_code, device_fields(run))
     doc.update(
+        summary=summary(run.devices),
         drift=summary(run.devices),
         started=_iso(run.started),
         duration_seconds=round(run.duration, 3),

@@ -8,6 +8,7 @@ Switches and GPU hosts each get their own worker pool, and run side by side.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -146,8 +147,8 @@ def push_order(jobs: list[Job]) -> list[Job]:
 
 def plan(jobs: list[Job], canary: int = 1, batch: str = "25%") -> Plan:
     """Waves by role (super-spines, spines, leaves, GPU hosts): a role's canary device(s) alone, then its
-    batches; a wave never mixes roles, and every role finishes before the next starts. ``batch`` as N% is a
-    share of the role's devices after its canary."""
+    batches; a wave never mixes roles, and every role finishes before the next starts. ``batch`` as N% is
+    ceil(N % of the role's devices), canary included: 25% of 8 leaves is 2, 10% of 8 is 1, 30% of 8 is 3."""
     by_role: dict[str, list[Job]] = {}
     for job in push_order(jobs):
         by_role.setdefault(job.device.role, []).append(job)
@@ -157,7 +158,7 @@ def plan(jobs: list[Job], canary: int = 1, batch: str = "25%") -> Plan:
         if first:
             stages.append(Wave(role, members[:first], True, f"{role} canary"))
         rest = members[first:]
-        size = batch_size(batch, len(rest)) if rest else 1
+        size = batch_size(batch, len(members))
         for number, i in enumerate(range(0, len(rest), size), start=1):
             stages.append(Wave(role, rest[i : i + size], False, f"{role} batch {number}"))
     return Plan(stages)
@@ -170,7 +171,7 @@ def batch_size(batch: str, total: int) -> int:
             pct = float(text[:-1])
             if not 0 < pct <= 100:
                 raise ValueError
-            return max(1, int(total * pct / 100))
+            return max(1, math.ceil(total * pct / 100 - 1e-9))  # ceil, without float noise (7% of 100 is 7)
         size = int(text)
     except ValueError:
         raise ValueError(f"--batch {batch}: expected N or N% with N% in (0, 100]") from None

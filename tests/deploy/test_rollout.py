@@ -317,3 +317,10 @@ def test_an_abort_rolls_back_instead_of_confirming(
 
 def test_restore_wait_is_bounded() -> None:
     assert 0 < RESTORE_WAIT <= 60
+
+
+@pytest.mark.parametrize(
+    ("batch", "total", "size"), [("25%", 8, 2), ("30%", 8, 3), ("10%", 8, 1), ("7%", 100, 7), ("50%", 3, 2)]
+)
+def test_a_batch_percentage_is_rounded_up_over_the_whole_role(batch: str, total: int, size: int) -> None:
+    assert rollout.batch_size(batch, total) == size
