@@ -246,9 +246,26 @@ def commit(directory: Path, texts: dict[str, str]) -> None:
             os.replace(temp, final)
 
 
+def rack_texts(directory: Path, plan: RackPlan) -> dict[str, str]:
+    """The new texts of hosts.yaml and cabling.yaml with the rack appended (what ``write`` writes), checked: the
+    whole inventory validates with them (an InputError otherwise), as ``write`` would check before writing."""
+    texts = appended(_read(directory, ("hosts.yaml", "cabling.yaml")), plan)
+    with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-", dir=directory.parent) as tmp:
+        _trial(directory, texts, Path(tmp))
+    return texts
+
+
 def write(directory: Path, plan: RackPlan) -> None:
     """Append the plan to hosts.yaml and cabling.yaml; all or nothing, and only when the result validates."""
-    commit(directory, appended(_read(directory, ("hosts.yaml", "cabling.yaml")), plan))
+    commit(directory, rack_texts(directory, plan))
+
+
+def only_pod(compiled: Compiled) -> str:
+    """The fabric's pod when it has exactly one (``onboard rack`` then needs no ``--pod``)."""
+    pods = sorted({d.pod for d in compiled.model.devices.values() if d.role in ("spine", "leaf") and d.pod})
+    if len(pods) != 1:
+        raise OnboardError(f"the fabric has {len(pods)} pods ({', '.join(pods) or 'none'}): name one with --pod")
+    return pods[0]
 
 
 # -- a whole pod ------------------------------------------------------------------------------------------------

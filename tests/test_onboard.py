@@ -4,6 +4,7 @@ byte stays; each refusal leaves both files untouched; the result validates and r
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,8 +69,34 @@ def test_dry_run_writes_nothing(inv: Path, capsys: pytest.CaptureFixture[str]) -
     before = _files(inv)
     assert main(["onboard", "rack", "--pod", "pod1", "--dry-run", "-i", str(inv)]) == 0
     out = capsys.readouterr().out
-    assert "leaf5:\n  hostname: 192.0.2.17" in out and "- [gpu12:ens2f0np0, leaf6:swp4]" in out
+    assert "+leaf5:\n+  hostname: 192.0.2.17" in out and "+  - [gpu12:ens2f0np0, leaf6:swp4]" in out
     assert _files(inv) == before
+
+
+@pytest.mark.parametrize(
+    ("inventory", "command"),
+    [("inventory", ["onboard", "rack"]), ("examples/two-pods", ["onboard", "pod"])],
+)
+def test_a_dry_run_prints_exactly_the_change_it_would_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], inventory: str, command: list[str]
+) -> None:
+    """`--dry-run` prints a unified diff of every file; `patch -p1` of it gives byte for byte what the real run
+    writes (it previewed the wrong line of fabric.yaml for a pod). A one-pod fabric needs no --pod."""
+    previewed, written = tmp_path / "previewed", tmp_path / "written"
+    for copy in (previewed, written):
+        shutil.copytree(ROOT / inventory, copy)
+    assert main([*command, "--dry-run", "-i", str(previewed)]) == 0
+    diff = capsys.readouterr().out
+    assert diff.startswith("--- a/")
+    patch = subprocess.run(["patch", "-p1", "-s"], input=diff, text=True, cwd=previewed, capture_output=True)
+    assert patch.returncode == 0, patch.stdout + patch.stderr
+    assert main([*command, "-i", str(written)]) == 0
+    assert {f.name: f.read_bytes() for f in previewed.iterdir()} == {f.name: f.read_bytes() for f in written.iterdir()}
+
+
+def test_a_rack_of_a_fabric_of_several_pods_needs_its_pod(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["onboard", "rack", "--dry-run", "-i", str(ROOT / "examples" / "two-pods")]) == 1
+    assert "the fabric has 2 pods (pod1, pod2): name one with --pod" in capsys.readouterr().err
 
 
 def _edit_yaml(path: Path, edit) -> None:  # type: ignore[no-untyped-def]

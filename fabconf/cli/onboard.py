@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argpars
         "A rack that is already there changes nothing.",
     )
     inventory_arg(r)
-    r.add_argument("--pod", required=True, help="the pod the rack joins")
+    r.add_argument("--pod", help="the pod the rack joins (needed when the fabric has more than one)")
     r.add_argument("--rack", help="the rack's name (default: the next free rackN); an existing rack is a no-op")
     r.add_argument("--dry-run", action="store_true", help="print what would be added, write nothing")
     r.set_defaults(func=run_rack)
@@ -42,11 +44,21 @@ def run_pod(args: argparse.Namespace) -> int:
     directory = Path(args.inventory)
     summary, texts = onboard.onboard_pod(directory, args.pod, args.dry_run)
     if args.dry_run and texts:
-        for name, text in sorted(texts.items()):
-            before = (directory / name).read_text()
-            print(f"# {directory}/{name} would gain:\n{text[len(before.rstrip(chr(10))) :].strip(chr(10))}\n")
+        print_diffs(directory, texts)
     print(summary)
     return 0
+
+
+def print_diffs(directory: Path, texts: dict[str, str]) -> None:
+    """``--dry-run``: the exact unified diff of every file onboarding would write (``patch -p1`` applies it)."""
+    for name, text in sorted(texts.items()):
+        before = (directory / name).read_text()
+        if text == before:
+            continue
+        lines = difflib.unified_diff(
+            before.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        )
+        sys.stdout.writelines(lines)
 
 
 def add_docs_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -71,14 +83,14 @@ def run_rack(args: argparse.Namespace) -> int:
     return onboard_rack(Path(args.inventory), args.pod, args.rack, args.dry_run)
 
 
-def onboard_rack(directory: Path, pod: str, rack: str | None, dry_run: bool) -> int:
-    plan = onboard.plan_rack(compile_inventory(directory), pod, rack)
+def onboard_rack(directory: Path, pod: str | None, rack: str | None, dry_run: bool) -> int:
+    compiled = compile_inventory(directory)
+    plan = onboard.plan_rack(compiled, pod or onboard.only_pod(compiled), rack)
     if plan.empty:
         print(f"rack {plan.rack} of pod {plan.pod} is already in {directory}: nothing to do")
         return 0
     if dry_run:
-        print(f"# {directory}/hosts.yaml would gain:{onboard.hosts_text(plan)}")
-        print(f"# {directory}/cabling.yaml would gain:\n{onboard.cabling_text(plan, '  ')}", end="")
+        print_diffs(directory, onboard.rack_texts(directory, plan))
         return 0
     onboard.write(directory, plan)
     print(
