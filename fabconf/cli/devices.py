@@ -164,6 +164,7 @@ class Output:
     fmt: str = "text"
     documents: list[dict[str, Any]] | None = None
     commands: bool = False  # show what is sent instead of the configuration diff
+    diffs: bool = True  # False once the diffs were shown (a push's plan): the report shows outcomes only
 
     @property
     def side(self) -> Any:
@@ -175,7 +176,7 @@ class Output:
         elif self.fmt == "json":
             print(report.as_json(outcomes, command, code))
         else:
-            report.print_text(outcomes, title, commands=self.commands)
+            report.print_text(outcomes, title, commands=self.commands, diffs=self.diffs)
         return code
 
 
@@ -246,6 +247,7 @@ def run_push(
             if not confirm("apply these changes?"):
                 print("nothing was changed", file=sys.stderr)
                 return 1
+            out = dataclasses.replace(out, diffs=False)  # each diff is shown once, in the plan
         with interruptible() as interrupt, progress("push", jobs, out.fmt) as shown:
             outcomes = rollout.push(
                 the_plan,

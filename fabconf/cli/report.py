@@ -5,7 +5,9 @@ One list of Outcomes feeds every reporter; a device that failed is never shown a
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -89,15 +91,73 @@ def changed_lines(o: Outcome) -> str:
     return f"+{added} -{removed} line(s)"
 
 
-def print_text(outcomes: list[Outcome], title: str, stream: TextIO | None = None, commands: bool = False) -> None:
-    """Per device its diff (``commands``: what is sent instead), -/+ coloured on a terminal, then a table."""
+def name_ranges(names: list[str]) -> str:
+    """``gpu01-gpu08`` for a run of names that differ only in a consecutive number of the same width, else the
+    names joined: "gpu01-gpu04, leaf1, leaf3"."""
+    runs: list[list[tuple[str, int, str]]] = []
+    for name in names:
+        found = re.fullmatch(r"(.*?)(\d+)", name)
+        key = (found.group(1), int(found.group(2)), found.group(2)) if found else (name, -2, "")
+        last = runs[-1][-1] if runs else None
+        if last and found and last[0] == key[0] and last[1] + 1 == key[1] and len(last[2]) == len(key[2]):
+            runs[-1].append(key)
+        else:
+            runs.append([key])
+    shown = []
+    for run in runs:
+        first, last = run[0], run[-1]
+        text = f"{first[0]}{first[2]}"
+        shown.append(f"{text}-{last[0]}{last[2]}" if len(run) > 2 else ", ".join(f"{k[0]}{k[2]}" for k in run))
+    return ", ".join(shown)
+
+
+_FILE_WRITE = re.compile(r"^printf %s ([A-Za-z0-9+/=]+) \| base64 -d \| (sudo -n )?tee (\S+) >/dev/null$")
+
+
+def readable_commands(text: str) -> str:
+    """A host's commands for people: each file written as base64 (``printf %s … | base64 -d | sudo -n tee F``,
+    what is sent, so that no quoting can break it) is shown decoded, line by line under a ``# write F`` header.
+    The JSON report keeps the commands exactly as sent."""
+    out: list[str] = []
+    for line in text.splitlines():
+        found = _FILE_WRITE.match(line)
+        if found is None:
+            out.append(line)
+            continue
+        try:
+            content = base64.b64decode(found.group(1), validate=True).decode()
+        except (ValueError, UnicodeDecodeError):
+            out.append(line)
+            continue
+        out.append(f"# write {found.group(3)} ({'sudo -n ' if found.group(2) else ''}tee), contents:")
+        out += [f"    {row}" for row in content.splitlines()]
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def print_text(
+    outcomes: list[Outcome],
+    title: str,
+    stream: TextIO | None = None,
+    commands: bool = False,
+    diffs: bool = True,
+) -> None:
+    """Per change its diff (``commands``: what is sent instead), -/+ coloured on a terminal, shown once for all
+    the devices that share it ("gpu01-gpu08: the same change"), then a table. ``diffs`` False: the table only
+    (the diffs were shown already, in the plan a push asked about)."""
     console = Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
-    for o in outcomes:
-        text = o.commands if commands else o.diff
+    groups: dict[str, list[Outcome]] = {}
+    for o in outcomes if diffs else ():
+        text = readable_commands(o.commands) if commands else o.diff
         if text:
-            console.rule(f"{o.device} ({o.platform})" + (": commands" if commands else ""), style="cyan")
-            for line in text.rstrip("\n").splitlines():
-                console.print(line, markup=False, style=None if commands else line_style(line))
+            groups.setdefault(text, []).append(o)
+    for text, same in groups.items():
+        names = name_ranges([o.device for o in same])
+        platforms = ", ".join(sorted({o.platform for o in same}))
+        what = ": commands" if commands else ""
+        shared = ": the same change" if len(same) > 1 else ""
+        console.rule(f"{names} ({platforms}){what}{shared}", style="cyan")
+        for line in text.rstrip("\n").splitlines():
+            console.print(line, markup=False, style=None if commands else line_style(line))
     table = Table(title=title, show_lines=False)
     for col in ("device", "platform", "state", "detail"):
         table.add_column(col, overflow="fold")

@@ -151,6 +151,8 @@ def test_failed_verification_rolls_back_and_canary_stops_rollout(lab: Lab, capsy
 def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """EOS and Cumulus commit with a device-side timer: fabconf dying before confirm reverts them."""
     before = {n: running(lab, n) for n in ("leaf3", "leaf1")}
+    for n in before:  # verify's reads stall, so fabconf is still before confirm when it dies
+        lab.fault(n, "delay", "60", at="verify", every=True)
     env = dict(os.environ)
     proc = subprocess.Popen(
         [
@@ -178,7 +180,7 @@ def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path, capsys: pytest.
         cwd=ROOT,
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # wait until both commits are in (BGP to brownfield spines never comes up)
+    while time.monotonic() < deadline:  # wait until both commits are in
         if running(lab, "leaf3") != before["leaf3"] and running(lab, "leaf1") != before["leaf1"]:
             break
         time.sleep(0.2)
@@ -187,6 +189,8 @@ def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path, capsys: pytest.
         pytest.fail("the push never committed: " + proc.communicate()[0].decode())
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    for n in before:
+        lab.fault(n, "clear")
     time.sleep(6)
     for n, text in before.items():
         assert running(lab, n) == text, f"{n} did not revert by itself"
