@@ -85,6 +85,23 @@ def line_style(line: str) -> str | None:
     return None
 
 
+def evidence_text(evidence: dict[str, Any]) -> str:
+    """What a passed verify read, in a few words: ``MTU 6/6, LLDP 6/6, BGP 4/4 up, ECMP 3/3 targets at width``."""
+    parts = []
+    if "mtu" in evidence:
+        parts.append(f"MTU {evidence['mtu']['at_intended_mtu']}/{evidence['mtu']['ports']}")
+    if "lldp" in evidence:
+        parts.append(f"LLDP {evidence['lldp']['seen_as_cabled']}/{evidence['lldp']['links']}")
+    bgp = evidence.get("bgp")
+    if bgp and bgp.get("checked"):
+        parts.append(f"BGP {bgp['established']}/{bgp['checked']} up")
+    ecmp = evidence.get("ecmp")
+    if ecmp:
+        at_width = sum(c["paths"] == c["designed"] for c in ecmp)
+        parts.append(f"ECMP {at_width}/{len(ecmp)} targets at width")
+    return ", ".join(parts)
+
+
 def changed_lines(o: Outcome) -> str:
     """``+A -R``: lines the diff adds and removes."""
     added, removed = counts(o.diff)
@@ -164,11 +181,16 @@ def print_text(
     for o in outcomes:
         detail = o.message
         if o.checks:
-            detail = (detail + ": " if detail else "") + "; ".join(c.splitlines()[0] for c in o.checks)
+            first = o.checks[0].splitlines()[0].rstrip(":")
+            detail = "" if detail.startswith(first) else detail  # the message is the first check: list them once
+            detail = (detail + ": " if detail else "") + "; ".join(c.splitlines()[0].rstrip(":") for c in o.checks)
         if o.state is State.CHANGES:
             detail = detail or f"{changed_lines(o)} would change"
         elif o.state is State.APPLIED and o.diff:
             detail = (detail + "; " if detail else "") + f"{changed_lines(o)} changed"
+        if o.evidence and o.state in (State.VERIFIED, State.APPLIED, State.UNCHANGED):
+            shown = evidence_text(o.evidence)
+            detail = (detail + "; " if detail and shown else detail) + (f"evidence: {shown}" if shown else "")
         # a message is text, never markup: "[gid] ..." or "[U]" must print as written
         table.add_row(escape(o.device), o.platform, f"[{STYLE[o.state]}]{o.state}[/]", escape(detail))
     console.print(table)

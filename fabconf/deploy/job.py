@@ -70,6 +70,8 @@ class Outcome:
     seconds: float = 0.0
     config_before: str = ""  # push: SHA-256 of the device's running configuration before the change
     config_after: str = ""  # push: SHA-256 of it at the end (equal to config_before after a rollback)
+    # verify, and a push's verify: what was read and found right (``intent``, ``mtu``, ``lldp``, ``bgp``, ``ecmp``)
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -81,4 +83,5 @@ class Outcome:
             "message": self.message,
             "failed_checks": self.checks,
             "seconds": round(self.seconds, 3),
+            "evidence": self.evidence,
         }

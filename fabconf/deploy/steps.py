@@ -64,6 +64,8 @@ class VerifyContext:
     commit_started: bool = False  # set once a commit is attempted: from then on a push is never retried
     # per device: the peers outside the run that have not received fabconf's intent (fabconf.deploy.peers)
     pending: Mapping[str, set[str]] = field(default_factory=dict)
+    # what the last verify read and found right (Outcome.evidence): MTUs, LLDP links, BGP sessions, ECMP widths
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
     def aborted(self) -> bool:
@@ -195,6 +197,7 @@ def verify_device(job: Job, driver: Driver, ctx: VerifyContext) -> Outcome:
         State.FAILED if failed else State.VERIFIED,
         checks=failed,
         message=failure_summary(failed) if failed else peers.note(ctx.pending.get(job.name, ())),
+        evidence=dict(ctx.evidence),
     )
 
 
@@ -235,17 +238,20 @@ def _seen(found: list[dict[str, str]]) -> str:
     return ", ".join(f"{n.get('hostname')}:{n.get('port')}" for n in found)
 
 
-def _miscabled(job: Job, driver: Driver) -> list[str]:
+def _miscabled(job: Job, driver: Driver, evidence: dict[str, Any]) -> list[str]:
     """Ports whose LLDP neighbour is another device or port than the cabling says. A port that reports
     no neighbour (yet) is not a failure: LLDP may still be converging or be off on the far end."""
     if not job.spec.checks_lldp:
         return []
     seen = driver.get_lldp_neighbors()
     out = []
+    matched = 0
     for itf in job.interfaces:
         found = seen.get(itf["name"]) or []
         if found and not _lldp_matches(found, itf["peer"]):
             out.append(f"{itf['name']}: LLDP sees {_seen(found)}, the cabling says {itf['peer']} (miscabled?)")
+        matched += bool(found) and _lldp_matches(found, itf["peer"])
+    evidence["lldp"] = {"links": len(job.interfaces), "seen_as_cabled": matched}
     return out
 
 
@@ -256,7 +262,7 @@ def _planned_links(job: Job) -> dict[str, str]:
     return {itf["name"]: itf["peer"] for itf in job.interfaces}
 
 
-def cabling(job: Job, driver: Driver) -> list[str]:
+def cabling(job: Job, driver: Driver, evidence: dict[str, Any] | None = None) -> list[str]:
     """``verify --cabling``: LLDP against the plan on switches and GPU hosts (lldpd on hosts). A cabled port
     without the planned neighbour is missing or miscabled; a neighbour on a front-panel port (a RoCE NIC on a
     host) the plan leaves empty is unexpected."""
@@ -272,6 +278,9 @@ def cabling(job: Job, driver: Driver) -> list[str]:
             out.append(f"{port}: no LLDP neighbour, the cabling says {peer} (missing cable, port down, or no LLDP)")
         elif not _lldp_matches(found, peer):
             out.append(f"{port}: LLDP sees {_seen(found)}, the cabling says {peer} (miscabled)")
+    if evidence is not None:
+        matched = sum(bool(seen.get(p)) and _lldp_matches(seen.get(p) or [], peer) for p, peer in planned.items())
+        evidence["lldp"] = {"links": len(planned), "seen_as_cabled": matched}
     for port, found in sorted(seen.items()):
         front_panel = job.spec.port_pattern.match(port) is not None and not job.spec.is_host
         if port not in planned and found and front_panel:
@@ -287,19 +296,26 @@ def _wanted_mtus(job: Job) -> dict[str, int]:
 
 
 def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
-    """Read the device back with its getters; every failed check is one message."""
+    """Read the device back with its getters; every failed check is one message. What was read and found right
+    goes into ``ctx.evidence`` (the Outcome's ``evidence``)."""
     failed: list[str] = []
+    evidence: dict[str, Any] = {}
+    ctx.evidence = evidence
     left = _remaining(job, driver)
     if left:
         failed.append("configuration did not land: remaining diff:\n" + left)
+    evidence["intent"] = "held" if not left else "not held"
     interfaces = driver.get_interfaces()
-    for name, mtu in sorted(_wanted_mtus(job).items()):
+    wanted = _wanted_mtus(job)
+    for name, mtu in sorted(wanted.items()):
         got = (interfaces.get(name) or {}).get("mtu")
         if got is not None and int(got) != int(mtu):
             failed.append(f"{name}: MTU {got}, intended {mtu}")
         elif got is None:
             failed.append(f"{name}: interface not reported by the device")
-    failed += cabling(job, driver) if ctx.check_cabling else _miscabled(job, driver)
+    at_mtu = sum(int((interfaces.get(n) or {}).get("mtu") or 0) == int(m) for n, m in wanted.items())
+    evidence["mtu"] = {"ports": len(wanted), "at_intended_mtu": at_mtu}
+    failed += cabling(job, driver, evidence) if ctx.check_cabling else _miscabled(job, driver, evidence)
     waiting = ctx.pending.get(job.name, set())
     needed = [
         n
@@ -314,6 +330,9 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
 
         down = _converged(sessions_down, ctx)
         failed += [f"BGP session to {n['address']} ({n['peer_device']}) is not established" for n in down]
+        evidence["bgp"] = {"checked": len(needed), "established": len(needed) - len(down)}
+    if waiting:
+        evidence.setdefault("bgp", {"checked": 0, "established": 0})["pending"] = sorted(waiting)
     if ctx.check_ecmp:
         failed += _ecmp(job, driver, ctx)
     return failed
@@ -354,6 +373,10 @@ def _ecmp(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
         return [c for c in wanted if len(got[c["prefix"]]) != c["paths"]]
 
     short = _converged(paths_short, ctx)
+    ctx.evidence["ecmp"] = [
+        {"target": c["target"], "prefix": c["prefix"], "paths": len(got[c["prefix"]]), "designed": c["paths"]}
+        for c in wanted
+    ]
     return [
         f"ECMP to {c['prefix']} ({c['target']}): {len(got[c['prefix']])} next hop(s) "
         f"{', '.join(got[c['prefix']]) or '(no route)'}, designed {c['paths']}"
@@ -419,7 +442,7 @@ def _push(
         state = State.UNCHANGED if not failed else State.FAILED
         message = peers.note(ctx.pending.get(job.name, ()))
         message = message if not failed else "already at intent, but verification failed; nothing was changed"
-        return Outcome(job.name, job.platform, state, message=message, checks=failed)
+        return Outcome(job.name, job.platform, state, message=message, checks=failed, evidence=dict(ctx.evidence))
     ctx.commit_started = True
     if ctx.before_commit is not None:
         ctx.before_commit(job, diff, digest(before))
@@ -455,7 +478,8 @@ def _push(
         except Exception as exc:  # its commit still pending: the reconnected driver must know it to undo it
             return _recover(job, _reattaching(driver, reopen), before, diff, f"confirm failed: {_err(exc)}")
     notes = (_pending_firmware(driver), peers.note(ctx.pending.get(job.name, ())))
-    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message="; ".join(n for n in notes if n))
+    message = "; ".join(n for n in notes if n)
+    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=message, evidence=dict(ctx.evidence))
 
 
 def _changed_since(driver: Driver, before: str) -> str:

@@ -48,6 +48,17 @@ def test_pod_by_pod_bring_up_then_the_whole_fabric_verifies(lab: Lab, capsys: py
     assert code == 0, text[-3000:]
     assert {d["state"] for d in report["devices"]} == {"verified"}
     assert not any("pending" in d["message"] for d in report["devices"]), "the whole fabric holds intent"
+    # what passed, with evidence: every switch's sessions n/n, MTUs, LLDP links, each leaf's ECMP width per target
+    evidence = {d["device"]: d["evidence"] for d in report["devices"]}
+    for name, ev in evidence.items():
+        assert ev["intent"] == "held" and ev["mtu"]["at_intended_mtu"] == ev["mtu"]["ports"] > 0, (name, ev)
+        if not name.startswith(("p1-gpu", "p2-gpu")):
+            assert ev["bgp"]["established"] == ev["bgp"]["checked"] > 0, (name, ev)
+            assert ev["lldp"]["seen_as_cabled"] == ev["lldp"]["links"] > 0, (name, ev)
+    leaf = evidence["p1-leaf1"]["ecmp"]
+    assert leaf and all(c["paths"] == c["designed"] for c in leaf), leaf
+    code, text = fab(capsys, "verify", "-i", inv(lab), "--limit", "p1-leaf1", "--bgp-wait", "15")
+    assert code == 0 and "evidence: MTU" in text and "ECMP" in text and "BGP 2/2 up" in text, text
 
 
 def test_a_down_session_to_a_peer_that_holds_intent_fails_verify(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,13 +20,29 @@ from pathlib import Path
 import pytest
 from labkit import ROOT, inv, running
 
+from fabconf.cli import main
 from fabconf.lab.orchestrator import Lab
+from fabconf.pipeline import compile_inventory
 
 LEAVES = ("leaf1", "leaf2", "leaf3", "leaf4")
 
 
+@pytest.fixture
+def lab(lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lab:
+    """The spines hold fabconf's intent (so leaf1's sessions to them are required), but leaf1's uplink cables are
+    cut: the canary leaf1 commits, then waits for BGP sessions that never come up."""
+    with monkeypatch.context() as scoped:  # the spines' push keeps out of the audit log the tests read
+        scoped.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "spines-audit.jsonl"))
+        code = main(["push", "-i", inv(lab), "--limit", "spines", "--yes", "--bgp-wait", "0", "--format", "json"])
+    assert code == 0
+    for itf in compile_inventory(Path(inv(lab))).data["leaf1"]["interfaces"]:
+        if itf["kind"] == "uplink":
+            lab.fault("leaf1", "link", f"{itf['name']}:down")
+    return lab
+
+
 def _start_push(lab: Lab, bgp_wait: str) -> tuple[subprocess.Popen[str], queue.Queue[str]]:
-    # the canary leaf1 commits, then waits for BGP to the brownfield spines, which never comes up in the lab
+    # the canary leaf1 commits, then waits for BGP to the spines, which never comes up (its uplinks are cut)
     args = ["push", "-i", inv(lab), "--limit", "leaves", "--canary", "1", "--batch", "1", "--yes"]
     args += ["--format", "json", "--bgp-wait", bgp_wait, "--confirm-timeout", "600"]
     proc = subprocess.Popen(
@@ -114,7 +130,7 @@ def test_one_ctrl_c_lets_the_device_in_flight_finish(lab: Lab) -> None:
 
     assert proc.returncode == 130
     states = {d["device"]: d["state"] for d in json.loads(out)["devices"]}
-    # leaf1 finished its own verify (BGP to the brownfield spines stays down) and was rolled back by it
+    # leaf1 finished its own verify (BGP to the spines stays down: its uplinks are cut) and was rolled back by it
     assert states == {"leaf1": "rolled back", "leaf2": "untouched", "leaf3": "untouched", "leaf4": "untouched"}
     assert [a["device"] for a in _audit(lab)] == ["leaf1"]
     for name in LEAVES:
