@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from fabconf.errors import UsageError
 from fabconf.lab import daemon
 from fabconf.lab.faults import MOMENTS
 
@@ -46,13 +47,22 @@ def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
 
 
 def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, workers: int = 0) -> int:
-    """Start the lab daemon unless one already runs for ``state``; returns an exit status."""
+    """Start the lab daemon unless one already runs for ``state``; returns an exit status. ``quiet`` (a ``--lab``
+    command) uses a running lab; ``fabconf lab up`` over a running one is refused, saying what to do. Only a
+    loopback ``network`` is accepted, before anything binds."""
+    try:
+        daemon.loopback_network(network)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     state.mkdir(parents=True, exist_ok=True)
     if daemon.is_running(state):
-        if not quiet:
-            print(f"lab already running for {state}")
-            _print_status(daemon.request(state, {"cmd": "status"}))
-        return 0
+        if quiet:
+            return 0
+        pid = daemon.recorded_daemon(state)
+        raise UsageError(
+            f"a lab already runs for {state}{f' (pid {pid})' if pid else ''}: use it, or stop it first with "
+            f"fabconf lab down --state {state}"
+        )
     if quiet:
         print(f"starting the lab for {inventory} in {state} ...", file=sys.stderr)
     log = state / "lab.log"

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from fabconf.lab.contract import Simulator
+from fabconf.lab.daemon import loopback_network
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
 from fabconf.pipeline import Compiled
@@ -115,7 +116,7 @@ class Lab:
         cables = [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in model.links]
         self.world = World(cables, max_age=world_max_age(len(model.devices)))
         if addresses is None:
-            net = ipaddress.IPv4Network(network)
+            net = ipaddress.IPv4Network(loopback_network(network))
             selected = sorted(names if names is not None else model.devices)
             if len(selected) > net.num_addresses - 2:
                 raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(selected)}")
