@@ -80,10 +80,59 @@ def owned_trees(platform: str, running: str, intended: str, whole: bool = False)
     return owned_tree(platform, running, interfaces), owned_tree(platform, intended, interfaces)
 
 
+SHARE = re.compile(r"^(no )?bandwidth (?:remaining )?percent (\d+)$")
+
+
 def remediation_of(run_tree: HConfig, want_tree: HConfig) -> Remediation:
-    """The remediation that turns ``run_tree`` into ``want_tree``."""
+    """The remediation that turns ``run_tree`` into ``want_tree``, its queue shares lowered before any is raised
+    (``lowered_first``)."""
     workflow = WorkflowRemediation(run_tree, want_tree)
-    return Remediation(_text(workflow.remediation_config), lambda: _text(workflow.rollback_config))
+    return Remediation(lowered_first(_text(workflow.remediation_config)), lambda: _text(workflow.rollback_config))
+
+
+def _blocks(lines: list[str], depth: int) -> list[list[str]]:
+    """Sibling blocks at ``depth`` (two spaces a level): each a line and the deeper lines under it."""
+    blocks: list[list[str]] = []
+    for line in lines:
+        if blocks and len(line) - len(line.lstrip(" ")) > depth:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return blocks
+
+
+def _share_change(block: list[str]) -> int:
+    """How a queue block changes its share: the new ``bandwidth … percent`` minus the one it negates (0 when it
+    sets or removes no share)."""
+    old = new = 0
+    for line in block[1:]:
+        found = SHARE.match(line.strip())
+        if found:
+            if found.group(1):
+                old = int(found.group(2))
+            else:
+                new = int(found.group(2))
+    return new - old if old and new else -old if old else new
+
+
+def lowered_first(text: str, depth: int = 0) -> str:
+    """A remediation whose queue blocks lower their share before any raises its own: the device checks that a
+    policy's shares add up to at most 100 % after every command (EOS tx-queue ``bandwidth percent``, NX-OS
+    ``bandwidth remaining percent``), so 60/40 -> 50/50 must lower 60 to 50 before raising 40 to 50, or the first
+    command asks for 110 % and is refused. Blocks that change no share keep their place and order."""
+    if not text.strip():
+        return text
+    out: list[str] = []
+    blocks = _blocks(text.rstrip("\n").split("\n"), depth)
+    queue_blocks = [b for b in blocks if any(SHARE.match(line.strip()) for line in b[1:])]
+    if len(queue_blocks) > 1:
+        ordered = iter(sorted(queue_blocks, key=_share_change))  # stable: lowered, unchanged, raised
+        blocks = [next(ordered) if b in queue_blocks else b for b in blocks]
+    for block in blocks:
+        out.append(block[0])
+        if len(block) > 1:
+            out.append(lowered_first("\n".join(block[1:]), depth + 2).rstrip("\n"))
+    return "\n".join(out) + "\n"
 
 
 def remediate(platform: str, running: str, intended: str) -> Remediation:

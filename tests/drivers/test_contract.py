@@ -165,3 +165,27 @@ def test_every_platform_is_covered() -> None:
     from fabconf.platforms import NAMES
 
     assert set(ONE_PER_PLATFORM) == set(NAMES)
+
+
+def test_a_remediation_lowers_queue_shares_before_it_raises_any() -> None:
+    """60/40 -> 50/50 and 50/50 -> 70/30: whichever queue loses share goes first, on EOS and NX-OS alike; blocks
+    that change no share keep their place."""
+    from fabconf.drivers.remediation import lowered_first
+
+    eos = (
+        "qos profile FABCONF_ROCE\n  uc-tx-queue 1\n    no bandwidth percent 40\n    bandwidth percent 50\n"
+        "  uc-tx-queue 3\n    no bandwidth percent 60\n    bandwidth percent 50\n  uc-tx-queue 6\n    priority strict\n"
+    )
+    assert lowered_first(eos) == (
+        "qos profile FABCONF_ROCE\n  uc-tx-queue 3\n    no bandwidth percent 60\n    bandwidth percent 50\n"
+        "  uc-tx-queue 1\n    no bandwidth percent 40\n    bandwidth percent 50\n  uc-tx-queue 6\n    priority strict\n"
+    )
+    nxos = (
+        "policy-map type queuing Q\n  class type queuing c-out-8q-q3\n    no bandwidth remaining percent 50\n"
+        "    bandwidth remaining percent 70\n  class type queuing c-out-8q-q-default\n"
+        "    no bandwidth remaining percent 50\n    bandwidth remaining percent 30\nhostname x\n"
+    )
+    lines = lowered_first(nxos).splitlines()
+    assert lines.index("  class type queuing c-out-8q-q-default") < lines.index("  class type queuing c-out-8q-q3")
+    assert lines[-1] == "hostname x"
+    assert lowered_first("") == ""
