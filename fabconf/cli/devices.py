@@ -25,7 +25,7 @@ from fabconf.cli import report
 from fabconf.cli.auditlog import warn_unfinished
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
 from fabconf.cli.progress import RunProgress
-from fabconf.deploy import peers, rollout
+from fabconf.deploy import audit, peers, rollout
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
@@ -192,13 +192,25 @@ def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) 
 def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
     out = out or Output()
     compiled, jobs = prepare(target)
-    warn_unfinished(j.name for j in jobs)
+    warn_unfinished(jobs, audit_context(target))
     with interruptible() as interrupt, progress("verify", jobs, out.fmt) as shown:
         waiting = pending_peers(compiled, jobs, target, options, ecmp=True)
         outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, shown, interrupt, waiting)
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
     code = EXIT_INTERRUPTED if interrupt.stopping else code
+    resolve_unfinished("verify", jobs, outcomes, audit_context(target))
     return out.emit(outcomes, "verify", code, "fabconf verify (read only)")
+
+
+READ_BACK = (State.VERIFIED, State.APPLIED, State.UNCHANGED, State.ROLLED_BACK)
+
+
+def resolve_unfinished(command: str, jobs: list[Job], outcomes: list[Outcome], context: dict[str, str]) -> None:
+    """Close the unfinished commits of the devices this run read back (verified, applied, unchanged, rolled
+    back, or a verify that read them and found them wrong)."""
+    address = {j.name: j.device.hostname for j in jobs}
+    read = [o for o in outcomes if o.state in READ_BACK or (o.state is State.FAILED and o.checks)]
+    audit.resolve(command, [(o.device, str(o.state), address[o.device]) for o in read], context)
 
 
 def confirm(question: str) -> bool:
@@ -209,7 +221,7 @@ def confirm(question: str) -> bool:
 
 def audit_context(target: Target) -> dict[str, str]:
     """Where a push points, for every audit record: lab rehearsals and real changes are told apart."""
-    context = {"inventory": str(target.inventory.resolve()), "target": "lab" if target.lab else "devices"}
+    context = {"inventory": str(target.inventory.resolve()), "mode": "lab" if target.lab else "devices"}
     if target.lab:
         context["lab_state"] = str(target.state.resolve())
     return context
@@ -224,7 +236,7 @@ def run_push(
 ) -> int:
     out = out or Output()
     compiled, jobs = prepare(target)
-    warn_unfinished(j.name for j in jobs)
+    warn_unfinished(jobs, audit_context(target))
     the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
     if push_options.confirm_timeout < push_options.bgp_wait + 30:
         print(
@@ -260,6 +272,7 @@ def run_push(
                 pending_peers(compiled, jobs, target, options),
             )
     code = EXIT_INTERRUPTED if interrupt.stopping else report.push_exit_code(outcomes)
+    resolve_unfinished("push", jobs, outcomes, audit_context(target))
     return out.emit(outcomes, "push", code, "fabconf push")
 
 

@@ -73,7 +73,12 @@ class AuditProcessor(_Observer):
         self.run_id = run_id
         self.context = dict(context or {})
 
-    def completed(self, outcome: Outcome) -> None:
+    def task_instance_completed(self, task: Task, host: Host, result: MultiResult) -> None:
+        outcome = outcome_of(result)
+        if outcome is not None:
+            self.recorded(outcome, str(host.hostname))
+
+    def recorded(self, outcome: Outcome, address: str) -> None:
         if outcome.diff or outcome.state is not State.UNCHANGED:
             audit.record(
                 self.run_id,
@@ -84,5 +89,7 @@ class AuditProcessor(_Observer):
                 platform=outcome.platform,
                 config_before_sha256=outcome.config_before or None,
                 config_after_sha256=outcome.config_after or None,
+                target=audit.target_of(self.context, address),
+                address=address,
                 **self.context,
             )

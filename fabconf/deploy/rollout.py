@@ -220,6 +220,7 @@ def push(
             bgp_wait=push_options.bgp_wait,
             audit_run=audit.run_id,
             pending_peers=pending_peers or {},
+            audit_context=audit.context,
         )
         for outcome in results:
             outcomes[outcome.device] = outcome

@@ -301,6 +301,7 @@ def push_task(
     interrupt: Interrupt | None = None,
     audit_run: str | None = None,
     pending_peers: Mapping[str, set[str]] | None = None,
+    audit_context: dict[str, str] | None = None,
 ) -> Result:
     """Commit (with the device's revert timer where it has one), verify, confirm — or roll back.
     ``required_peers``: devices whose BGP sessions verify waits for (default none). ``audit_run``: the run id
@@ -320,6 +321,9 @@ def push_task(
                 "about to commit",
                 platform=job.platform,
                 config_before_sha256=config_hash,
+                target=audit.target_of(audit_context, job.device.hostname),
+                address=job.device.hostname,
+                **(audit_context or {}),
             )
 
         ctx.before_commit = before_commit

@@ -202,6 +202,15 @@ def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path, capsys: pytest.
     # the next verify of such a device warns (its state is what the device did after fabconf died)
     _code, text = fab(capsys, "verify", "-i", inv(lab), "--limit", "leaf3", "--bgp-wait", "0")
     assert "leaf3: a commit of run" in text and "never recorded its outcome" in text
+    # that verify read leaf3 back: its unfinished commit is resolved; leaf1's stays until acknowledged
+    code = main(["audit", "--format", "json"])
+    assert code == 2 and [e["device"] for e in json.loads(capsys.readouterr().out)["unfinished"]] == ["leaf1"]
+    _code, text = fab(capsys, "verify", "-i", inv(lab), "--limit", "leaf3", "--bgp-wait", "0")
+    assert "never recorded its outcome" not in text  # warned once, not forever
+    code, text = fab(capsys, "audit", "--ack", "leaf1", "--note", "checked by hand: reverted")
+    assert code == 0 and "leaf1: 1 unfinished commit(s) acknowledged" in text
+    code, text = fab(capsys, "audit")
+    assert code == 0 and "no unfinished commits" in text
 
 
 def test_second_push_on_a_locked_device_is_refused(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
@@ -256,7 +265,8 @@ def test_runbook_push_asks_like_push_and_json_runbooks_print_one_document(
     assert code == 0, out
     audit = [json.loads(line) for line in (lab.state_dir.parent / "audit.jsonl").read_text().splitlines()]
     (record,) = [a for a in audit if a["device"] == "gpu01" and a["result"] != "committing"]
-    assert record["inventory"] == str(Path(inv(lab)).resolve()) and record["target"] == "devices"
+    assert record["inventory"] == str(Path(inv(lab)).resolve()) and record["mode"] == "devices"
+    assert record["target"] == record["address"] == lab.devices["gpu01"].address  # not a lab run: its address
     assert record["config_before_sha256"] != record["config_after_sha256"] and record["result"] == "applied"
 
 
