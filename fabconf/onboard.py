@@ -149,9 +149,29 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
     return plan
 
 
+NAME_FIELD = re.compile(r"\{(id|pod_id)(?::0([1-6])d?)?\}|\{(pod|rack)\}|[{}]")
+
+
+def device_name(pattern: str, *, id: int, pod: str, pod_id: int, rack: str) -> str:
+    """A naming rule filled in: exactly the fields ``{id}``, ``{pod}``, ``{pod_id}``, ``{rack}``, the numbers
+    optionally zero-padded to at most 6 digits (``{id:02d}``). Nothing reaches Python's formatter, so no
+    attribute or index (``{id.__class__}``, ``{0}``) is ever looked up; ``validate`` refuses any other form
+    (the schema's pattern), and a rule that slipped past it is an OnboardError, not a traceback."""
+    numbers, texts = {"id": id, "pod_id": pod_id}, {"pod": pod, "rack": rack}
+
+    def fill(found: re.Match[str]) -> str:
+        if found.group(1):
+            return str(numbers[found.group(1)]).zfill(int(found.group(2) or 0))
+        if found.group(3):
+            return texts[found.group(3)]
+        raise OnboardError(f"naming rule {pattern!r}: only {{id}}, {{pod}}, {{pod_id}}, {{rack}} are filled in")
+
+    return NAME_FIELD.sub(fill, pattern)
+
+
 def _new(pattern: str, device_id: int, address: str, groups: list[str], plan: RackPlan) -> NewDevice:
     """A new device of the rack: its name from the naming rule, its data (id, pod, rack)."""
-    name = str(pattern).format(id=device_id, pod=plan.pod, rack=plan.rack, pod_id=plan.pod_id)
+    name = device_name(str(pattern), id=device_id, pod=plan.pod, rack=plan.rack, pod_id=plan.pod_id)
     return NewDevice(name, address, list(groups), {"id": device_id, "pod": plan.pod, "rack": plan.rack})
 
 
@@ -312,7 +332,7 @@ def onboard_pod(directory: Path, pod: str | None, dry_run: bool) -> tuple[str, d
     names = spec.get("names") or {}
     for spine_id, sspec in zip(spine_ids, shape["spines"], strict=True):
         pattern = names.get("spine", "spine{id}")
-        name = str(pattern).format(id=spine_id, pod=pod, pod_id=pod_id, rack="")
+        name = device_name(str(pattern), id=spine_id, pod=pod, pod_id=pod_id, rack="")
         plan.devices.append(NewDevice(name, next(mgmt), list(sspec["groups"]), {"id": spine_id, "pod": pod}))
         if len(sspec["uplinks"]) > len(supers):
             raise OnboardError(

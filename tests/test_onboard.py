@@ -3,6 +3,7 @@ byte stays; each refusal leaves both files untouched; the result validates and r
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -182,3 +183,21 @@ def test_a_pod_needs_a_declared_pods_block_and_free_super_spine_ports(
     shutil.copytree(ROOT / "inventory", single)
     assert main(["onboard", "pod", "-i", str(single)]) == 1
     assert "onboarding: has no pod: shape" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("pattern", "name"),
+    [("p{pod_id}-gpu{id:02d}", "p3-gpu07"), ("{pod}-{rack}-leaf{id:03}", "pod3-rack2-leaf007"), ("ss{id}", "ss7")],
+)
+def test_a_naming_rule_fills_in_exactly_its_fields(pattern: str, name: str) -> None:
+    from fabconf.onboard import device_name
+
+    assert device_name(pattern, id=7, pod="pod3", pod_id=3, rack="rack2") == name
+
+
+@pytest.mark.parametrize("pattern", ["leaf{x}", "leaf{0}", "leaf{id.__class__}", "spine{rack.__len__}", "a{"])
+def test_a_naming_rule_past_validation_never_reaches_pythons_formatter(pattern: str) -> None:
+    from fabconf.onboard import OnboardError, device_name
+
+    with pytest.raises(OnboardError, match=re.escape("only {id}, {pod}, {pod_id}, {rack} are filled in")):
+        device_name(pattern, id=7, pod="pod3", pod_id=3, rack="rack2")
