@@ -72,6 +72,8 @@ class Platform:
     max_ecmp_by_line: tuple[tuple[str, int], ...] = ()  # release lines whose ECMP maximum differs from max_ecmp
     watchdog_polling_ms: tuple[int, int] = (1, 60000)  # accepted PFC watchdog polling interval
     watchdog_step_ms: int = 1  # watchdog timers are rendered in steps of this many ms
+    # --confirm-timeout the device's commit timer accepts, in seconds (revert-timer platforms)
+    confirm_timeout_s: tuple[int, int] = (1, 86400)
 
     def release_line(self, version: str | None) -> str:
         """The release line ``version`` (default: ``default_version``) belongs to; ValueError when fabconf does
@@ -225,6 +227,9 @@ PLATFORMS: dict[str, Platform] = {
         # [V] napalm nxos has no commit-confirm (docs/reference/roce-lossless.md §11); fabconf's wrapper uses NX-OS's
         # own `configure replace ... commit-timeout` (9.3(1)+) so an unconfirmed commit reverts on the switch
         revert=Revert.TIMER,
+        # [V] Cisco Nexus 9000 System Management guide, "Configure Replace": commit-timeout 30-3600 s (a longer
+        # --confirm-timeout is capped at 3600 by the driver; a shorter one would be refused by the switch at commit)
+        confirm_timeout_s=(30, 3600),
         merge_diff_from_device=False,  # napalm's NX-OS merge diff omits negations: show the remediation
         suffix=".cfg",
         qos_dialect="nxos_cli",

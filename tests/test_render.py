@@ -295,3 +295,15 @@ def test_a_runbook_with_a_mistyped_step_limit_runs_no_step(tmp_path: Path, capsy
     assert "book.yaml: steps[1].push.limit: --limit: '!lef1' matches no device or group" in captured.err
     assert "did you mean 'leaf1'" in captured.err
     assert "== step 1" not in captured.err
+
+
+def test_a_confirm_timeout_a_selected_platform_refuses_stops_before_any_device(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """NX-OS's commit timer takes 30-3600 s: `--confirm-timeout 10` is refused from the platform table before
+    anything is touched (it failed at leaf4's commit, after the devices before it had changed)."""
+    root = Path(__file__).resolve().parent.parent
+    args = ["push", "-i", str(root / "inventory"), "--confirm-timeout", "10", "--yes"]
+    assert main([*args, "--limit", "leaves"]) == 1
+    err = capsys.readouterr().err
+    assert "--confirm-timeout 10: too short for the selected devices' commit timers (nxos at least 30 s)" in err

@@ -37,6 +37,8 @@ from fabconf.deploy.tasks import bgp_configured
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
 from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.platforms import Revert
+from fabconf.platforms import platform as platform_spec
 from fabconf.render import render
 from fabconf.select import select
 
@@ -202,6 +204,18 @@ def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOpt
     return out.emit(outcomes, "verify", code, "fabconf verify (read only)")
 
 
+def check_confirm_timeout(jobs: list[Job], seconds: int) -> None:
+    """Refused before any device is touched: a --confirm-timeout shorter than a selected platform's commit timer
+    accepts (the platform table's ``confirm_timeout_s``; NX-OS takes 30-3600 s), which that device would refuse
+    at commit time, after the devices before it had changed."""
+    short = sorted(
+        {j.spec.name for j in jobs if j.spec.revert is Revert.TIMER and seconds < j.spec.confirm_timeout_s[0]}
+    )
+    if short:
+        limits = ", ".join(f"{name} at least {platform_spec(name).confirm_timeout_s[0]} s" for name in short)
+        raise UsageError(f"--confirm-timeout {seconds}: too short for the selected devices' commit timers ({limits})")
+
+
 READ_BACK = (State.VERIFIED, State.APPLIED, State.UNCHANGED, State.ROLLED_BACK)
 
 
@@ -236,6 +250,7 @@ def run_push(
 ) -> int:
     out = out or Output()
     compiled, jobs = prepare(target)
+    check_confirm_timeout(jobs, push_options.confirm_timeout)
     warn_unfinished(jobs, audit_context(target))
     the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
     if push_options.confirm_timeout < push_options.bgp_wait + 30:
