@@ -103,8 +103,31 @@ def test_entries_count_against_the_values_limit(tmp_path: Path, monkeypatch: pyt
     text = "".join(f"h{i}:\n  data: {{a: 1, b: 2, c: 3}}\n" for i in range(8))  # 11 values each, 81 in the file
     assert Entries.read(text, tmp_path / "hosts.yaml") is None
     monkeypatch.setattr(inventory.limits, "MAX_NODES", 81)
+    assert Entries.read(text, tmp_path / "hosts.yaml") is None  # near the limit: read whole, in one pass
+    monkeypatch.setattr(inventory, "_likely_too_many_values", lambda text: False)  # the entry-by-entry count alone
     cut = Entries.read(text, tmp_path / "hosts.yaml")
     assert cut is not None and len(cut.value) == 8
+
+
+def test_a_file_far_past_the_values_limit_is_refused_by_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hosts.yaml of many small entries past MAX_NODES is refused by the whole-file reader's single event pass,
+    with the line where the limit is passed, never parsed entry by entry first (200,000 entries took 25 s that
+    way; bench/bench_limits.py has the figure), and word for word as the whole read reports it."""
+    monkeypatch.setenv("FABCONF_CACHE", "off")
+    monkeypatch.setattr(inventory.limits, "MAX_NODES", 5_000)
+    monkeypatch.setattr(Entries, "MIN_BYTES", 0)
+    read: list[str] = []
+    real = inventory._read_entry
+    monkeypatch.setattr(inventory, "_read_entry", lambda part: read.append(part) or real(part))
+    inv = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inv)
+    hosts = inv / "hosts.yaml"
+    hosts.write_text(hosts.read_text() + "".join(f"bulk{n}:\n  hostname: h{n}\n" for n in range(2_000)))
+    code, text = _validate(inv, capsys)
+    assert code == 1 and "more than 5,000 values" in text, text
+    assert not [part for part in read if "bulk" in part], "no entry of hosts.yaml was parsed on its own"
 
 
 def test_problems_in_many_entries_come_in_the_whole_read_order(
