@@ -26,10 +26,10 @@ import jinja2
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from genfabric import generate
 
-from fabconf import checks, inventory, model, schema, topology
-from fabconf.design import design
-from fabconf.problems import Problems
-from fabconf.render import filename, render, templates_dir
+from fabconf.compile import checks, inventory, model, schema, topology
+from fabconf.compile.design.device import design
+from fabconf.compile.problems import Problems
+from fabconf.compile.render import filename, render, templates_dir
 
 
 def run(hosts: int, rails: int) -> dict[str, float]:
@@ -47,7 +47,7 @@ def run(hosts: int, rails: int) -> dict[str, float]:
             t[name] = now - mark
             mark = now
 
-        gc.disable()  # as fabconf.pipeline.compile_inventory does
+        gc.disable()  # as fabconf.compile.pipeline.compile_inventory does
         raw = inventory.load(Path(tmp) / "inv", problems)
         lap("load yaml")
         schema.check_credentials(raw, problems)

@@ -32,10 +32,10 @@ from genfabric import fabric_size, generate
 from fabconf.cli.devices import jobs_for
 from fabconf.cli.lab import start_lab
 from fabconf.cli.main import quiet_libraries
+from fabconf.compile.pipeline import compile_inventory
 from fabconf.deploy import rollout
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
-from fabconf.lab import daemon
-from fabconf.pipeline import compile_inventory
+from fabconf_lab import daemon
 
 
 def peak_rss_mib() -> float:

@@ -3,7 +3,7 @@
     python bench/bench_limits.py [--entries 200000]
 
 Writes a copy of the example inventory whose hosts.yaml has ``--entries`` GPU hosts (200,000 entries, about
-15 MB, some 2.2 million values: past ``fabconf.limits.MAX_NODES``), then times ``fabconf validate`` on it as a
+15 MB, some 2.2 million values: past ``fabconf.compile.limits.MAX_NODES``), then times ``fabconf validate`` on it as a
 user runs it (a new process, a cold compile cache of its own). Prints the seconds, the exit status and the
 problem line; the target is a refusal within seconds (bench/README.md has the figures).
 """

@@ -130,7 +130,7 @@ PLATFORMS: dict[str, Platform] = {
         label="Cumulus",
         kind=Kind.SWITCH,
         description="NVIDIA Spectrum, Cumulus Linux 5.x (NVUE REST API)",
-        driver="fabconf.drivers.cumulus:CumulusDriver",
+        driver="fabconf.drivers.cumulus.driver:CumulusDriver",
         connection_section="nvue",
         default_port=8765,  # [V] NVUE REST API port (docs/reference/roce-lossless.md §1.5)
         candidate=Candidate.NVUE_TREE,
@@ -256,7 +256,7 @@ PLATFORMS: dict[str, Platform] = {
             r"ip (domain-name|name-server) .+",
             r"line (console|vty)",
         ),
-        wrapper="fabconf.drivers.nxos_replace:NxosTimerDriver",
+        wrapper="fabconf.drivers.cli.nxos_replace:NxosTimerDriver",
         # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
         # [U] maximum-paths 1-64.
         # [V] Cisco Nexus 9000 Layer 2 Switching Configuration Guide, "VLAN ranges": 3968-4047 and 4094 are
@@ -277,7 +277,7 @@ PLATFORMS: dict[str, Platform] = {
         label="Linux",
         kind=Kind.HOST,
         description="GPU host with ConnectX NICs (SSH)",
-        driver="fabconf.drivers.linux:LinuxDriver",
+        driver="fabconf.drivers.linux.driver:LinuxDriver",
         connection_section="netmiko",
         default_port=22,
         candidate=Candidate.HOST_STATE,

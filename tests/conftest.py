@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabconf.pipeline import Compiled, compile_inventory
+from fabconf.compile.pipeline import Compiled, compile_inventory
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "inventory"
@@ -17,21 +17,23 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The compile cache (``fabconf.cache``) of this test run lives in a directory of its own, never the user's
-    ``~/.cache``; labs the tests start inherit it."""
+    """The compile cache (``fabconf.compile.cache``) of this test run lives in a directory of its own, never the
+    user's ``~/.cache``; labs the tests start inherit it."""
     if not os.environ.get("FABCONF_CACHE_DIR"):
         os.environ["FABCONF_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabconf-test-cache-")
 
 
+LAYERS = ("unit", "lab", "e2e")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark by folder: ``pytest -m "not lab and not e2e"`` is the quick unit layer (a few seconds)."""
+    """Each test is marked by the top folder it lives in: ``unit``, ``lab`` (starts simulators) or ``e2e`` (drives
+    fabconf end to end against the lab), so ``pytest -m unit`` is the quick layer wherever it is run from."""
+    tests = Path(__file__).resolve().parent
     for item in items:
-        parts = Path(str(item.fspath)).parts
-        if "e2e" in parts:
-            item.add_marker(pytest.mark.e2e)
-            item.add_marker(pytest.mark.lab)
-        elif "lab" in parts or "drivers" in parts:
-            item.add_marker(pytest.mark.lab)
+        layer = Path(str(item.fspath)).resolve().relative_to(tests).parts[0]
+        if layer in LAYERS:
+            item.add_marker(getattr(pytest.mark, layer))
 
 
 @pytest.fixture(scope="session")
@@ -57,7 +59,7 @@ def inventory_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A compile cache of the test's own, turned on (``fabconf.cache``)."""
+    """A compile cache of the test's own, turned on (``fabconf.compile.cache``)."""
     where = tmp_path / "cache"
     monkeypatch.setenv("FABCONF_CACHE_DIR", str(where))
     monkeypatch.delenv("FABCONF_CACHE", raising=False)

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from fabconf.pipeline import Compiled, Selector, compile_inventory
-from fabconf.problems import Problems
-from fabconf.render import filename, render
-from fabconf.select import select
+from fabconf.compile.pipeline import Compiled, Selector, compile_inventory
+from fabconf.compile.problems import Problems
+from fabconf.compile.render import filename, render
+from fabconf.compile.selection import select
 
 
 def print_problems(problems: Problems) -> None:

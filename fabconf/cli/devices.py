@@ -25,6 +25,9 @@ from fabconf.cli import report
 from fabconf.cli.auditlog import warn_unfinished
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
 from fabconf.cli.progress import RunProgress
+from fabconf.compile.pipeline import Compiled, compile_inventory
+from fabconf.compile.render import render
+from fabconf.compile.selection import select
 from fabconf.deploy import audit, peers, rollout
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.interrupt import Interrupt
@@ -36,11 +39,8 @@ from fabconf.deploy.processors import Progress
 from fabconf.deploy.tasks import bgp_configured
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
-from fabconf.pipeline import Compiled, compile_inventory
 from fabconf.platforms import Revert
 from fabconf.platforms import platform as platform_spec
-from fabconf.render import render
-from fabconf.select import select
 
 
 @dataclass(frozen=True)

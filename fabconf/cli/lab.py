@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from fabconf.errors import UsageError
-from fabconf.lab import daemon
-from fabconf.lab.faults import MOMENTS
+from fabconf_lab import daemon
+from fabconf_lab.faults import MOMENTS
 
 DEFAULT_STATE = ".fabconf-lab"
 DEFAULT_NETWORK = "127.77.0.0/16"
@@ -72,7 +72,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
                 sys.executable,
                 "-I",  # isolated: a secrets.py or json.py in the current directory is never imported
                 "-m",
-                "fabconf.lab.daemon",
+                "fabconf_lab.daemon",
                 "--inventory",
                 str(inventory.resolve()),
                 "--state",

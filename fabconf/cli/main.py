@@ -15,10 +15,10 @@ import jinja2
 
 from fabconf.cli.compile import print_problems, run_render, run_validate
 from fabconf.cli.pipes import EXIT_BROKEN_PIPE, ReaderGone, guarded_stdout, silence_stdout
+from fabconf.compile.problems import InputError
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.private import open_private
 from fabconf.errors import FabconfError
-from fabconf.problems import InputError
 
 EXIT_OK, EXIT_ERROR = 0, 1
 # commands that touch no device: their parser is built alone, without importing the device stack (NAPALM with

@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
+from fabconf.compile.pipeline import compile_inventory
 from fabconf.deploy.backup import atomic_write
 from fabconf.monitoring import dashboard, inventory, rules
 from fabconf.monitoring.names import Names
 from fabconf.monitoring.thresholds import Thresholds
-from fabconf.pipeline import compile_inventory
 
 FILES = ("fabconf-rules.yml", "fabconf-inventory.prom", "fabconf-dashboard.json")
 

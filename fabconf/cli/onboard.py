@@ -9,8 +9,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from fabconf import docs, onboard
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.plan import cabling as docs
+from fabconf.plan import onboard
 
 
 def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argparse.ArgumentParser], None]) -> None:

@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from fabconf import plan, plan_write
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.plan import sizing as plan
+from fabconf.plan import write as plan_write
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -26,6 +26,7 @@ from fabconf.cli.devices import (
     progress,
     target_of,
 )
+from fabconf.compile.pipeline import Compiled
 from fabconf.deploy import rollout
 from fabconf.deploy.backup import atomic_write
 from fabconf.deploy.credentials import REDACTOR
@@ -33,7 +34,6 @@ from fabconf.deploy.job import Outcome
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.tasks import open_driver
 from fabconf.errors import UsageError
-from fabconf.pipeline import Compiled
 from fabconf.preflight import bandwidth
 from fabconf.preflight.fleet import uniform_firmware
 from fabconf.preflight.policy import Policy

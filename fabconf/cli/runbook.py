@@ -22,13 +22,13 @@ from fabconf.cli.drift import DriftOptions, emit
 from fabconf.cli.drift import check as drift_check
 from fabconf.cli.drift_report import as_dict as drift_dict
 from fabconf.cli.onboard import onboard_rack
+from fabconf.compile.inventory import display_name, load_yaml
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.problems import InputError, Problems
+from fabconf.compile.schema import describe_errors, validator
+from fabconf.compile.selection import SelectionError, select
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.errors import UsageError
-from fabconf.inventory import display_name, load_yaml
-from fabconf.pipeline import compile_inventory
-from fabconf.problems import InputError, Problems
-from fabconf.schema import describe_errors, validator
-from fabconf.select import SelectionError, select
 
 PUSH_KEYS = ("canary", "batch", "max_fail", "confirm_timeout", "bgp_wait")
 

@@ -27,8 +27,8 @@ import subprocess
 import threading
 from dataclasses import dataclass
 
+from fabconf.compile.model import Device
 from fabconf.errors import FabconfError
-from fabconf.model import Device
 
 
 class CredentialsError(FabconfError):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from fabconf.model import Device
+from fabconf.compile.model import Device
 from fabconf.platforms import Platform, platform
 
 

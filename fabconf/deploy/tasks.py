@@ -36,6 +36,9 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabconf.compile.pipeline import Compiled, compile_inventory
+from fabconf.compile.problems import InputError
+from fabconf.compile.render import render
 from fabconf.deploy import audit, overlay
 from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, resolve
 from fabconf.deploy.errortext import explain
@@ -48,9 +51,6 @@ from fabconf.drivers.contract import Driver
 from fabconf.drivers.factory import driver_for
 from fabconf.drivers.trust import Trust
 from fabconf.errors import FabconfError
-from fabconf.pipeline import Compiled, compile_inventory
-from fabconf.problems import InputError
-from fabconf.render import render
 
 JOB_KEY = "fabconf_job"
 RETRY_PAUSE = 0.5  # seconds before the first retry of a transient error; doubled for each further one

@@ -43,7 +43,7 @@ def driver_for(
     if spec.driver.startswith("napalm:"):
         import napalm  # here, not at module level: only device commands pay for importing NAPALM
 
-        from fabconf.drivers.cli_staging import StagedCliDriver, StagedTimerDriver
+        from fabconf.drivers.cli.staging import StagedCliDriver, StagedTimerDriver
 
         napalm_driver = spec.driver.partition(":")[2]
         optional_args = {**trusted.napalm_args(napalm_driver, hostname), **dict(extras.get("optional_args") or {})}

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
+from fabconf.compile.pipeline import Compiled
 from fabconf.monitoring.names import Names
-from fabconf.pipeline import Compiled
 
 
 def registry(compiled: Compiled, names: Names) -> CollectorRegistry:

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from fabconf.drivers.linux_parse import ParseError, parse_ibdev2netdev, parse_ibstat, parse_rdma_link
-from fabconf.drivers.linux_plan import link_problems, sh
+from fabconf.drivers.linux.parse import ParseError, parse_ibdev2netdev, parse_ibstat, parse_rdma_link
+from fabconf.drivers.linux.plan import link_problems, sh
 from fabconf.preflight import hostparse as hp
 from fabconf.preflight.policy import Policy, allowed
 

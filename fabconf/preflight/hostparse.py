@@ -1,4 +1,4 @@
-"""The host tools preflight reads, parsed; formats as ``fabconf.lab.host.platcmds`` documents them (with its
+"""The host tools preflight reads, parsed; formats as ``fabconf_lab.host.platcmds`` documents them (with its
 [U] marks). Every parser raises ``ParseError`` on text it does not recognise: a garbled read is a failed
 check, never a passing one."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fabconf.drivers.linux_parse import ParseError, check_clean
+from fabconf.drivers.linux.parse import ParseError, check_clean
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from labkit import lab_fixture
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 @pytest.fixture

@@ -116,7 +116,7 @@ def document() -> str:
         "Every cell is a test against the lab (`tests/e2e/test_fault_matrix.py`, the cell's id in brackets):",
         "fabconf's real push path (rollout, Nornir task, retries, drivers over real sockets) pushes one device of the",
         "example pod while the lab injects the fault at that moment of the push (`fabconf lab fault DEVICE KIND --at",
-        "MOMENT`, see `fabconf/lab/faults.py`). The test then reads the device back from the lab:",
+        "MOMENT`, see `fabconf_lab/faults.py`). The test then reads the device back from the lab:",
         "",
         "- reported **applied**: the device is at intent and verifies;",
         "- reported **rolled back**, **failed** or **unreachable**: the device is exactly as it was before the push",

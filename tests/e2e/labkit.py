@@ -10,8 +10,8 @@ import pytest
 from network import free_network
 
 from fabconf.cli import main
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf_lab.orchestrator import Lab
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "Lab-Pw-7f3k9Q"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from labkit import fab, inv, lab_fixture, sim
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 @pytest.fixture

@@ -23,16 +23,16 @@ from pathlib import Path
 import pytest
 from labkit import running, sim
 
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.render import render
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.steps import VerifyContext, diff_device, push_device
 from fabconf.deploy.tasks import open_driver
 from fabconf.drivers.contract import Driver
-from fabconf.drivers.linux import LinuxDriver
-from fabconf.drivers.linux_lock import LEASE, OWNER_FILE
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
-from fabconf.render import render
+from fabconf.drivers.linux.driver import LinuxDriver
+from fabconf.drivers.linux.lock import LEASE, OWNER_FILE
+from fabconf_lab.orchestrator import Lab
 
 SWITCHES = ("leaf1", "leaf2", "leaf3", "leaf4")  # cumulus 5.12 and 5.15, eos, nxos
 HOST = "gpu01"

@@ -10,7 +10,7 @@ import yaml
 from labkit import fab, inv, push_all
 
 from fabconf.drivers.textdiff import counts
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 SWITCHES = ("spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4")
 

@@ -20,7 +20,7 @@ import pytest
 from labkit import PASSWORD, fab, inv, push_all
 from prometheus_client.parser import text_string_to_metric_families
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 # what each out-of-band change must show as: the device and its drifted sections, nothing else
 EXPECTED = {

@@ -30,14 +30,14 @@ from faultmatrix import CELLS, DEVICES, Cell, document
 from labkit import PASSWORD, ROOT
 from network import free_network
 
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.render import render
 from fabconf.deploy import rollout
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.deploy.steps import VerifyContext, verify_device
 from fabconf.deploy.tasks import open_driver
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
-from fabconf.render import render
+from fabconf_lab.orchestrator import Lab
 
 TIMEOUT = 3  # fabconf's --timeout in the matrix (a loaded 2-core CI machine needs a margin)
 DELAY = "4"  # a reply this late is a timeout
@@ -203,8 +203,8 @@ import json, sys
 from fabconf.deploy import rollout
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.deploy.job import Job
-from fabconf.pipeline import compile_inventory
-from fabconf.render import render
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.render import render
 inventory, name, revert, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 compiled = compile_inventory(inventory)
 job = Job(compiled.model.devices[name], compiled.data[name], render(compiled.data[name]))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from labkit import ROOT, fab, inv, lab_fixture
 
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf_lab.orchestrator import Lab
 
 TWO_PODS = ROOT / "examples" / "two-pods"
 

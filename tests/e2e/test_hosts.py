@@ -9,7 +9,7 @@ import pytest
 import yaml
 from labkit import fab, inv
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 HOSTS = [f"gpu0{i}" for i in range(1, 9)]
 

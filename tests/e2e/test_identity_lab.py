@@ -12,7 +12,7 @@ import pytest
 import yaml
 from labkit import fab, inv, lab_fixture
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 @pytest.fixture

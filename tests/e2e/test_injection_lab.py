@@ -11,12 +11,12 @@ import shlex
 import pytest
 from labkit import push_all, running, sim
 
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.render import UnsafeValueError, render
 from fabconf.deploy import rollout
 from fabconf.deploy.job import Job, State
 from fabconf.deploy.options import DeviceOptions, PushOptions
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
-from fabconf.render import UnsafeValueError, render
+from fabconf_lab.orchestrator import Lab
 
 EVIL_MODEL = "DCS\nusername evil privilege 15 secret evilpass\n!\nvlan 666\n- set:\n    vlan666: {}"
 

@@ -21,8 +21,8 @@ import pytest
 from labkit import ROOT, inv, running
 
 from fabconf.cli import main
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf_lab.orchestrator import Lab
 
 LEAVES = ("leaf1", "leaf2", "leaf3", "leaf4")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from labkit import ROOT, inv
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 def _docs_example() -> str:

@@ -13,7 +13,7 @@ import pytest
 from labkit import ROOT, fab, inv, lab_fixture, push_all, sim
 
 from fabconf.cli import main
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from labkit import fab, inv, sim
 from prometheus_client.parser import text_string_to_metric_families
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 def _preflight(capsys: pytest.CaptureFixture[str], lab: Lab, *extra: str) -> tuple[int, dict[str, dict]]:

@@ -12,7 +12,7 @@ import pytest
 from labkit import fab, inv, lab_fixture, push_all, running, sim
 from profiles import profile_inventory
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 @pytest.fixture

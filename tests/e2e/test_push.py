@@ -21,7 +21,7 @@ from labkit import PASSWORD, ROOT, fab, inv, open_connections, push_all, running
 
 from fabconf.cli import main
 from fabconf.deploy.lock import DeviceLocks
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 
 def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:

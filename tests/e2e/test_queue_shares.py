@@ -12,8 +12,8 @@ import pytest
 import yaml
 from labkit import ROOT, fab, inv, lab_fixture
 
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf_lab.orchestrator import Lab
 
 SWITCHES = "spine1,spine2,leaf1,leaf3"  # eos, nxos, cumulus 5.12, eos; leaf4 (nxos) below too
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from labkit import ROOT, fab, inv, lab_fixture, sim
 
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
-from fabconf.render import render
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.render import render
+from fabconf_lab.orchestrator import Lab
 
 
 @pytest.fixture

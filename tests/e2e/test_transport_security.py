@@ -10,7 +10,7 @@ import pytest
 import yaml
 from labkit import fab, inv
 
-from fabconf.lab.orchestrator import Lab
+from fabconf_lab.orchestrator import Lab
 
 DEVICES = "leaf1,leaf3,leaf4,gpu01"  # NVUE, eAPI, NX-API, SSH host
 

@@ -13,8 +13,8 @@ import pytest
 from labkit import ROOT, fab, inv, lab_fixture, push_all, sim
 
 from fabconf.cli import main
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf_lab.orchestrator import Lab
 
 TWO_PODS = ROOT / "examples" / "two-pods"
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabconf.lab.nvue.oper import admin_up, mtu_of
-from fabconf.lab.nvue.tree import Tree
+from fabconf_lab.nvue.oper import admin_up, mtu_of
+from fabconf_lab.nvue.tree import Tree
 
 
 def _bgp(tree: Tree) -> tuple[Tree, Tree]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from nvue_frr import frr_conf, ip_commands
 
-from fabconf.lab.nvue.tree import Tree
+from fabconf_lab.nvue.tree import Tree
 
 FRR_DIR = Path("/usr/lib/frr")
 RUN_DIR = Path("/var/run/frr")

@@ -1,4 +1,4 @@
-"""Unit tests for the shared indented-CLI config model (fabconf.lab.cliconf)."""
+"""Unit tests for the shared indented-CLI config model (fabconf_lab.cliconf)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fabconf.lab.cliconf import (
+from fabconf_lab.cliconf import (
     EOS,
     NXOS,
     CliError,

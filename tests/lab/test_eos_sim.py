@@ -24,11 +24,11 @@ from napalm.base.exceptions import CommitError, MergeConfigException, SessionLoc
 from pyeapi.eapilib import CommandError
 from pyeapi.eapilib import ConnectionError as EapiConnectionError
 
-from fabconf.drivers.remediation import keep_management
-from fabconf.lab.eos.sim import EosSim, default_startup_config
-from fabconf.lab.faults import Faults
-from fabconf.lab.tls import LabCA
-from fabconf.lab.world import World
+from fabconf.drivers.cli.remediation import keep_management
+from fabconf_lab.eos.sim import EosSim, default_startup_config
+from fabconf_lab.faults import Faults
+from fabconf_lab.tls import LabCA
+from fabconf_lab.world import World
 
 API = "management api http-commands\n   no shutdown\n!\n"  # the lab answers eAPI only with the API on
 USER, PASSWORD = "admin", "lab-pw"

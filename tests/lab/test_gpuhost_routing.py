@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fabconf.lab.host.sim import GpuHostSim
+from fabconf_lab.host.sim import GpuHostSim
 
 IF0, IF1 = "ens1f0np0", "ens1f1np1"
 
@@ -226,7 +226,7 @@ def test_sysctl_defaults_ranges_and_proc_files(host: GpuHostSim) -> None:
 
 
 def test_state_json_round_trip_and_old_files(host: GpuHostSim) -> None:
-    from fabconf.lab.host.nicstate import HostState
+    from fabconf_lab.host.nicstate import HostState
 
     ok(host, f"ip addr add 10.9.0.1/24 dev {IF0}")
     ok(host, "ip rule add from 10.101.0.2 lookup 100 pref 100")

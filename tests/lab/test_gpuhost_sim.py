@@ -15,8 +15,8 @@ import paramiko
 import pytest
 from netmiko import ConnectHandler
 
-from fabconf.lab.host.sim import GpuHostSim, HostFaults, default_startup_config
-from fabconf.lab.world import World
+from fabconf_lab.host.sim import GpuHostSim, HostFaults, default_startup_config
+from fabconf_lab.world import World
 
 # one /24 of 127.12/16 per test process (port 22 is used), so concurrent runs do not collide
 ADDR = f"127.12.{10 + os.getpid() % 240}.1"

@@ -11,8 +11,8 @@ import time
 import pytest
 from network import free_network
 
-from fabconf.lab.faults import Faults
-from fabconf.lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
+from fabconf_lab.faults import Faults
+from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 
 
 class Big(HttpDevice):

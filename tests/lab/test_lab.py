@@ -22,8 +22,8 @@ import pytest
 import yaml
 from network import free_network
 
-from fabconf.lab.orchestrator import Lab
-from fabconf.pipeline import compile_inventory
+from fabconf.compile.pipeline import compile_inventory
+from fabconf_lab.orchestrator import Lab
 
 ROOT = Path(__file__).resolve().parents[2]
 NETWORK = free_network()  # this module's lab, one per test process

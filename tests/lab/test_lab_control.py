@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from network import free_network
 
-from fabconf.lab import daemon
+from fabconf_lab import daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,11 +22,11 @@ from nvue_frr import frr_conf
 from nvue_netns import FrrFabric
 from nvue_netns import available as netns_available
 
-from fabconf.lab.faults import Faults
-from fabconf.lab.nvue.schema import Validator
-from fabconf.lab.nvue.sim import NvueSim, default_startup_config
-from fabconf.lab.tls import LabCA
-from fabconf.lab.world import World
+from fabconf_lab.faults import Faults
+from fabconf_lab.nvue.schema import Validator
+from fabconf_lab.nvue.sim import NvueSim, default_startup_config
+from fabconf_lab.tls import LabCA
+from fabconf_lab.world import World
 
 USER, PASSWORD = "cumulus", "Lab-Pass-1"
 PORTS = ["swp1", "swp2", "swp3", "swp4"]

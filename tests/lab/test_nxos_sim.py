@@ -20,10 +20,10 @@ from napalm.base.exceptions import ConnectionException, MergeConfigException
 from netmiko import ConnectHandler
 from netmiko.exceptions import NetmikoAuthenticationException
 
-from fabconf.lab.faults import Faults
-from fabconf.lab.nxos.sim import NxosSim, default_startup_config
-from fabconf.lab.tls import LabCA
-from fabconf.lab.world import World
+from fabconf_lab.faults import Faults
+from fabconf_lab.nxos.sim import NxosSim, default_startup_config
+from fabconf_lab.tls import LabCA
+from fabconf_lab.world import World
 
 USER, PASSWORD = "admin", "lab-pass"
 PORTS = [f"Ethernet1/{i}" for i in range(1, 7)]

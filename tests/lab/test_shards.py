@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from network import free_network
 
-from fabconf.lab import daemon
-from fabconf.lab.shards import DEVICES_PER_WORKER, default_workers, shares
+from fabconf_lab import daemon
+from fabconf_lab.shards import DEVICES_PER_WORKER, default_workers, shares
 
 ROOT = Path(__file__).resolve().parents[2]
 

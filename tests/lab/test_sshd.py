@@ -16,8 +16,8 @@ import pytest
 import scp
 from netmiko import ConnectHandler
 
-from fabconf.lab.faults import Faults
-from fabconf.lab.sshd import CloseSession, SessionContext, ShellSession, SshService
+from fabconf_lab.faults import Faults
+from fabconf_lab.sshd import CloseSession, SessionContext, ShellSession, SshService
 
 ADDR = "127.12.1.1"
 USER, PASSWORD = "admin", "lab-pass"

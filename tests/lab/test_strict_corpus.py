@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from fabconf.lab.eos.sim import EosSim
-from fabconf.lab.nvue.schema import Validator
-from fabconf.lab.nxos.config import ConfigSession, NxosCliError, load
-from fabconf.lab.nxos.render import default_startup_config as nxos_startup
-from fabconf.pipeline import Compiled
-from fabconf.render import render
+from fabconf.compile.pipeline import Compiled
+from fabconf.compile.render import render
+from fabconf_lab.eos.sim import EosSim
+from fabconf_lab.nvue.schema import Validator
+from fabconf_lab.nxos.config import ConfigSession, NxosCliError, load
+from fabconf_lab.nxos.render import default_startup_config as nxos_startup
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 PORTS = [f"Ethernet{i}/1" for i in range(1, 9)]

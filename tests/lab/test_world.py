@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabconf.lab.world import DeviceView, NeighborView, PortView, World
+from fabconf_lab.world import DeviceView, NeighborView, PortView, World
 
 
 @dataclass
@@ -123,7 +123,7 @@ def test_a_device_waits_a_bounded_time_for_its_own_change_then_gets_the_last_rou
     import threading
     import time
 
-    from fabconf.lab import world as world_module
+    from fabconf_lab import world as world_module
 
     monkeypatch.setattr(world_module, "OWN_CHANGE_WAIT", 0.2)
     world = _world()

@@ -1,0 +1,503 @@
+"""Cross-checks over the resolved model, its topology and the designed device data.
+
+Each check is a small function that appends problems; together they implement the rules of
+docs/reference/roce-lossless.md §6 that a single file's schema cannot express. Every check is linear
+(or n log n) in devices and links: lookups go through dicts, never nested loops over devices.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from fabconf.compile.design.device import ECT0, max_paths_for, roce_tos
+from fabconf.compile.model import Model
+from fabconf.compile.problems import Problems
+from fabconf.compile.topology import Topology
+from fabconf.platforms import PLATFORMS
+
+Check = Callable[[Model, Topology, Problems], None]
+
+
+def _ffile(model: Model) -> str:
+    return model.files.get("fabric", "fabric.yaml")
+
+
+def _hfile(model: Model) -> str:
+    return model.files.get("hosts", "hosts.yaml")
+
+
+def check_priorities(model: Model, topo: Topology, problems: Problems) -> None:
+    """One or two lossless priorities, including the RoCE priority; CNP strict and distinct."""
+    f, roce = _ffile(model), model.fabric["roce"]
+    pfc = roce["pfc_priorities"]
+    if roce["priority"] not in pfc:
+        problems.add(f, "roce.pfc_priorities", f"must include the RoCE priority {roce['priority']} (PFC on RoCE data)")
+    if len(pfc) > 2:
+        problems.add(f, "roce.pfc_priorities", f"{len(pfc)} lossless priorities; use one or two (buffer headroom)")
+    cnp = roce["cnp"]
+    if cnp["priority"] == roce["priority"]:
+        problems.add(f, "roce.cnp.priority", "CNP priority must differ from the RoCE data priority")
+    if cnp["priority"] in pfc:
+        problems.add(f, "roce.cnp.priority", f"CNP priority {cnp['priority']} must not be lossless (it is strict)")
+    if cnp["priority"] == 0:
+        problems.add(f, "roce.cnp.priority", "CNP priority 0 is the default lossy class; use a strict class such as 6")
+    if 0 in pfc:
+        problems.add(f, "roce.pfc_priorities", "priority 0 is the default lossy class and cannot be lossless")
+    if cnp["dscp"] == roce["dscp"]:
+        problems.add(f, "roce.cnp.dscp", "CNP DSCP must differ from the RoCE data DSCP")
+    if roce["ets"]["roce_percent"] >= 100:
+        problems.add(f, "roce.ets.roce_percent", "leave some bandwidth to the default queue (1..99)")
+
+
+def check_ecn(model: Model, topo: Topology, problems: Problems) -> None:
+    """0 < min < max, in the units each platform in the fabric accepts."""
+    f, ecn = _ffile(model), model.fabric["roce"]["ecn"]
+    lo, hi = ecn["min_threshold_bytes"], ecn["max_threshold_bytes"]
+    if not 0 < lo < hi:
+        problems.add(f, "roce.ecn", f"thresholds need 0 < min ({lo}) < max ({hi})")
+    platforms = {d.platform for d in model.devices.values() if d.is_switch}
+    for name in sorted(platforms):
+        unit = PLATFORMS[name].ecn_unit_bytes
+        for key, value in (("min_threshold_bytes", lo), ("max_threshold_bytes", hi)):
+            if value % unit:
+                problems.add(f, f"roce.ecn.{key}", f"{value} is not a whole number of kbytes, which {name} requires")
+
+
+def check_mtu(model: Model, topo: Topology, problems: Problems) -> None:
+    """host MTU <= every switch port MTU; both ends of every link equal; within platform limits."""
+    f = _ffile(model)
+    host_mtu, switch_mtu = model.fabric["mtu"]["host"], model.fabric["mtu"]["switch"]
+    if host_mtu > switch_mtu:
+        problems.add(f, "mtu.host", f"host MTU {host_mtu} exceeds switch MTU {switch_mtu}")
+    for name, facts in sorted(topo.switches.items()):
+        dev = model.devices[name]
+        plat = PLATFORMS[dev.platform]
+        file, where = dev.where("mtu") if "mtu" in dev.data else (f, ["mtu", "switch"])
+        if facts.mtu < plat.min_mtu:
+            problems.add(file, where, f"{name}: MTU {facts.mtu} is below the {dev.platform} minimum {plat.min_mtu}")
+        if "mtu" in dev.data and dev.data["mtu"] > plat.max_mtu:
+            limit = f"the {dev.platform} maximum {plat.max_mtu}"
+            problems.add(file, where, f"{name}: MTU {dev.data['mtu']} exceeds {limit}")
+        if min(facts.mtu, plat.max_mtu) < host_mtu and facts.host_ports:
+            problems.add(file, where, f"{name}: host ports MTU {min(facts.mtu, plat.max_mtu)} < host MTU {host_mtu}")
+        for up in facts.uplinks:
+            ends = ((up.lower, topo.switches[up.lower].mtu), (up.upper, topo.switches[up.upper].mtu))
+            for dname, configured in ends:
+                if "mtu" in model.devices[dname].data and configured != up.mtu:
+                    problems.add(
+                        *model.devices[dname].where("mtu"),
+                        f"{up.label()}: MTU {configured} on {dname} "
+                        f"but {up.mtu} on the other end; every hop must carry the same MTU",
+                    )
+            if up.mtu < host_mtu:
+                problems.add(_ffile(model), "mtu.switch", f"{up.label()}: MTU {up.mtu} < host MTU {host_mtu}")
+
+
+def check_vlans(model: Model, topo: Topology, problems: Problems) -> None:
+    f = _ffile(model)
+    # VLANs carried by the switches of each platform (every platform when no switch carries any yet)
+    carried: dict[str, set[int]] = defaultdict(set)
+    for n, s in topo.switches.items():
+        carried[model.devices[n].platform].update(s.svis)
+    seen_id: dict[int, int] = {}
+    seen_name: dict[str, int] = {}
+    for i, vlan in enumerate(model.fabric["vlans"]):
+        vid = vlan["id"]
+        if not 1 <= vid <= 4094:
+            problems.add(f, ["vlans", i, "id"], f"{vid} is not in 1..4094")
+        for spec in PLATFORMS.values():
+            for lo, hi in spec.reserved_vlans:
+                if lo <= vid <= hi and (vid in carried[spec.name] or not topo.switches):
+                    problems.add(f, ["vlans", i, "id"], f"{vid} is in the {spec.label} reserved range {lo}-{hi}")
+        if vid in seen_id:
+            problems.add(f, ["vlans", i, "id"], f"VLAN {vid} is already defined at vlans[{seen_id[vid]}]")
+        seen_id.setdefault(vid, i)
+        if vlan["name"] in seen_name:
+            problems.add(
+                f, ["vlans", i, "name"], f"name {vlan['name']!r} is already used at vlans[{seen_name[vlan['name']]}]"
+            )
+        seen_name.setdefault(vlan["name"], i)
+
+
+def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
+    """Per switch: the ECMP width for its role within the platform's limit, and wide enough for its real
+    links: a leaf's uplinks, a spine's super-spine uplinks, a super-spine's links into any one pod."""
+    f = _ffile(model)
+    for name, facts in sorted(topo.switches.items()):
+        dev = model.devices[name]
+        paths = max_paths_for(dev, model.fabric)
+        if dev.data.get("ecmp_max_paths"):
+            file, where = dev.where("ecmp_max_paths")
+        elif isinstance(model.fabric["ecmp"]["max_paths"], dict):
+            file, where = f, ["ecmp", "max_paths", dev.role]
+        else:
+            file, where = f, ["ecmp", "max_paths"]
+        plat = PLATFORMS[dev.platform]
+        limit = plat.ecmp_limit(dev.data.get("os_version"))
+        if paths > limit:
+            problems.add(file, where, f"{name}: {paths} paths exceed the {dev.platform} maximum of {limit}")
+        if dev.role == "leaf" and not facts.uplinks:
+            problems.add(*_device_where(model, name), "leaf has no uplinks in cabling.yaml")
+        elif dev.role == "spine" and not facts.downlinks:
+            problems.warn(*_device_where(model, name), "spine has no leaf links in cabling.yaml")
+        per_pod: dict[str | None, int] = defaultdict(int)
+        for down in facts.downlinks:
+            per_pod[topo.switches[down.lower].pod] += 1
+        needed = len(facts.uplinks) if dev.role != "super_spine" else max(per_pod.values(), default=0)
+        what = "uplinks" if dev.role != "super_spine" else "links into one pod"
+        if paths < needed:
+            problems.add(file, where, f"{name}: {paths} ECMP paths < its {needed} {what}")
+
+
+def _device_where(model: Model, name: str) -> tuple[str, list[Any]]:
+    return model.devices[name].origin or _hfile(model), [name]
+
+
+def check_pods(model: Model, topo: Topology, problems: Problems) -> None:
+    """With more than one pod, every pod reaches the rest of the fabric through super-spines."""
+    if len(topo.pods) < 2:
+        return
+    f = _ffile(model)
+    reach: dict[str, int] = defaultdict(int)
+    members: dict[str, int] = defaultdict(int)
+    for name, facts in topo.switches.items():
+        if facts.pod is None:
+            continue
+        members[facts.pod] += 1
+        if model.devices[name].role == "spine":
+            reach[facts.pod] += len(facts.uplinks)
+    for pod in sorted(topo.pods):
+        if members[pod] and not reach[pod]:
+            problems.add(f, ["pods", pod], f"pod {pod} has no spine-super-spine link: it has no path to the other pods")
+        elif not members[pod]:
+            problems.warn(f, ["pods", pod], f"pod {pod} has no switches yet")
+
+
+def check_pools(model: Model, topo: Topology, problems: Problems) -> None:
+    """Address pools (loopbacks per tier, point-to-point per tier, VLAN subnet pools) never overlap."""
+    f = _ffile(model)
+    addressing = model.fabric["addressing"]
+    pools: list[tuple[ipaddress.IPv4Network, str]] = []
+    named = [(v, f"addressing.loopbacks.{r}") for r, v in sorted(addressing["loopbacks"].items())]
+    named += [(addressing[k], f"addressing.{k}") for k in ("p2p_pool", "spine_p2p_pool") if addressing.get(k)]
+    named += [(v["subnet_pool"], f"vlans[{i}].subnet_pool") for i, v in enumerate(model.fabric["vlans"])]
+    for value, where in named:
+        try:
+            pools.append((ipaddress.IPv4Network(value), where))
+        except ValueError:
+            continue  # reported where the pool is used
+    pools.sort(key=lambda t: (int(t[0].network_address), t[0].prefixlen))
+    widest: tuple[ipaddress.IPv4Network, str] | None = None
+    for net, where in pools:  # sorted by start: an overlap is always with the widest-reaching earlier pool
+        if widest is not None and net.overlaps(widest[0]):
+            problems.add(f, where, f"{net} overlaps {widest[1]} ({widest[0]})")
+        if widest is None or int(net.broadcast_address) > int(widest[0].broadcast_address):
+            widest = (net, where)
+
+
+def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
+    """PFC watchdog timers every platform in the fabric accepts (polling range, timer precision)."""
+    f, wd = _ffile(model), model.fabric["roce"]["pfc_watchdog"]
+    if not wd["enabled"]:
+        return
+    timers = {"polling_interval_ms": wd["polling_interval_ms"], "timeout_ms": wd["timeout_ms"]}
+    if wd.get("recovery_ms"):
+        timers["recovery_ms"] = wd["recovery_ms"]
+    for name in sorted({model.devices[n].platform for n in topo.switches}):
+        spec = PLATFORMS[name]
+        lo, hi = spec.watchdog_polling_ms
+        if not lo <= wd["polling_interval_ms"] <= hi:
+            problems.add(
+                f,
+                "roce.pfc_watchdog.polling_interval_ms",
+                f"{wd['polling_interval_ms']} ms: {spec.label} accepts {lo}-{hi} ms",
+            )
+        for key, value in timers.items():
+            if value % spec.watchdog_step_ms:
+                problems.add(
+                    f,
+                    f"roce.pfc_watchdog.{key}",
+                    f"{value} ms: {spec.label} takes timers in steps of {spec.watchdog_step_ms} ms",
+                )
+
+
+def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
+    """Every switch runs a release line fabconf renders for, on hardware of a known family (where the
+    platform's configuration differs by family)."""
+    for name in sorted(topo.switches):
+        dev = model.devices[name]
+        spec = PLATFORMS[dev.platform]
+        try:
+            spec.release_line(dev.data.get("os_version"))
+        except ValueError as exc:
+            problems.add(*dev.where("os_version"), f"{name}: {exc}")
+        try:
+            spec.hardware_family(dev.data.get("model"))
+        except ValueError as exc:
+            problems.add(*dev.where("model"), f"{name}: {exc}")
+
+
+def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
+    """Unique management addresses, ids per role, leaf ASNs, loopbacks and interface addresses."""
+    h, c = _hfile(model), model.files.get("cabling", "cabling.yaml")
+    first: dict[tuple[str, Any], str] = {}
+
+    def claim(kind: str, value: Any, owner: str, file: str, path: Any, what: str) -> None:
+        """``value``: an address as an int for "ip", (network as an int, prefix length) for "net"."""
+        key = (kind, value)
+        if key in first and first[key] != owner:
+            problems.add(file, path, f"{what} {_shown(kind, value)} is already used by {first[key]}")
+        else:
+            first.setdefault(key, owner)
+
+    asn_owner: dict[int, tuple[str, str]] = {}  # ASN -> (first device, its role/pod group)
+    # derived values claim first, so a collision is reported where an override (data.asn, data.loopback) is
+    rank = {"super_spine": 0, "spine": 1, "leaf": 2}
+    ordered = sorted(
+        model.devices.items(),
+        key=lambda kv: ("asn" in kv[1].data or "loopback" in kv[1].data, rank.get(kv[1].role, 3), kv[0]),
+    )
+    reported: set[str] = set()
+    for name, dev in ordered:
+        claim("mgmt", dev.hostname, name, *_mgmt_where(model, name), "management address")
+        if dev.id is not None:
+            claim(f"id-{dev.role}", dev.id, name, *dev.where("id"), f"{dev.role} id")
+        facts = topo.switches.get(name)
+        if facts is None:
+            continue
+        if facts.asn is not None:
+            # RFC 7938: one ASN per super-spine tier, per pod's spines and per leaf; nothing else may share it
+            group = {"super_spine": "super-spines", "spine": f"spines of pod {facts.pod}"}.get(dev.role, name)
+            seen = asn_owner.setdefault(facts.asn, (name, group))
+            if seen[1] != group:
+                whose = seen[0] if seen[1] == seen[0] else f"{seen[0]} ({seen[1]})"
+                if "asn" in dev.data:
+                    problems.add(*dev.where("asn"), f"ASN {facts.asn} is already used by {whose}")
+                else:
+                    where = _asn_source(model, dev.role, facts.pod)
+                    if where not in reported:  # one line per fabric-level setting, not one per leaf
+                        reported.add(where)
+                        problems.add(_ffile(model), where, f"{name}: ASN {facts.asn} is already used by {whose}")
+        if facts.loopback is not None:
+            file, path = dev.where("loopback" if "loopback" in dev.data else "id")
+            claim("ip", int(facts.loopback), name, file, path, "loopback")
+        for vid, gw in facts.svis.items():
+            net = (int(gw.network.network_address), gw.network.prefixlen)
+            claim("net", net, f"{name} VLAN {vid}", h, [name], "subnet")
+    for _name, facts in sorted(topo.switches.items()):
+        for up in facts.uplinks:
+            claim("net", (up.network, 31), f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
+    for host, ports in sorted(topo.host_ports.items()):
+        for hp in ports:
+            claim("ip", hp.ip, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
+
+
+def _shown(kind: str, value: Any) -> Any:
+    """A claimed value as the user reads it."""
+    if kind == "ip":
+        return ipaddress.IPv4Address(value)
+    if kind == "net":
+        return ipaddress.IPv4Network(value)
+    return value
+
+
+def _asn_source(model: Model, role: str, pod: str | None) -> str:
+    """The fabric.yaml setting a derived ASN comes from."""
+    if role == "spine" and pod and (model.fabric.get("pods") or {}).get(pod, {}).get("spine_asn"):
+        return f"pods.{pod}.spine_asn"
+    return {"super_spine": "bgp.super_spine_asn", "spine": "bgp.spine_asn"}.get(role, "bgp.leaf_asn_base")
+
+
+def _mgmt_where(model: Model, name: str) -> tuple[str, list[Any]]:
+    dev = model.devices[name]
+    return dev.origin or _hfile(model), [name, "hostname"]
+
+
+def check_hosts(model: Model, topo: Topology, problems: Problems) -> None:
+    """ToS, NCCL and firmware settings agree with the RoCE profile; every NIC is cabled."""
+    f = _ffile(model)
+    roce, hosts = model.fabric["roce"], model.fabric["hosts"]
+    tos = roce_tos(model.fabric)
+    if tos >> 2 != roce["dscp"]:
+        problems.add(f, "hosts.tos", f"ToS {tos} carries DSCP {tos >> 2}, not the RoCE DSCP {roce['dscp']}")
+    elif tos & 0b11 == 0:
+        problems.add(f, "hosts.tos", f"ToS {tos} is Not-ECT; use {(roce['dscp'] << 2) | ECT0} so DCQCN can mark")
+    nccl = hosts["nccl"]
+    # NCCL settings that must agree with the RoCE profile [V: NCCL env docs: NCCL_IB_TC is the traffic class
+    # (ToS byte) and NCCL_IB_SL the service level, which RoCE carries as the 802.1p priority]
+    for key, want, what in (
+        ("NCCL_IB_TC", tos, "the RoCE ToS"),
+        ("NCCL_IB_SL", roce["priority"], "the RoCE priority"),
+        ("NCCL_IB_GID_INDEX", hosts["gid_index"], "hosts.gid_index"),
+    ):
+        value = nccl.get(key)
+        if value is not None and str(value) != str(want):
+            problems.add(f, f"hosts.nccl.{key}", f"{value} differs from {what} {want}")
+    mlx = hosts["mlxconfig"]
+    for key, value in sorted(mlx.items()):
+        base, _, port = key.rpartition("_P")
+        if not port.isdigit():
+            continue
+        want = {"CNP_DSCP": roce["cnp"]["dscp"], "CNP_802P_PRIO": roce["cnp"]["priority"]}.get(base)
+        if want is not None and str(value) != str(want):
+            problems.add(f, f"hosts.mlxconfig.{key}", f"{value} differs from roce.cnp ({want})")
+        if base == "ROCE_CC_PRIO_MASK":
+            try:
+                bits = int(str(value), 0)
+            except ValueError:
+                problems.add(f, f"hosts.mlxconfig.{key}", f"{value!r} is not a number")
+                continue
+            for prio in roce["pfc_priorities"]:
+                if not bits >> prio & 1:
+                    problems.add(f, f"hosts.mlxconfig.{key}", f"{value} leaves DCQCN off on lossless priority {prio}")
+    for name, dev in sorted(model.devices.items()):
+        if not dev.is_host:
+            continue
+        file, path = dev.where("nics")
+        if not dev.nics:
+            problems.add(file, path, f"{name}: a GPU host needs at least one RoCE NIC")
+        cabled = {hp.nic.netdev for hp in topo.host_ports.get(name, [])}
+        seen: dict[str, str] = {}
+        cards: dict[tuple[str, int], str] = {}
+        for i, nic in enumerate(dev.nics):
+            if nic.rdma in seen:
+                problems.add(file, [*path, i, "rdma"], f"{name}: {nic.rdma} is already used by {seen[nic.rdma]}")
+            seen[nic.rdma] = nic.netdev
+            if nic.card in cards:
+                card, port = nic.card
+                problems.add(file, [*path, i], f"{name}: port {port} of card {card} is already {cards[nic.card]}")
+            cards.setdefault(nic.card, nic.netdev)
+            if nic.netdev not in cabled:
+                problems.warn(file, [*path, i], f"{name}:{nic.netdev} is not cabled to a leaf")
+
+
+def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
+    """Rail-optimised hosts: each leaf serves one rail (a warning: small fabrics share leaves between rails).
+    Dual-homed hosts: the ports of each card go to two different leaves of one pod, as independent L3 links."""
+    rails: dict[str, set[int]] = defaultdict(set)
+    for name, ports in sorted(topo.host_ports.items()):
+        dev = model.devices[name]
+        if dev.data.get("attachment", "rail_optimised") == "rail_optimised":
+            for hp in ports:
+                rails[hp.leaf].add(hp.nic.rail)
+            continue
+        file, path = dev.where("attachment")
+        by_card: dict[str, list[Any]] = defaultdict(list)
+        for hp in ports:
+            by_card[hp.nic.card[0]].append(hp)
+        for card, members in sorted(by_card.items()):
+            leaves = [hp.leaf for hp in members]
+            if len(members) < 2:
+                problems.warn(file, path, f"{name}: card {card} has one cabled port: it is not dual-homed")
+            elif len(set(leaves)) < len(leaves):
+                problems.add(
+                    file,
+                    path,
+                    f"{name}: the ports of card {card} go to {', '.join(leaves)}; dual-homed ports "
+                    "go to the two leaves of a leaf pair",
+                )
+            elif len({topo.switches[leaf].pod for leaf in leaves if leaf in topo.switches}) > 1:
+                where = ", ".join(leaves)
+                problems.add(file, path, f"{name}: card {card} is homed to leaves of different pods ({where})")
+    for leaf, served in sorted(rails.items()):
+        if len(served) > 1:
+            problems.warn(
+                *_device_where(model, leaf),
+                f"{leaf} serves rails {', '.join(map(str, sorted(served)))}; a rail-optimised leaf serves one rail",
+            )
+
+
+# What a switch's designed QoS data says about the priority chain, per QoS dialect (design.QOS_BUILDERS):
+# (traffic class of the RoCE DSCP, lossless priorities, None when trust is right or the problem's detail).
+ChainView = tuple[int | None, set[int], str | None]
+
+
+def _chain_nxos(q: dict[str, Any], dscp: int) -> ChainView:
+    tc = next((c["qos_group"] for c in q["classes"] if c["dscp"] == dscp), None)
+    return tc, {x["pause_cos"] for x in q["network_qos"]["classes"] if x["pause_cos"] is not None}, None
+
+
+def _chain_eos(q: dict[str, Any], dscp: int) -> ChainView:
+    tc = dict(map(tuple, q["dscp_map"])).get(dscp)
+    return tc, set(q["pfc_priorities"]), None if q.get("trust") == "dscp" else ""
+
+
+def _chain_nvue(q: dict[str, Any], dscp: int) -> ChainView:
+    tc = dict(map(tuple, q["dscp_map"])).get(dscp)
+    return tc, set(q["pfc"]["priorities"]), None if q.get("trust") in ("l3", "both") else " (l3 or both)"
+
+
+_CHAIN_READERS: dict[str, Callable[[dict[str, Any], int], ChainView]] = {
+    "nxos_cli": _chain_nxos,
+    "eos_cli": _chain_eos,
+    "nvue": _chain_nvue,
+}
+
+
+def check_device_data(model: Model, topo: Topology, problems: Problems, data: dict[str, dict[str, Any]]) -> None:
+    """The priority chain end to end, read back from the designed device data of every device.
+
+    host DSCP -> host priority (dscp2prio) -> PFC bit  ==  switch DSCP map -> traffic class -> PFC priority,
+    trust DSCP where RoCE enters, and PFC on both ends of every host link.
+    """
+    roce = model.fabric["roce"]
+    dscp, prio = roce["dscp"], roce["priority"]
+    h = _hfile(model)
+    switch_view: dict[str, tuple[int | None, set[int]]] = {}
+    for name, d in data.items():
+        q = d.get("qos", {})
+        spec = PLATFORMS[d["platform"]]
+        if spec.is_host:
+            explicit = {a: b for a, b in q.get("dscp2prio", [])}
+            host_prio = explicit.get(dscp, dscp >> 3)
+            if host_prio != prio:
+                problems.add(h, [name], f"host maps DSCP {dscp} to priority {host_prio}, fabric expects {prio}")
+            if q.get("trust") != "dscp":
+                problems.add(h, [name], "host NICs must trust DSCP")
+            if (d["roce_tos"] >> 2) != dscp:
+                problems.add(h, [name], f"host ToS {d['roce_tos']} does not carry DSCP {dscp}")
+            if not q.get("pfc", [0] * 8)[host_prio]:
+                problems.add(h, [name], f"host PFC is off on priority {host_prio}")
+            continue
+        tc, lossless, trust_problem = _CHAIN_READERS[spec.qos_dialect](q, dscp)
+        if trust_problem is not None:
+            problems.add(h, [name], f"{spec.label} RoCE ports must trust DSCP{trust_problem}")
+        switch_view[name] = (tc, lossless)
+        if tc != prio:
+            problems.add(h, [name], f"switch maps DSCP {dscp} to traffic class {tc}, fabric expects {prio}")
+        if prio not in lossless:
+            problems.add(h, [name], f"switch has no PFC on priority {prio}")
+    by_leaf: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for name, d in data.items():
+        if not PLATFORMS[d["platform"]].is_host:
+            for itf in d["interfaces"]:
+                by_leaf[name][itf["name"]] = itf
+    for host, ports in topo.host_ports.items():
+        for hp in ports:
+            itf = by_leaf.get(hp.leaf, {}).get(hp.leaf_port)
+            if itf is not None and not itf["pfc"]:
+                problems.add(h, [hp.leaf], f"{hp.leaf}:{hp.leaf_port} faces {host} but has PFC off")
+
+
+CHECKS: tuple[Check, ...] = (
+    check_priorities,
+    check_ecn,
+    check_mtu,
+    check_vlans,
+    check_ecmp,
+    check_pods,
+    check_pools,
+    check_releases,
+    check_watchdog,
+    check_unique,
+    check_hosts,
+    check_attachment,
+)
+
+
+def run(model: Model, topo: Topology, problems: Problems) -> None:
+    for check in CHECKS:
+        check(model, topo, problems)

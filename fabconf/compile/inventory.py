@@ -1,0 +1,336 @@
+"""Load the inventory directory: Nornir SimpleInventory files plus the fabric intent and the cabling.
+
+Only reading happens here. Every file is read within the limits of ``fabconf.compile.limits`` (size, nesting,
+values after alias expansion: checked before any object is built), parsed with PyYAML's C loader when
+available, duplicate keys are reported (PyYAML would silently keep the last one), and every failure becomes
+a Problem with the file, line and column rather than an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabconf.compile import cache, limits
+from fabconf.compile.limits import LimitExceeded
+from fabconf.compile.problems import Problems, brief
+from fabconf.compile.yamlc import SAFE_LOADER
+
+FILES = {
+    "hosts": ("hosts.yaml", True),
+    "groups": ("groups.yaml", False),
+    "defaults": ("defaults.yaml", False),
+    "fabric": ("fabric.yaml", True),
+    "cabling": ("cabling.yaml", True),
+}
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: object, line: int, column: int) -> None:
+        super().__init__(key)
+        self.key, self.line, self.column = key, line, column
+
+
+class _Loader(SAFE_LOADER):
+    """Safe loader that refuses duplicate mapping keys and says where a value cannot be read."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE:
+                continue  # `<<: *defaults`: merged keys may be overridden, that is the point of a merge
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                hashable = key in seen
+            except TypeError:
+                continue
+            if hashable:
+                mark = key_node.start_mark
+                raise _DuplicateKey(key, mark.line + 1, mark.column + 1)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _readable(construct: Any) -> Any:
+    """A scalar constructor whose ValueError (a date that does not exist, 2024-13-45; an integer of more than
+    4300 digits) becomes a YAML error with the value's place."""
+
+    def wrapped(loader: Any, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, OverflowError) as exc:
+            message = f"cannot read the value {brief(node.value)}: {str(exc).split(';')[0]}"
+            raise yaml.constructor.ConstructorError(None, None, message, node.start_mark) from exc
+
+    return wrapped
+
+
+for _tag, _construct in (
+    ("tag:yaml.org,2002:int", yaml.constructor.SafeConstructor.construct_yaml_int),
+    ("tag:yaml.org,2002:float", yaml.constructor.SafeConstructor.construct_yaml_float),
+    ("tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_timestamp),
+):
+    _Loader.add_constructor(_tag, _readable(_construct))
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+_MERGE = "tag:yaml.org,2002:merge"
+# Characters YAML 1.1 does not allow in a stream (its printable set): found before the parser, with a place.
+_NOT_YAML = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def display_name(path: Path) -> str:
+    """A path as the user should read it: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+@dataclass
+class RawInventory:
+    """The parsed files, untouched. ``files`` maps a kind (``hosts``…) to its display name."""
+
+    directory: Path
+    files: dict[str, str] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # kind -> SHA-256 of the bytes read (fabconf.compile.cache)
+    # kind -> [(top-level key, SHA-256 of its entry's text)] of a file read entry by entry (``Entries``)
+    entries: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
+
+    @property
+    def hosts(self) -> dict[str, Any]:
+        return self.data.get("hosts") or {}
+
+    @property
+    def groups(self) -> dict[str, Any]:
+        return self.data.get("groups") or {}
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return self.data.get("defaults") or {}
+
+    @property
+    def fabric(self) -> dict[str, Any]:
+        return self.data.get("fabric") or {}
+
+    @property
+    def cabling(self) -> dict[str, Any]:
+        return self.data.get("cabling") or {}
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, refusing what is not a regular file (a FIFO would block, /dev/zero never end) or is
+    larger than MAX_FILE_BYTES before reading it."""
+    too_large = f"larger than {limits.MAX_FILE_BYTES // 2**20} MiB, the limit for one inventory file"
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise LimitExceeded(0, 0, "not a regular file")
+    if info.st_size > limits.MAX_FILE_BYTES:
+        raise LimitExceeded(0, 0, too_large)
+    with path.open("rb") as stream:
+        data = stream.read(limits.MAX_FILE_BYTES + 1)  # the file may have grown since
+    if len(data) > limits.MAX_FILE_BYTES:
+        raise LimitExceeded(0, 0, too_large)
+    return data
+
+
+def _place(text: str, index: int) -> tuple[int, int]:
+    """(line, column), counting from 1, of position ``index`` of ``text``."""
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _decode(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].decode("utf-8")  # valid up to there
+        line, column = _place(before, len(before))
+        raise LimitExceeded(
+            line, column, f"not UTF-8 text (byte 0x{data[exc.start]:02x}): save the file as UTF-8"
+        ) from None
+    if hit := _NOT_YAML.search(text):
+        line, column = _place(text, hit.start())
+        raise LimitExceeded(
+            line, column, f"the character U+{ord(hit.group()):04X} is not allowed in YAML (is this a text file?)"
+        )
+    return text
+
+
+def _syntax_message(exc: yaml.MarkedYAMLError, text: str, line: int, column: int) -> str:
+    lines = text.split("\n")
+    if 0 < line <= len(lines) and "\t" in lines[line - 1][: column + 1]:
+        return "a tab character: YAML indents with spaces, never tabs"
+    if "another document" in str(exc.problem):
+        return "a second YAML document ('---'): an inventory file holds exactly one"
+    if "maximum nesting depth" in str(exc.problem):  # libyaml's own limit (1000), far above ours
+        return f"too deeply nested (more than {limits.MAX_DEPTH} levels)"
+    if str(exc.problem).startswith("cannot read the value"):
+        return str(exc.problem)
+    if "could not determine a constructor for the tag" in str(exc.problem):
+        tag = str(exc.problem).rsplit(" ", 1)[-1]
+        return f"the tag {tag} is not allowed: an inventory holds plain YAML (text, numbers, lists, mappings)"
+    return f"YAML syntax error: {' '.join(str(exc.problem or exc.context).split())}"
+
+
+def load_yaml(path: Path, shown: str, problems: Problems) -> tuple[bool, Any]:
+    """Parse one YAML file within the limits of fabconf.compile.limits; on failure record a problem and return
+    (False, None). Nothing is constructed from a file that breaks a limit."""
+    ok, value, _digest, _entries = load_yaml_digest(path, shown, problems)
+    return ok, value
+
+
+def load_yaml_digest(
+    path: Path, shown: str, problems: Problems
+) -> tuple[bool, Any, str | None, list[tuple[Any, str]] | None]:
+    """``load_yaml``, the SHA-256 of the bytes read (None when none were) and, for a large file read entry by entry
+    (``Entries``), its [(key, entry digest)]. The same bytes parsed before come from ``fabconf.compile.cache``."""
+    text = ""
+    try:
+        data = _read(path)
+        key = cache.digest(data)
+        value = cache.get("yaml", key)
+        if value is not cache.MISS:
+            return True, value, key, None
+        text = _decode(data)
+        entries = Entries.read(text, path) if len(data) >= Entries.MIN_BYTES else None
+        if entries is None:
+            limits.check_events(text, SAFE_LOADER)
+            value = yaml.load(text, Loader=_Loader)
+        else:
+            value = entries.value
+        cache.put("yaml", key, value)
+        return True, value, key, None if entries is None else entries.digests
+    except FileNotFoundError:
+        problems.add(shown, "(file)", "file not found")
+    except LimitExceeded as exc:
+        problems.add(shown, exc.where, exc.message)
+    except OSError as exc:
+        problems.add(shown, "(file)", f"cannot read: {exc.strerror or exc}")
+    except _DuplicateKey as exc:
+        problems.add(shown, f"line {exc.line} column {exc.column}", f"duplicate key {exc.key!r}")
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        if mark is None:
+            problems.add(shown, "(file)", _syntax_message(exc, text, 0, 0))
+        else:
+            where = f"line {mark.line + 1} column {mark.column + 1}"
+            problems.add(shown, where, _syntax_message(exc, text, mark.line + 1, mark.column))
+    except yaml.YAMLError as exc:
+        problems.add(shown, "(file)", f"YAML error: {' '.join(str(exc).split())}")
+    except RecursionError:  # the limits keep nesting far below this; a last line of defence
+        problems.add(shown, "(file)", f"too deeply nested (more than {limits.MAX_DEPTH} levels)")
+    return False, None, None, None
+
+
+class _NotEntries(Exception):
+    """The file is not plainly a mapping of named entries: it is read as a whole."""
+
+
+# a line that starts at column 0 (not blank, not a comment) ...
+_TOP_LINE = re.compile(r"^[^\s#]", re.M)
+# ... must start an entry: a plain name and a colon (no quotes, no anchors, no "?", "-", "---", "%" or "...")
+_ENTRY_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*:(?=[ \t\r\n]|\Z)")
+
+
+@dataclass
+class Entries:
+    """A large file that is a block mapping of named entries (``hosts.yaml``: one per device) read entry by entry,
+    each entry's parse kept in ``fabconf.compile.cache`` under the SHA-256 of its text: editing one device of a
+    5,600-device ``hosts.yaml`` parses that device's lines again, not the file.
+
+    The text is cut before every line that starts at column 0 with a plain name and a colon; any other line at
+    column 0 (a quoted or complex key, a document marker, a directive), an anchor anywhere (an alias could reach
+    across entries), an entry that is not exactly one key, a key seen twice, or any error while reading an entry
+    sends the file to the whole-file reader, which reports what is wrong with its line as always. Every entry is
+    held to the limits of ``fabconf.compile.limits`` on its own, and their values add up against ``MAX_NODES``.
+    """
+
+    MIN_BYTES = 64 * 1024  # smaller files are read whole: cutting them saves nothing
+    value: dict[Any, Any]
+    digests: list[tuple[Any, str]]
+
+    @classmethod
+    def read(cls, text: str, path: Path) -> Entries | None:
+        if "&" in text or _likely_too_many_values(text):
+            return None
+        starts = []
+        for hit in _TOP_LINE.finditer(text):
+            if not _ENTRY_KEY.match(text, hit.start()):
+                return None
+            starts.append(hit.start())
+        if len(starts) < 2:
+            return None
+        starts[0] = 0  # comments and blank lines before the first entry belong to it
+        store = cache.EntryStore("yaml-entries", str(path.resolve()))
+        value: dict[Any, Any] = {}
+        digests: list[tuple[Any, str]] = []
+        nodes = 1
+        try:
+            for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+                part = text[start:end]
+                digest = cache.digest(part.encode())
+                entry = store.get(digest)
+                if entry is cache.MISS:
+                    entry = _read_entry(part)
+                key, item, count = entry
+                if key in value:
+                    return None
+                value[key] = item
+                digests.append((key, digest))
+                store.keep(digest, entry)
+                nodes += count - 1  # each entry counted its own enclosing mapping
+                if nodes > limits.MAX_NODES:
+                    return None  # the whole-file reader says where, in one pass
+        except (_NotEntries, LimitExceeded, _DuplicateKey, yaml.YAMLError, RecursionError):
+            return None
+        if nodes > limits.MAX_NODES:
+            return None
+        store.save()
+        return cls(value, digests)
+
+
+def _likely_too_many_values(text: str) -> bool:
+    """A cheap look (no parsing) at whether a file may be near ``MAX_NODES``: every ``key: value`` is at least two
+    values. Such a file goes to the whole-file reader, whose single pass of the C parser over the events refuses it
+    where the limit is passed (about 4 s for 15 MB), instead of parsing entry after entry first (200,000 entries
+    took 25 s). It only picks the reader; the count itself is always exact."""
+    return 2 * (text.count(": ") + text.count(":\n")) > limits.MAX_NODES // 2
+
+
+def _read_entry(part: str) -> list[Any]:
+    """[key, value, values counted] of one entry's text."""
+    count = limits.check_events(part, SAFE_LOADER)
+    doc = yaml.load(part, Loader=_Loader)
+    if not isinstance(doc, dict) or len(doc) != 1:
+        raise _NotEntries
+    ((key, item),) = doc.items()
+    return [key, item, count]
+
+
+def load(directory: Path | str, problems: Problems) -> RawInventory:
+    """Read every inventory file of ``directory``; what cannot be read is recorded in ``problems``."""
+    directory = Path(directory)
+    raw = RawInventory(directory)
+    if not directory.is_dir():
+        problems.add(display_name(directory), "(directory)", "inventory directory not found")
+        return raw
+    for kind, (name, required) in FILES.items():
+        path = directory / name
+        shown = display_name(path)
+        raw.files[kind] = shown
+        if not path.exists() and not required:
+            raw.data[kind] = {}
+            continue
+        ok, value, digest, entries = load_yaml_digest(path, shown, problems)
+        if ok and digest is not None:
+            raw.data[kind] = {} if value is None else value
+            raw.digests[kind] = digest
+            if entries is not None:
+                raw.entries[kind] = entries
+    return raw

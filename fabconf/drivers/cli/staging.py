@@ -1,0 +1,202 @@
+"""NAPALM's unmodified ``eos`` and ``nxos`` drivers behind fabconf's driver contract.
+
+``StagedCliDriver`` wraps a NAPALM driver and gives it fabconf's candidate semantics: in merge mode
+``load_merge_candidate(config=RENDERED)`` reads the running configuration, computes hier_config's
+remediation of the owned sections (``fabconf.drivers.cli.remediation``) and loads only that remediation as
+NAPALM's merge candidate; an empty remediation stages nothing. ``load_replace_candidate`` hands the full
+rendered configuration to NAPALM's replace. ``compare_config`` shows the device's own diff where the
+platform table says it is complete (EOS config sessions), else the remediation itself (NAPALM's NX-OS
+merge diff omits negations).
+
+``StagedTimerDriver`` is the same for platforms whose commits the device itself reverts unless confirmed
+(EOS ``configure session … commit timer``); it carries the ``RevertTimer`` marker.
+
+Every other call is NAPALM's own. The NAPALM driver is reachable as ``.napalm`` for tests and tools.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from fabconf.drivers.cli.remediation import (
+    Remediation,
+    keep_management,
+    owned_trees,
+    owned_views,
+    remediate,
+    remediation_of,
+)
+from fabconf.drivers.contract import RevertTimer
+from fabconf.drivers.textdiff import unified
+from fabconf.platforms import Platform
+
+if TYPE_CHECKING:
+    from napalm.base import NetworkDriver, models
+
+__all__ = ["StagedCliDriver", "StagedTimerDriver"]
+
+
+class StagedCliDriver:
+    """A NAPALM CLI driver staged with hier_config remediation of the sections fabconf owns."""
+
+    def __init__(self, napalm_driver: NetworkDriver, spec: Platform) -> None:
+        self.napalm = napalm_driver
+        self.spec = spec
+        self.hostname: str = napalm_driver.hostname
+        self._running: str | None = None  # the last running config read, until anything changes the device
+        self._staged: Remediation | None = None  # merge mode: what was loaded; None: nothing / replace mode
+        self._replace = False
+        self._views: tuple[str, str] | None = None  # owned config (running, intended) of the last load
+        self._intended: str | None = None  # replace mode: the whole intended configuration
+
+    # -- connection -------------------------------------------------------------------------------------------
+    def open(self) -> None:
+        self.napalm.open()
+
+    def close(self) -> None:
+        try:
+            self.napalm.close()
+        finally:
+            # napalm's NX-API driver opens an SSH session (netmiko) for file transfers and its close() leaves it
+            # open: one connection per NX-OS switch and push stayed established. NetworkDriver._netmiko_close is
+            # napalm's own way to end that session (a no-op when none was opened).
+            netmiko_close = getattr(self.napalm, "_netmiko_close", None)
+            if callable(netmiko_close):
+                netmiko_close()
+
+    # -- candidate ----------------------------------------------------------------------------------------------
+    def _running_config(self) -> str:
+        if self._running is None:
+            self._running = self.napalm.get_config(retrieve="running")["running"]
+        return self._running
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        intended = _text(filename, config)
+        running = self._running_config()
+        trees = owned_trees(self.spec.name, running, intended)
+        rem = remediation_of(*trees)
+        self._staged, self._replace = rem, False
+        self._views = owned_views(*trees)
+        if not rem.empty:
+            self.napalm.load_merge_candidate(config=rem.config)
+
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        # the management plane runs over what a replace would otherwise drop: keep it from the running config
+        intended = keep_management(self.spec.name, self._running_config(), _text(filename, config))
+        self._intended = intended
+        self._staged, self._replace = None, True
+        self._views = owned_views(*owned_trees(self.spec.name, self._running_config(), intended, whole=True))
+        self.napalm.load_replace_candidate(config=intended)
+
+    def compare_config(self) -> str:
+        if self._replace:
+            return str(self.napalm.compare_config())
+        if self._staged is None or self._staged.empty:
+            return ""
+        if self.spec.merge_diff_from_device:
+            return str(self.napalm.compare_config())
+        return self._staged.config
+
+    def config_diff(self) -> str:
+        """The owned configuration as it runs and as intended, as a unified diff ("" when equal)."""
+        if self._views is None:
+            return ""
+        return unified(*self._views, self.hostname)
+
+    def intent_diff(self, config: str) -> str:
+        """The remediation still needed to reach ``config``, from the running config alone (no session)."""
+        self._running = None
+        return remediate(self.spec.name, self._running_config(), config).config
+
+    def discard_config(self) -> None:
+        staged = self._replace or (self._staged is not None and not self._staged.empty)
+        self._staged, self._replace, self._views = None, False, None
+        if staged:
+            self.napalm.discard_config()
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        self._running = None
+        if revert_in is None:
+            self.napalm.commit_config(message=message)
+        else:
+            self.napalm.commit_config(message=message, revert_in=revert_in)
+        self._staged, self._replace = None, False
+
+    def rollback(self) -> None:
+        self._running = None
+        self.napalm.rollback()
+
+    def reattach(self, lost: Any) -> None:
+        """A reopened NAPALM EOS driver must know the config session the lost connection opened, so that
+        recovery can abort it (nothing may be left on the device). Other platforms keep no session."""
+        session = getattr(getattr(lost, "napalm", None), "config_session", None)
+        if session and hasattr(self.napalm, "config_session"):
+            self.napalm.config_session = session
+            if not self.napalm.has_pending_commit():
+                with contextlib.suppress(Exception):
+                    self.napalm.discard_config()
+
+    # -- getters ------------------------------------------------------------------------------------------------
+    def get_facts(self) -> models.FactsDict:
+        return self.napalm.get_facts()
+
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> models.ConfigDict:
+        config = self.napalm.get_config(retrieve=retrieve, full=full, sanitized=sanitized)
+        if retrieve in ("running", "all") and not full and not sanitized:
+            self._running = config["running"]
+        return config
+
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
+        return self.napalm.get_interfaces()
+
+    def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
+        """NAPALM's counters where its driver has them (EOS); NotImplementedError elsewhere (NX-API)."""
+        return self.napalm.get_interfaces_counters()
+
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        return self.napalm.get_lldp_neighbors()
+
+    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
+        return self.napalm.get_bgp_neighbors()
+
+    def route_paths(self, prefix: str) -> list[str]:
+        """NAPALM's ``get_route_to`` where the driver has it (EOS); else ``show ip route PREFIX`` read through
+        NAPALM's ``cli`` (napalm's NX-API driver has no ``get_route_to``): every ``*via ADDR,`` line."""
+        try:
+            routes = self.napalm.get_route_to(destination=prefix, protocol="bgp")
+        except NotImplementedError:
+            text = self.napalm.cli([f"show ip route {prefix}"]).get(f"show ip route {prefix}", "")
+            return _via_lines(text, prefix)
+        return sorted(str(r["next_hop"]) for r in routes.get(prefix, []) if r.get("current_active"))
+
+
+class StagedTimerDriver(StagedCliDriver, RevertTimer):
+    """A staged CLI driver whose device reverts an unconfirmed commit by itself (EOS commit timer)."""
+
+    def confirm_commit(self) -> None:
+        self.napalm.confirm_commit()
+
+    def has_pending_commit(self) -> bool:
+        return bool(self.napalm.has_pending_commit())
+
+
+def _via_lines(text: str, prefix: str) -> list[str]:
+    """Next hops of ``prefix`` in NX-OS ``show ip route`` text: the ``*via A.B.C.D,`` lines under its header."""
+    hops: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            inside = line.split(",", 1)[0].strip() == prefix
+        elif inside and line.strip().startswith("*via "):
+            hops.append(line.strip()[5:].split(",", 1)[0])
+    return sorted(hops)
+
+
+def _text(filename: str | None, config: str | None) -> str:
+    if config is not None:
+        return config
+    if filename is None:
+        raise ValueError("load a candidate from config= or filename=")
+    with open(filename, encoding="utf-8") as handle:
+        return handle.read()

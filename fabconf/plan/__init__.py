@@ -1,0 +1,1 @@
+"""Planning a fabric: sizing a Clos, writing its inventory, onboarding racks and pods, cabling docs."""

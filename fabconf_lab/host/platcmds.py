@@ -1,0 +1,183 @@
+"""The platform tools of a lab GPU host that ``fabconf preflight`` reads: ``ethtool``, ``mst``, ``lspci``,
+``lsmod``, ``ofed_info``, ``dpkg-query`` and the files ``/proc/cmdline`` and ``/proc/driver/nvidia/version``.
+
+Formats are the real tools' as far as preflight reads them; [U] where marked, they are recalled from the tools'
+usual output rather than checked against a manual:
+
+- ``ethtool IF``: ``Settings for IF:`` ... ``Speed: 400000Mb/s`` (``Unknown!`` when down) ... ``Link detected:
+  yes|no``. ``ethtool -S IF``: ``NIC statistics:`` then ``     name: value`` lines; the mlx5 names
+  ``rx_packets_phy``, ``rx_crc_errors_phy``, ``rx_symbol_err_phy``, ``rx_discards_phy``, ``rx_prioN_pause``,
+  ``tx_prioN_pause`` [U: mlx5 counter names as documented in NVIDIA's "Understanding mlx5 ethtool Counters"].
+  Counters grow with time while the link is up (``frames_per_s``), errors in proportion (``error_ratio``), so
+  two reads give rates.
+- ``mst status -v``: the PCI devices table (DEVICE_TYPE, MST, PCI, RDMA, NET, NUMA) [U].
+- ``lspci -vvv``: per NIC its PCIe switch downstream port, with ``ACSCtl:`` (``+`` = enabled) [U], and the NIC.
+- ``lsmod``: ``Module Size Used by`` table. ``ofed_info -s``: ``MLNX_OFED_LINUX-24.04-0.6.6.0:``.
+  ``dpkg-query -W -f=${Version} libnccl2``: the version. ``/proc/driver/nvidia/version``: ``NVRM version: NVIDIA
+  UNIX x86_64 Kernel Module  550.90.07  ...``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from fabconf_lab.host.nicstate import PRIOS, HostState, NicPort
+from fabconf_lab.host.nicsysfs import NicContext, garble
+from fabconf_lab.host.shell import Invocation, Result
+
+Tool = Callable[[NicContext, Invocation], Result]
+_EPOCH = time.monotonic()
+
+
+def _out(ctx: NicContext, text: str) -> Result:
+    return Result(garble(text) if ctx.garbled() and text else text)
+
+
+def _nic(ctx: NicContext, netdev: str) -> NicPort | None:
+    return next((n for n in ctx.state.nics if n.netdev == netdev), None)
+
+
+def counters(ctx: NicContext, nic: NicPort) -> dict[str, int]:
+    """mlx5 physical-port counters at this moment: frames while the link has been up, errors in proportion."""
+    seconds = time.monotonic() - _EPOCH
+    frames = int(nic.frames_per_s * seconds) if ctx.oper_up(nic) else 0
+    errors = int(frames * nic.error_ratio)
+    out = {
+        "rx_packets_phy": frames,
+        "tx_packets_phy": frames,
+        "rx_crc_errors_phy": errors,
+        "rx_symbol_err_phy": errors // 2,
+        "rx_discards_phy": 0,
+    }
+    for prio in range(PRIOS):
+        out[f"rx_prio{prio}_pause"] = 0
+        out[f"tx_prio{prio}_pause"] = 0
+    return out
+
+
+def ethtool(ctx: NicContext, inv: Invocation) -> Result:
+    args = inv.argv[1:]
+    stats = args[:1] == ["-S"]
+    names = args[1:] if stats else args
+    if len(names) != 1 or names[0].startswith("-"):
+        return Result(err="ethtool: the lab models `ethtool IF` and `ethtool -S IF`\n", status=1)
+    nic = _nic(ctx, names[0])
+    if nic is None:
+        return Result(err=f"netlink error: no device matches name ({names[0]})\n", status=1)
+    if stats:
+        return _out(ctx, "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in counters(ctx, nic).items()))
+    up = ctx.oper_up(nic)
+    return _out(
+        ctx,
+        f"Settings for {nic.netdev}:\n"
+        "\tSupported ports: [ FIBRE ]\n"
+        f"\tSpeed: {f'{nic.speed * 1000}Mb/s' if up else 'Unknown!'}\n"
+        f"\tDuplex: {'Full' if up else 'Unknown! (255)'}\n"
+        "\tAuto-negotiation: on\n"
+        "\tPort: Direct Attach Copper\n"
+        f"\tLink detected: {'yes' if up else 'no'}\n",
+    )
+
+
+def mst(ctx: NicContext, inv: Invocation) -> Result:
+    if inv.argv[1:] not in (["status", "-v"], ["status"]):
+        return Result(err="mst: the lab models `mst status [-v]`\n", status=1)
+    if not inv.root:
+        return Result(err="-E- You must be root to use mst tool\n", status=1)
+    rows = "".join(
+        f"{n.device_type}(rev:0)        /dev/mst/mt{n.ca_type[2:]}_pciconf{i}      {n.pci[5:]}   {n.rdma}"
+        f"          net-{n.netdev}                           0\n"
+        for i, n in enumerate(ctx.state.nics)
+    )
+    return _out(
+        ctx,
+        "MST modules:\n------------\n    MST PCI module is not loaded\n    MST PCI configuration module loaded\n"
+        "PCI devices:\n------------\n"
+        "DEVICE_TYPE             MST                           PCI       RDMA            NET"
+        "                                     NUMA\n" + rows,
+    )
+
+
+def _bridge(nic: NicPort) -> str:
+    bus = int(nic.pci.split(":")[1], 16)
+    return f"{bus - 1:02x}:00.0"
+
+
+def lspci(ctx: NicContext, inv: Invocation) -> Result:
+    if "-vvv" not in inv.argv:
+        return Result(err="lspci: the lab models `lspci -vvv`\n", status=1)
+    flag = "+" if ctx.state.acs_enabled else "-"
+    acs = " ".join(f"{name}{flag}" for name in ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd"))
+    blocks = []
+    for nic in ctx.state.nics:
+        blocks.append(
+            f"{_bridge(nic)} PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"
+            " (prog-if 00 [Normal decode])\n"
+            "\tCapabilities: [100 v1] Access Control Services\n"
+            "\t\tACSCap:\tSrcValid+ TransBlk+ ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl+ DirectTrans+\n"
+            f"\t\tACSCtl:\t{acs} EgressCtrl- DirectTrans-\n\n"
+            f"{nic.pci[5:]} Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n"
+            f"\tSubsystem: Mellanox Technologies {nic.description}\n"
+            "\tCapabilities: [480 v1] Address Translation Service (ATS)\n"
+            "\t\tATSCap:\tInvalidate Queue Depth: 00\n"
+            "\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n\n"
+        )
+    return _out(ctx, "".join(blocks))
+
+
+def lsmod(ctx: NicContext, inv: Invocation) -> Result:
+    rows = "".join(f"{name:<24}{16384:>8}  0\n" for name in ctx.state.modules)
+    return _out(ctx, "Module                  Size  Used by\n" + rows)
+
+
+def ofed_info(ctx: NicContext, inv: Invocation) -> Result:
+    if inv.argv[1:] != ["-s"]:
+        return Result(err="ofed_info: the lab models `ofed_info -s`\n", status=1)
+    return _out(ctx, f"{ctx.state.ofed_version}:\n")
+
+
+def dpkg_query(ctx: NicContext, inv: Invocation) -> Result:
+    packages = {"libnccl2": ctx.state.nccl_version}
+    args = inv.argv[1:]
+    if len(args) != 3 or args[0] != "-W" or not args[1].startswith("-f="):
+        return Result(err="dpkg-query: the lab models `dpkg-query -W -f=${Version} PACKAGE`\n", status=2)
+    version = packages.get(args[2])
+    if version is None:
+        return Result(err=f"dpkg-query: no packages found matching {args[2]}\n", status=1)
+    return _out(ctx, version)
+
+
+TOOLS: dict[str, Tool] = {
+    "ethtool": ethtool,
+    "mst": mst,
+    "lspci": lspci,
+    "lsmod": lsmod,
+    "ofed_info": ofed_info,
+    "dpkg-query": dpkg_query,
+}
+
+
+class PlatformFiles:
+    """``/proc/cmdline`` and ``/proc/driver/nvidia/version`` from the host's state (read only)."""
+
+    def __init__(self, state: HostState) -> None:
+        self.state = state
+
+    def read(self, path: str) -> str | None:
+        if path == "/proc/cmdline":
+            return self.state.kernel_cmdline + "\n"
+        if path == "/proc/driver/nvidia/version":
+            return (
+                f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {self.state.nvidia_driver}  "
+                "Fri May 31 09:35:42 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n"
+            )
+        return None
+
+    def write(self, path: str, data: str) -> None:
+        from fabconf_lab.host.memfs import FsError
+
+        raise FsError("Permission denied")
+
+    def listdir(self, path: str) -> list[str] | None:
+        return None

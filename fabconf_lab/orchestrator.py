@@ -1,0 +1,350 @@
+"""Build, start and describe a lab for an inventory: one simulator per device, each at its own
+loopback address on its vendor's standard ports, all cabled together in one World.
+
+``Lab`` is used in-process by the test fixture and by the ``fabconf lab`` daemon alike. It writes
+``STATE/inventory/`` — a complete fabconf inventory of the lab (same names, platforms, groups, data,
+fabric intent and cabling; lab addresses, ports and connection options) that every fabconf command and
+any plain Nornir/NAPALM script can use — and ``STATE/lab.env`` with the lab's credentials.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import ipaddress
+import os
+import re
+import secrets
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabconf.compile.pipeline import Compiled
+from fabconf.platforms import platform as platform_spec
+from fabconf_lab.contract import Simulator
+from fabconf_lab.daemon import loopback_network
+from fabconf_lab.tls import LabCA
+from fabconf_lab.world import World
+
+DEFAULT_NETWORK = "127.77.0.0/16"
+# how stale the World's answers may be (LLDP, BGP, routes): a real network converges over seconds, and a snapshot
+# shared by every question keeps a question's cost flat in the number of devices (``fabconf_lab.world``). Taking a
+# snapshot reads every device's view, so it is taken at most every 0.25 s per 256 devices: at 2,048 devices, one
+# every 0.25 s took most of the switch worker's CPU while 182 switches were verified, and 40 of them missed a 60 s
+# read timeout. A device always sees its own change at once, whatever the age.
+WORLD_MAX_AGE = 0.25
+WORLD_DEVICES_PER_MAX_AGE = 256
+
+
+def world_max_age(devices: int) -> float:
+    return WORLD_MAX_AGE * max(1.0, devices / WORLD_DEVICES_PER_MAX_AGE)
+
+
+LAB_USERNAME = "fabconf"
+
+# platform -> (module, class); imported lazily so the lab costs nothing to the render path
+SIMULATORS: dict[str, tuple[str, str]] = {
+    "eos": ("fabconf_lab.eos.sim", "EosSim"),
+    "nxos": ("fabconf_lab.nxos.sim", "NxosSim"),
+    "cumulus": ("fabconf_lab.nvue.sim", "NvueSim"),
+    "linux": ("fabconf_lab.host.sim", "GpuHostSim"),
+}
+# the service ports each platform answers on (what `lab up` waits for and the inventory names)
+SERVICE_PORTS: dict[str, tuple[int, ...]] = {"eos": (443,), "nxos": (443, 22), "cumulus": (8765, 22), "linux": (22,)}
+
+
+@dataclass
+class LabDevice:
+    name: str
+    platform: str
+    address: str
+    sim: Simulator
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        return SERVICE_PORTS[self.platform]
+
+
+def _sim_class(platform: str) -> type:
+    module, cls = SIMULATORS[platform]
+    return getattr(importlib.import_module(module), cls)
+
+
+def _nic_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "netdev": n["netdev"],
+            "rdma": n["rdma"],
+            "speed_gbps": n.get("speed_gbps", 400),
+            **({"pci": n["pci"]} if n.get("pci") else {}),
+        }
+        for n in data.get("nics") or []
+    ]
+
+
+class Lab:
+    """Simulators for every device of a compiled inventory."""
+
+    def __init__(
+        self,
+        compiled: Compiled,
+        inventory_dir: Path,
+        state_dir: Path,
+        *,
+        network: str = DEFAULT_NETWORK,
+        username: str = LAB_USERNAME,
+        password: str | None = None,
+        names: list[str] | None = None,
+        addresses: dict[str, str] | None = None,
+        build: bool = True,
+    ) -> None:
+        """``names`` selects devices (default: all), at consecutive addresses of ``network``; ``addresses`` gives
+        them instead (a shard of a lab spread over processes, ``fabconf_lab.shards``). ``build=False`` builds no
+        simulator here (the shards do)."""
+        self.compiled = compiled
+        self.inventory_dir = Path(inventory_dir).resolve()
+        self.state_dir = Path(state_dir).resolve()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.username = username
+        self.password = password or secrets.token_urlsafe(12)
+        self.ca = LabCA(self.state_dir / "tls")
+        model = compiled.model
+        cables = [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in model.links]
+        self.world = World(cables, max_age=world_max_age(len(model.devices)))
+        if addresses is None:
+            net = ipaddress.IPv4Network(loopback_network(network))
+            selected = sorted(names if names is not None else model.devices)
+            if len(selected) > net.num_addresses - 2:
+                raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(selected)}")
+            addresses = {name: str(net.network_address + i) for i, name in enumerate(selected, start=1)}
+        self.addresses = dict(addresses)  # every device of this lab (a shard runs some of them)
+        self.devices: dict[str, LabDevice] = {}
+        cabled: dict[str, set[str]] = {}  # ports in use, for devices whose model declares no port list
+        for lk in model.links:
+            for ep in (lk.a, lk.b):
+                cabled.setdefault(ep.device, set()).add(ep.port)
+        self._cabled = cabled
+        for name in sorted(self.addresses) if build else ():
+            address = self.addresses[name]
+            self.devices[name] = LabDevice(name, model.devices[name].platform, address, self._build(name, address))
+
+    def _build(self, name: str, address: str) -> Simulator:
+        """A brownfield simulator of one inventory device at ``address`` (its saved state, if any, is loaded)."""
+        dev = self.compiled.model.devices[name]
+        kwargs: dict[str, Any] = {
+            "ports": sorted(dev.ports or self._cabled.get(name, ())),
+            "username": self.username,
+            "password": self.password,
+            "ca": self.ca,
+            "world": self.world,
+            "state_dir": self.state_dir / "devices" / name,
+        }
+        if dev.is_host:
+            kwargs["nics"] = _nic_specs(dev.data)
+            kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
+        else:  # each switch runs the release and is the model its inventory names
+            kwargs["model"] = dev.data.get("model")
+            kwargs["os_version"] = dev.data.get("os_version")
+        sim: Simulator = _sim_class(dev.platform)(name, address, **kwargs)
+        return sim
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def start(self, *, write_state: bool = True) -> None:
+        started: list[LabDevice] = []
+        try:
+            for dev in self.devices.values():
+                dev.sim.start()
+                started.append(dev)
+        except BaseException:
+            for dev in started:
+                dev.sim.stop()
+            raise
+        if write_state:
+            self.write_state()
+
+    def stop(self) -> None:
+        """Stop every simulator, in parallel (each server waits for its poll interval)."""
+
+        def one(dev: LabDevice) -> None:
+            with contextlib.suppress(Exception):  # stopping the rest matters more
+                dev.sim.stop()
+
+        with ThreadPoolExecutor(max_workers=32) as pool:
+            list(pool.map(one, self.devices.values()))
+
+    def reset(self, name: str) -> Simulator:
+        """Put one device back to its brownfield start: its simulator is stopped, its saved state dropped (its SSH
+        host key kept, so known_hosts stays valid), and a fresh one started at the same address and ports."""
+        dev = self.devices.get(name)
+        if dev is None:
+            raise KeyError(f"no lab device {name!r}")
+        dev.sim.faults.clear()  # releases requests a step fault holds
+        dev.sim.stop()
+        saved = self.state_dir / "devices" / name
+        if saved.is_dir():
+            for entry in saved.iterdir():
+                if entry.name != "ssh":
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        dev.sim = self._build(name, dev.address)
+        dev.sim.start()
+        return dev.sim
+
+    def fault(
+        self,
+        name: str,
+        kind: str,
+        arg: str | None = None,
+        *,
+        at: str | None = None,
+        after: int = 1,
+        every: bool = False,
+    ) -> list[str]:
+        """Inject a fault (``fabconf_lab.faults``): standing, or with ``at`` armed for one moment of a push."""
+        dev = self.devices.get(name)
+        if dev is None:
+            raise KeyError(f"no lab device {name!r}")
+        if kind == "link":
+            if at is not None:
+                raise ValueError("a link fault is a standing fault: it takes no --at")
+            link_fault(dev.sim, arg)
+            self.world.invalidate()  # the far end sees the link change at once
+            return dev.sim.faults.active()
+        dev.sim.faults.set(kind, arg, at=at, after=after, every=every)
+        return dev.sim.faults.active()
+
+    def status(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": d.name,
+                "platform": d.platform,
+                "address": d.address,
+                "ports": list(d.ports),
+                "faults": d.sim.faults.active() + link_faults(d.sim),
+            }
+            for d in self.devices.values()
+        ]
+
+    # -- the lab's own inventory -----------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        return {
+            "FABCONF_USERNAME": self.username,
+            "FABCONF_PASSWORD": self.password,
+            "FABCONF_CA_FILE": str(self.ca.ca_cert_path),
+            "FABCONF_KNOWN_HOSTS": str(self.known_hosts_path),
+        }
+
+    @property
+    def known_hosts_path(self) -> Path:
+        return self.state_dir / "known_hosts"
+
+    def write_known_hosts(self) -> Path:
+        """STATE/known_hosts: every lab device's SSH host key at its address (OpenSSH format), so fabconf checks
+        lab host keys as it checks real ones (the keys persist under STATE, so the file stays valid)."""
+        self.known_hosts_path.write_text("".join(sorted(self.host_key_lines())))
+        return self.known_hosts_path
+
+    def host_key_lines(self) -> list[str]:
+        """The known_hosts lines of the simulators run here."""
+        lines = []
+        for dev in self.devices.values():
+            service = getattr(dev.sim, "ssh", None) or getattr(dev.sim, "_ssh", None)
+            key = getattr(service, "host_key", None)
+            if key is None:
+                continue
+            port = int(getattr(service, "port", 22))
+            where = dev.address if port == 22 else f"[{dev.address}]:{port}"
+            lines.append(f"{where} {key.get_name()} {key.get_base64()}\n")
+        return lines
+
+    def write_state(self) -> Path:
+        """Write STATE/inventory/ and STATE/lab.env; returns the inventory directory."""
+        inv = self.state_dir / "inventory"
+        inv.mkdir(parents=True, exist_ok=True)
+        for name in ("groups.yaml", "defaults.yaml", "fabric.yaml", "cabling.yaml"):
+            if (self.inventory_dir / name).exists():
+                shutil.copyfile(self.inventory_dir / name, inv / name)
+        raw_hosts = yaml.safe_load((self.inventory_dir / "hosts.yaml").read_text()) or {}
+        hosts: dict[str, Any] = {}
+        ca, known_hosts = str(self.ca.ca_cert_path), str(self.write_known_hosts())
+        for name, address in sorted(self.addresses.items()):
+            entry = dict(raw_hosts.get(name) or {})
+            entry["hostname"] = address
+            platform = self.compiled.model.devices[name].platform
+            entry["connection_options"] = _connection_options(platform, ca, known_hosts)
+            hosts[name] = entry
+        header = (
+            "# The fabconf lab's inventory: the same devices, groups and data as the source inventory,\n"
+            "# at lab addresses. Credentials are in ../lab.env (source it, never copy it here).\n"
+        )
+        (inv / "hosts.yaml").write_text(header + yaml.safe_dump(hosts, sort_keys=False))
+        env_path = self.state_dir / "lab.env"
+        env_path.write_text("".join(f"{k}={v}\n" for k, v in self.env().items()))
+        os.chmod(env_path, 0o600)
+        return inv
+
+
+def _connection_options(platform: str, ca_file: str, known_hosts: str) -> dict[str, Any]:
+    """How fabconf reaches a lab device: the platform table names the connection section and default port;
+    the lab adds what is its own (HTTPS on 443 for NAPALM's eAPI/NX-API, the SSH port for NVUE) and how to
+    trust it: its CA and its known_hosts, checked like any device's (``fabconf.drivers.trust``)."""
+    spec = platform_spec(platform)
+    section = spec.connection_section
+    trust = {"ca_file": ca_file, "known_hosts": known_hosts}
+    if section == "napalm":
+        extras: dict[str, Any] = {"optional_args": {"transport": "https", "port": 443}, **trust}
+        return {section: {"port": 443, "extras": extras}}
+    if section == "nvue":
+        return {section: {"port": spec.default_port, "extras": {"ssh_port": 22, **trust}}}
+    return {section: {"port": spec.default_port, "extras": {"device_type": "linux", **trust}}}
+
+
+def link_faults(sim: Any) -> list[str]:
+    """The standing link faults of a device as ``lab status`` lists them (``link swp1:down``), in the form
+    ``fabconf lab fault DEVICE link …`` sets them."""
+    out: list[str] = []
+    for nic in getattr(getattr(sim, "state", None), "nics", None) or []:  # a GPU host's NIC ports
+        if getattr(nic, "link_down", False):
+            out.append(f"link {nic.netdev}:down")
+        if getattr(nic, "error_ratio", 0):
+            out.append(f"link {nic.netdev}:errors={nic.error_ratio:g}")
+    world = getattr(sim, "world", None)
+    if world is not None and hasattr(world, "carrier_down"):  # a cable cut at a switch port, at either end
+        out += [f"link {port}:down" for port in world.carrier_down(sim.name)]
+    out += [f"link {port}:{speed}g" for port, speed in sorted((getattr(sim, "negotiated", None) or {}).items())]
+    out += [f"link {port}:errors={r:g}" for port, r in sorted((getattr(sim, "error_ratio", None) or {}).items()) if r]
+    return list(dict.fromkeys(out))
+
+
+def link_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
+    ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
+    GPU hosts, and switches, whose cable is then cut at both ends in the World: no LLDP, BGP or route over it),
+    ``PORT:errors=0.001`` (share of frames in error; GPU hosts and EOS switches). It stays until set back
+    (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
+    port, _, setting = (arg or "").partition(":")
+    speed = re.fullmatch(r"(\d+)g", setting)
+    errors = re.fullmatch(r"errors=(0(?:\.\d+)?|1(?:\.0+)?)", setting)
+    if not port or not (speed or errors or setting in ("down", "up")):
+        raise ValueError("fault 'link' needs PORT:SPEEDg, PORT:down, PORT:up or PORT:errors=RATIO (0..1)")
+    if hasattr(sim, "set_link"):  # a GPU host
+        sim.set_link(
+            port,
+            speed=int(speed.group(1)) if speed else None,
+            down={"down": True, "up": False}.get(setting),
+            error_ratio=float(errors.group(1)) if errors else None,
+        )
+    elif setting in ("down", "up") and getattr(sim, "world", None) is not None:  # a switch: the World's cable
+        sim.world.set_carrier(sim.name, port, up=setting == "up")
+    elif speed and hasattr(sim, "negotiated"):
+        sim.negotiated[port] = int(speed.group(1))
+    elif errors and hasattr(sim, "error_ratio"):  # EOS: counters in `show interfaces`
+        sim.error_ratio[port] = float(errors.group(1))
+    else:
+        raise ValueError(
+            f"fault 'link' {setting!r} is modelled on GPU hosts "
+            "(switches: PORT:SPEEDg on EOS and Cumulus, errors on EOS)"
+        )

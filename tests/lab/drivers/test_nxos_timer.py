@@ -1,0 +1,97 @@
+"""fabconf's NX-OS driver commits with the switch's own revert timer (``configure replace ... commit-timeout``):
+a commit that is never confirmed -- fabconf killed between commit and confirm -- is undone by the switch, as
+EOS's commit timer and Cumulus's confirm do; a confirmed one stays; a rollback with the timer pending restores."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from trust import known_hosts
+
+from fabconf.compile.pipeline import Compiled
+from fabconf.compile.render import render
+from fabconf.drivers.contract import RevertTimer
+from fabconf.drivers.factory import driver_for
+from fabconf_lab.faults import Faults
+from fabconf_lab.nxos.sim import NxosSim
+from fabconf_lab.tls import LabCA
+
+USER, PASSWORD = "admin", "nx-Pw-3"
+_ADDRESSES = (f"127.31.{os.getpid() % 200 + 20}.{i}" for i in itertools.count(1))
+
+
+@pytest.fixture
+def leaf4(example: Compiled, tmp_path: Path) -> Iterator[tuple[NxosSim, str]]:
+    ports = sorted(example.model.devices["leaf4"].ports or [])
+    sim = NxosSim(
+        "leaf4",
+        next(_ADDRESSES),
+        ports=ports,
+        username=USER,
+        password=PASSWORD,
+        ca=LabCA(tmp_path / "tls"),
+        state_dir=tmp_path / "leaf4",
+        faults=Faults(),
+    )
+    sim.start()
+    sim.device.config_replace.min_timeout = 1  # the lab knob: the switch itself takes 30-3600 s
+    try:
+        yield sim, render(example.data["leaf4"])
+    finally:
+        sim.stop()
+
+
+def _driver(sim: NxosSim):
+    trusted = known_hosts(Path(tempfile.mkdtemp()) / "known_hosts", sim)
+    extras = {"optional_args": {"ssl_verify": False}, "known_hosts": trusted}
+    options = {"napalm": {"port": sim.http_port, "extras": extras}}
+    driver = driver_for("nxos", sim.address, USER, PASSWORD, connection_options=options, timeout=20)
+    driver.open()
+    return driver
+
+
+def test_an_unconfirmed_commit_is_reverted_by_the_switch(leaf4: tuple[NxosSim, str]) -> None:
+    sim, rendered = leaf4
+    before = sim.running_config()
+    driver = _driver(sim)
+    assert isinstance(driver, RevertTimer)
+    driver.load_merge_candidate(config=rendered)
+    assert driver.compare_config()
+    driver.commit_config(revert_in=1)  # fabconf "dies" here: no confirm ever comes
+    assert "policy-map type queuing FABCONF_QUEUING" in sim.running_config()
+    assert driver.has_pending_commit()
+    time.sleep(1.6)
+    assert sim.running_config() == before
+    driver.close()
+
+
+def test_a_confirmed_commit_stays_and_lands_whole(leaf4: tuple[NxosSim, str]) -> None:
+    sim, rendered = leaf4
+    driver = _driver(sim)
+    driver.load_merge_candidate(config=rendered)
+    driver.commit_config(revert_in=1)
+    driver.confirm_commit()
+    assert not driver.has_pending_commit()
+    time.sleep(1.4)
+    driver.load_merge_candidate(config=rendered)
+    assert driver.compare_config() == ""  # at intent, exactly what the merge would have made
+    driver.discard_config()
+    driver.close()
+
+
+def test_rollback_with_the_timer_pending_restores_now(leaf4: tuple[NxosSim, str]) -> None:
+    sim, rendered = leaf4
+    before = sim.running_config()
+    driver = _driver(sim)
+    driver.load_merge_candidate(config=rendered)
+    driver.commit_config(revert_in=60)
+    driver.rollback()
+    assert not driver.has_pending_commit()
+    assert sim.running_config() == before
+    driver.close()

@@ -1,0 +1,34 @@
+"""The wheel must carry every subpackage, schema and template (``pip install .`` then ``fabconf`` anywhere)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_every_subpackage_is_listed_in_pyproject() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for top in ("fabconf", "fabconf_lab")
+        for p in (ROOT / top).rglob("__init__.py")
+    }
+    assert on_disk <= listed, f"missing from [tool.setuptools] packages: {sorted(on_disk - listed)}"
+    assert config["package-dir"]["fabconf._templates"] == "templates"
+    assert {p.suffix for p in (ROOT / "fabconf" / "compile" / "schemas").iterdir() if p.is_file()} <= {".json", ".py"}
+
+
+def test_version_is_printed_on_stdout_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    from fabconf.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code in (0, None)
+    assert capsys.readouterr().out == f"fabconf {metadata.version('fabconf')}\n"

@@ -1,0 +1,46 @@
+"""`fabconf docs`: the cabling plan lists every link (an onboarded rack's too), a page per device, pod and fabric,
+a diagram with every device; the output is deterministic."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+from fabconf.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_docs_cover_an_onboarded_rack_and_are_deterministic(tmp_path: Path) -> None:
+    inv = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inv)
+    assert main(["onboard", "rack", "--pod", "pod1", "-i", str(inv)]) == 0
+    out = tmp_path / "docs"
+    assert main(["docs", "-i", str(inv), "-o", str(out)]) == 0
+    rows = list(csv.DictReader((out / "cabling.csv").open()))
+    assert len(rows) == 36
+    assert {
+        "device": "leaf5",
+        "port": "swp63",
+        "peer": "spine1",
+        "peer_port": "Ethernet5/1",
+        "speed_gbps": "400",
+        "cable": "optic (leaf-spine)",
+    } in rows
+    assert {
+        "device": "gpu09",
+        "port": "ens1f0np0",
+        "peer": "leaf5",
+        "peer_port": "swp1",
+        "speed_gbps": "400",
+        "cable": "DAC/AOC (in rack)",
+    } in rows
+    page = (out / "devices" / "leaf5.md").read_text()
+    assert "| rack | rack1 |" in page and "| ASN | 65105 |" in page and "spine1:Ethernet5/1" in page
+    assert "| leaf | 6 | leaf1, leaf2, leaf3, leaf4, leaf5, leaf6 |" in (out / "pods" / "pod1.md").read_text()
+    diagram = (out / "fabric.dot").read_text()
+    assert all(f'"{name}"' in diagram for name in ("spine1", "leaf6", "gpu12"))
+    first = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main(["docs", "-i", str(inv), "-o", str(out)]) == 0
+    assert first == {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
