@@ -169,8 +169,7 @@ def _quiet_libraries() -> None:
 
 
 def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
-    from fabconf.compile.pipeline import compile_inventory
-    from fabconf.compile.problems import InputError
+    from fabconf import InputError, compile_inventory
     from fabconf_lab.orchestrator import Lab
 
     _quiet_libraries()

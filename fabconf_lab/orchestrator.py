@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from fabconf.compile.pipeline import Compiled
+from fabconf import Compiled
 from fabconf.platforms import platform as platform_spec
 from fabconf_lab.contract import Simulator
 from fabconf_lab.daemon import loopback_network

@@ -31,7 +31,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from fabconf.compile.pipeline import Compiled
+from fabconf import Compiled
 from fabconf_lab.orchestrator import Lab
 
 PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of the devices that answered requests)
@@ -224,7 +224,7 @@ class ShardedLab(Lab):
 def _worker_main(
     conn: Connection, inventory: str, state: str, addresses: dict[str, str], username: str, password: str
 ) -> None:
-    from fabconf.compile.pipeline import compile_inventory
+    from fabconf import compile_inventory
     from fabconf_lab.daemon import _quiet_libraries
 
     _quiet_libraries()

@@ -32,3 +32,18 @@ def test_version_is_printed_on_stdout_and_exits_0(capsys: pytest.CaptureFixture[
         main(["--version"])
     assert stopped.value.code in (0, None)
     assert capsys.readouterr().out == f"fabconf {metadata.version('fabconf')}\n"
+
+
+def test_the_public_api_is_what_it_lists_and_importing_it_loads_no_device_stack() -> None:
+    """`fabconf.__all__` names the stable API; every name resolves; `import fabconf` alone imports neither NAPALM
+    nor Nornir (a `fabconf render` must not pay for them)."""
+    import subprocess
+    import sys
+
+    import fabconf
+
+    for name in fabconf.__all__:
+        assert getattr(fabconf, name) is not None, name
+    code = "import sys, fabconf; fabconf.compile_inventory; print(sorted({'napalm', 'nornir'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
