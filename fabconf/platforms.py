@@ -291,7 +291,6 @@ PLATFORMS: dict[str, Platform] = {
 }
 
 NAMES: tuple[str, ...] = tuple(PLATFORMS)
-SWITCH_NAMES: tuple[str, ...] = tuple(n for n, p in PLATFORMS.items() if p.kind is Kind.SWITCH)
 
 
 def platform(name: str) -> Platform:
@@ -300,7 +299,3 @@ def platform(name: str) -> Platform:
         return PLATFORMS[name]
     except KeyError:
         raise KeyError(f"unknown platform {name!r} (known: {', '.join(NAMES)})") from None
-
-
-def host_platforms() -> tuple[str, ...]:
-    return tuple(n for n, p in PLATFORMS.items() if p.kind is Kind.HOST)

@@ -267,7 +267,6 @@ class Host(TypedDict):
     sysctl: dict[str, int]
 
 
-DeviceData = Switch | Host
 QOS_TYPES: dict[str, type] = {"nvue": NvueQos, "eos_cli": EosQos, "nxos_cli": NxosQos}
 
 

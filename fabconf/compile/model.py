@@ -16,7 +16,6 @@ from fabconf.compile.inventory import RawInventory
 from fabconf.compile.problems import Problems
 from fabconf.platforms import PLATFORMS, Kind
 
-ROLES = ("super_spine", "spine", "leaf", "gpu_host")
 SWITCH_ROLES = ("super_spine", "spine", "leaf")
 # The tier above each switch role in a Clos: leaves uplink to their pod's spines, spines to the super-spines.
 UPPER_ROLE = {"leaf": "spine", "spine": "super_spine"}
