@@ -12,7 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fabconf.compile.design.device import ECT0, max_paths_for, roce_tos
+from fabconf.compile.design.qos import ECT0, roce_tos
+from fabconf.compile.design.switch import max_paths_for
 from fabconf.compile.model import Model
 from fabconf.compile.problems import Problems
 from fabconf.compile.topology import Topology

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from fabconf.compile.model import SWITCH_ROLES, UPPER_ROLE, Endpoint, Model, Nic, natural_key
 from fabconf.compile.problems import Problems
 from fabconf.platforms import PLATFORMS
+
+Links = list[tuple[Endpoint, Endpoint, int]]  # (one end, the other end, index in cabling.yaml)
 
 
 @dataclass(frozen=True)
@@ -225,19 +227,34 @@ _TIERS = {"leaf": ("p2p_pool", "uplinks_per_leaf"), "spine": ("spine_p2p_pool", 
 
 
 def derive(model: Model, problems: Problems) -> Topology:
-    fab = model.fabric
-    ffile = model.files.get("fabric", "fabric.yaml")
-    cfile = model.files.get("cabling", "cabling.yaml")
-    devices = model.devices
+    """The fabric's topology from the model, in three phases: the links resolved and classified (``_links``), an
+    address per uplink (``_uplinks``), and the host ports with their VLAN subnets (``_host_ports``)."""
     pods = _pods(model, problems)
     switches = _identity(model, pods, problems)
+    nic_of = {name: {n.netdev: n for n in dev.nics} for name, dev in model.devices.items() if not dev.is_switch}
+    fabric_links, host_links = _links(model, switches, nic_of, problems)
+    _uplinks(model, switches, fabric_links, problems)
+    host_ports, vlan_by_rail = _host_ports(model, switches, host_links, nic_of, problems)
+    leaves_by_pod: dict[str | None, list[str]] = {}
+    for name, facts in sorted(switches.items()):
+        if model.devices[name].role == "leaf" and facts.loopback is not None:
+            leaves_by_pod.setdefault(facts.pod, []).append(name)
+    return Topology(
+        switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail, pods=pods, leaves_by_pod=leaves_by_pod
+    )
 
-    # -- links: resolve endpoints, classify, detect reuse ---------------------------------------------
-    fabric_links: list[tuple[Endpoint, Endpoint, int]] = []  # (lower end, upper end)
-    host_links: list[tuple[Endpoint, Endpoint, int]] = []  # (host end, leaf end)
+
+def _links(
+    model: Model, switches: dict[str, SwitchFacts], nic_of: dict[str, dict[str, Nic]], problems: Problems
+) -> tuple[Links, Links]:
+    """Every link's endpoints resolved (a known device, a port of its platform, a NIC of a host), each end cabled
+    once, and classified: fabric links (lower end, upper end) and host links (host end, leaf end)."""
+    cfile = model.files.get("cabling", "cabling.yaml")
+    devices = model.devices
+    fabric_links: Links = []  # (lower end, upper end)
+    host_links: Links = []  # (host end, leaf end)
     # what a cabled port must be, per device, worked out once (65k links at 32k GPUs)
     port_ok: dict[tuple[str, str], bool] = {}  # (platform, port) -> a port name of that platform
-    nic_of = {name: {n.netdev: n for n in dev.nics} for name, dev in devices.items() if not dev.is_switch}
     used: dict[Endpoint, int] = {}
     for link in model.links:
         ok = True
@@ -296,8 +313,22 @@ def derive(model: Model, problems: Problems) -> Topology:
                 f"a {ra}-{rb} link is not part of a Clos (leaf-spine, spine-super_spine or gpu_host-leaf)",
             )
 
-    # -- uplinks: a /31 per link from the lower tier's pool, slots reserved per lower device ---------------
-    by_lower: dict[str, list[tuple[Endpoint, Endpoint, int]]] = {}
+    return fabric_links, host_links
+
+
+def _uplinks(
+    model: Model,
+    switches: dict[str, SwitchFacts],
+    fabric_links: Links,
+    problems: Problems,
+) -> None:
+    """A /31 per fabric link from the lower tier's pool, the slots reserved per lower device; each uplink at the
+    smaller of its two ends' MTUs."""
+    fab = model.fabric
+    ffile = model.files.get("fabric", "fabric.yaml")
+    cfile = model.files.get("cabling", "cabling.yaml")
+    devices = model.devices
+    by_lower: dict[str, Links] = {}
     for lower, upper, idx in fabric_links:
         by_lower.setdefault(lower.device, []).append((lower, upper, idx))
     pools: dict[str, ipaddress.IPv4Network | None] = {}
@@ -339,7 +370,19 @@ def derive(model: Model, problems: Problems) -> Topology:
             lower_facts.uplinks.append(uplink)
             upper_facts.downlinks.append(uplink)
 
-    # -- host ports: rail -> VLAN -> per-leaf subnet; hosts numbered by leaf port order ----------------------
+
+def _host_ports(
+    model: Model,
+    switches: dict[str, SwitchFacts],
+    host_links: Links,
+    nic_of: dict[str, dict[str, Nic]],
+    problems: Problems,
+) -> tuple[dict[str, list[HostPort]], dict[int, dict[str, Any]]]:
+    """Host ports: rail -> VLAN -> a subnet per leaf; hosts numbered in leaf port order (or pinned addresses)."""
+    fab = model.fabric
+    ffile = model.files.get("fabric", "fabric.yaml")
+    cfile = model.files.get("cabling", "cabling.yaml")
+    devices = model.devices
     vlan_by_rail: dict[int, dict] = {}
     for i, vlan in enumerate(fab["vlans"]):
         if vlan["rail"] in vlan_by_rail:
@@ -410,10 +453,4 @@ def derive(model: Model, problems: Problems) -> Topology:
             host_ports.setdefault(host.device, []).append(hp)
     for hps in host_ports.values():
         hps.sort(key=lambda hp: natural_key(hp.nic.netdev))
-    leaves_by_pod: dict[str | None, list[str]] = {}
-    for name, facts in sorted(switches.items()):
-        if devices[name].role == "leaf" and facts.loopback is not None:
-            leaves_by_pod.setdefault(facts.pod, []).append(name)
-    return Topology(
-        switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail, pods=pods, leaves_by_pod=leaves_by_pod
-    )
+    return host_ports, vlan_by_rail

@@ -1,0 +1,131 @@
+"""A switch's device data: interfaces, VLANs and SVIs, BGP and ECMP, the checks verify reads back, and its QoS."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabconf.compile.design.qos import QOS_BUILDERS, Hardware
+from fabconf.compile.model import Device, Model, natural_key
+from fabconf.compile.topology import Topology
+from fabconf.platforms import PLATFORMS
+
+
+def max_paths_for(dev: Device, fabric: dict[str, Any]) -> int:
+    """ECMP width of a switch: its own ``data.ecmp_max_paths``, else ``ecmp.max_paths`` for its role (a number
+    for every role, or a mapping per role with 64 for a role it leaves out)."""
+    if dev.data.get("ecmp_max_paths"):
+        return int(dev.data["ecmp_max_paths"])
+    paths = fabric["ecmp"]["max_paths"]
+    return int(paths.get(dev.role, DEFAULT_MAX_PATHS) if isinstance(paths, dict) else paths)
+
+
+DEFAULT_MAX_PATHS = 64
+
+# keyed by the platform table's ``qos_dialect``
+
+
+def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
+    fabric = model.fabric
+    facts = topo.switches[dev.name]
+    plat = PLATFORMS[dev.platform]
+    mtu = min(facts.mtu, plat.max_mtu)
+    wd = bool(fabric["roce"]["pfc_watchdog"]["enabled"])
+    interfaces: list[dict[str, Any]] = []
+    neighbors: list[dict[str, Any]] = []
+    links = [(up, True) for up in facts.uplinks] + [(down, False) for down in facts.downlinks]
+    for link, lower in links:
+        if lower:
+            port, address, peer = link.lower_port, f"{link.lower_ip}/31", f"{link.upper}:{link.upper_port}"
+            far, far_ip = link.upper, link.upper_ip
+        else:
+            port, address, peer = link.upper_port, f"{link.upper_ip}/31", f"{link.lower}:{link.lower_port}"
+            far, far_ip = link.lower, link.lower_ip
+        neighbors.append(
+            {"address": str(far_ip), "remote_as": topo.switches[far].asn, "description": peer, "peer_device": far}
+        )
+        interfaces.append(
+            {
+                "name": port,
+                "description": peer,
+                "mtu": link.mtu,
+                "kind": "uplink" if lower else "downlink",
+                "address": address,
+                "vlan": None,
+                "pfc": True,
+                "pfc_watchdog": wd,
+                "peer": peer,
+            }
+        )
+    for hp in facts.host_ports:
+        interfaces.append(
+            {
+                "name": hp.leaf_port,
+                "description": f"{hp.host}:{hp.nic.netdev}",
+                "mtu": mtu,
+                "kind": "host",
+                "address": None,
+                "vlan": hp.vlan,
+                "pfc": True,
+                "pfc_watchdog": wd,
+                "peer": f"{hp.host}:{hp.nic.netdev}",
+            }
+        )
+    interfaces.sort(key=lambda i: natural_key(i["name"]))
+    neighbors.sort(key=lambda n: tuple(int(x) for x in n["address"].split(".")))
+    vlans = []
+    vlan_names = {v["id"]: v["name"] for v in fabric["vlans"]}
+    networks = [f"{facts.loopback}/32"] if facts.loopback else []
+    for vid, gw in sorted(facts.svis.items()):
+        vlans.append({"id": vid, "name": vlan_names[vid], "gateway": str(gw), "mtu": mtu})
+        networks.append(str(gw.network))
+    max_paths = max_paths_for(dev, fabric)
+    hw: Hardware = {
+        "family": plat.hardware_family(dev.data.get("model")),
+        "line": plat.release_line(dev.data.get("os_version")),
+    }
+    ecmp_checks = _ecmp_checks(dev, topo, max_paths) if dev.role == "leaf" else []
+    return {
+        "hostname": dev.name,
+        "platform": dev.platform,
+        "role": dev.role,
+        "model": dev.data.get("model", ""),
+        "asn": facts.asn,
+        "router_id": str(facts.loopback) if facts.loopback else None,
+        "loopback": f"{facts.loopback}/32" if facts.loopback else None,
+        "mtu": mtu,
+        "interfaces": interfaces,
+        "vlans": vlans,
+        "bgp": {
+            "asn": facts.asn,
+            "router_id": str(facts.loopback) if facts.loopback else None,
+            "max_paths": max_paths,
+            "neighbors": neighbors,
+            "networks": networks,
+        },
+        "os_version": str(dev.data.get("os_version") or plat.default_version),
+        "release_line": hw["line"],
+        "hardware_family": hw["family"],
+        "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu, hw),
+        "verify": {"ecmp": ecmp_checks},
+    }
+
+
+def _ecmp_checks(dev: Device, topo: Topology, max_paths: int) -> list[dict[str, Any]]:
+    """What ``fabconf verify`` expects of a leaf's routing table: the ECMP width to another leaf of its pod
+    (one path per spine that reaches that leaf) and to the first leaf of every other pod (one path per spine
+    with a super-spine uplink). One target per pod keeps verify cheap at any size."""
+    facts = topo.switches[dev.name]
+    checks = []
+    for pod, leaves in sorted(topo.leaves_by_pod.items(), key=lambda kv: str(kv[0])):
+        target = next((n for n in leaves if n != dev.name), None)
+        if target is None:
+            continue
+        remote = topo.switches[target]
+        if pod == facts.pod:
+            reaching = {down.upper for down in remote.uplinks}
+            paths = sum(1 for up in facts.uplinks if up.upper in reaching)
+        else:
+            paths = sum(1 for up in facts.uplinks if topo.switches[up.upper].uplinks)
+        if paths:
+            checks.append({"prefix": f"{remote.loopback}/32", "paths": min(paths, max_paths), "target": target})
+    return checks
