@@ -11,6 +11,7 @@ def known_hosts(path: Path, *sims: Any) -> str:
     lines = []
     for sim in sims:
         service = getattr(sim, "ssh", None) or getattr(sim, "_ssh", None)
+        assert service is not None, f"{sim.name} has no SSH service"
         key, port = service.host_key, int(service.port)
         where = sim.address if port == 22 else f"[{sim.address}]:{port}"
         lines.append(f"{where} {key.get_name()} {key.get_base64()}\n")

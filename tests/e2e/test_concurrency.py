@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from labkit import running, sim
@@ -130,7 +131,7 @@ def test_the_host_commit_lock_keeps_out_another_live_run_and_is_taken_over_when_
 class _SessionLostMidApply(LinuxDriver):
     """The real driver, whose SSH session drops once half of its first group of changes has run."""
 
-    def _execute(self, changes):  # type: ignore[no-untyped-def]
+    def _execute(self, changes):
         if not changes:
             return False
         half = max(1, len(changes) // 2)
@@ -140,7 +141,7 @@ class _SessionLostMidApply(LinuxDriver):
 
 
 def _commit_losing_the_session(job: Job) -> None:
-    base = open_driver(job, DeviceOptions(timeout=20))
+    base: Any = open_driver(job, DeviceOptions(timeout=20))  # a LinuxDriver: its address and login
     base.close()
     args = {"port": base.port, "known_hosts": os.environ["FABCONF_KNOWN_HOSTS"]}
     lost = _SessionLostMidApply(base.hostname, base.username, base.password, 20, args)

@@ -135,7 +135,7 @@ def test_nightly_drift_story(lab: Lab, tmp_path: Path, capsys: pytest.CaptureFix
     assert _drift(capsys, lab, "--format", "junit", "-o", str(junit))[0] == 2
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert set(cases) == names
-    failed = {n: c.find("failure") for n, c in cases.items() if c.find("failure") is not None}
+    failed = {n: f for n, c in cases.items() if (f := c.find("failure")) is not None}
     assert set(failed) == set(EXPECTED) and failed["leaf3"].get("message") == "drifted: interfaces"
     assert not [c for c in cases.values() if c.find("error") is not None]
 

@@ -98,7 +98,7 @@ def _reset(lab: Lab, name: str) -> None:
     gc.collect()
     sim = lab.reset(name)
     if lab.devices[name].platform == "nxos":
-        sim.device.config_replace.min_timeout = 1  # type: ignore[attr-defined]  # the switch takes 30-3600 s
+        sim.device.config_replace.min_timeout = 1  # the switch takes 30-3600 s
 
 
 def _state(lab: Lab, name: str) -> str:
@@ -120,11 +120,11 @@ def _pending(lab: Lab, name: str) -> bool:
     sim = lab.devices[name].sim
     platform = lab.devices[name].platform
     if platform == "eos":
-        return any(s.state == "pendingCommitTimer" for s in sim.sessions.values())  # type: ignore[attr-defined]
+        return any(s.state == "pendingCommitTimer" for s in sim.sessions.values())
     if platform == "nxos":
-        return sim.device.config_replace.pending is not None  # type: ignore[attr-defined]
+        return sim.device.config_replace.pending is not None
     if platform == "cumulus":
-        return sim.store.confirm_status() is not None  # type: ignore[attr-defined]
+        return sim.store.confirm_status() is not None
     return False
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import napalm
 import pytest
@@ -57,7 +58,7 @@ def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixtu
     outcomes = [a for a in audit if a["result"] != "committing"]
     assert {a["device"] for a in outcomes} == set(states) and all(a["result"] == "applied" for a in outcomes)
     # each commit was announced (fsync'ed, with the configuration it replaced) before it happened
-    first = {}
+    first: dict[Any, Any] = {}
     for i, a in enumerate(audit):
         first.setdefault((a["device"], a["result"] == "committing"), i)
     assert all(first[(d, True)] < first[(d, False)] for d in states), audit

@@ -209,7 +209,7 @@ def test_reboot_loses_runtime_state_and_enabled_unit_reapplies(sim: GpuHostSim) 
         assert sim.state.files["/etc/systemd/system/fabconf-nic.service"] == UNIT
         out = conn.send_command("systemctl daemon-reload && systemctl enable fabconf-nic; echo rc=$?")
         assert "Created symlink" in out and "rc=0" in out
-        assert conn.send_command("systemctl is-enabled fabconf-nic").strip() == "enabled"
+        assert str(conn.send_command("systemctl is-enabled fabconf-nic")).strip() == "enabled"
         conn.send_command("cma_roce_tos -d mlx5_0 -t 106")  # runtime, not in the unit
     finally:
         conn.disconnect()

@@ -15,6 +15,7 @@ from base64 import b64encode
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import napalm
 import paramiko
@@ -115,7 +116,7 @@ def test_nvue_revision_over_https(lab_state: Path) -> None:
         "Content-Type": "application/json",
     }
 
-    def call(method: str, path: str, body: object = None) -> tuple[int, object]:
+    def call(method: str, path: str, body: object = None) -> tuple[int, Any]:
         conn = http.client.HTTPSConnection(host["hostname"], 8765, context=ctx, timeout=10)
         conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=auth)
         resp = conn.getresponse()

@@ -372,7 +372,7 @@ def test_netmiko_cumulus_session_reads_config(make_sim) -> None:
     )
     try:
         assert conn.find_prompt() == f"{USER}@{sim.name}:mgmt:~$"
-        tree = json.loads(conn.send_command("nv config show -o json"))
+        tree = json.loads(str(conn.send_command("nv config show -o json")))
         assert tree["system"]["hostname"] == sim.name
         commands = conn.send_command("nv config show -o commands")
         assert "nv set bridge domain br_default vlan 100" in commands

@@ -12,6 +12,7 @@ import os
 import ssl
 import time
 from pathlib import Path
+from typing import Any
 
 import paramiko
 import pytest
@@ -145,7 +146,7 @@ def driver(sim: NxosSim, timeout: int = 10):
     return d
 
 
-def nxapi(sim: NxosSim, payload: object, password: str = PASSWORD, timeout: float = 10) -> tuple[int, object]:
+def nxapi(sim: NxosSim, payload: object, password: str = PASSWORD, timeout: float = 10) -> tuple[int, Any]:
     """A raw NX-API request with http.client (TLS verified against the lab CA)."""
     ctx = sim.ca.client_context()
     conn = http.client.HTTPSConnection(sim.address, sim.http_port, context=ctx, timeout=timeout)

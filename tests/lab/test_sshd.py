@@ -213,8 +213,8 @@ def test_netmiko_linux_send_command() -> None:
         conn = ConnectHandler(device_type="linux", host=ADDR, port=svc.port, username=USER, password=PASSWORD)
         try:
             assert conn.find_prompt() == "admin@h1:~$"
-            assert conn.send_command("say via netmiko").strip() == "via netmiko"
-            out = conn.send_command("lines", read_timeout=20)
+            assert str(conn.send_command("say via netmiko")).strip() == "via netmiko"
+            out = str(conn.send_command("lines", read_timeout=20))
             assert out.count("line ") == 2000
         finally:
             conn.disconnect()

@@ -528,6 +528,7 @@ def test_one_https_connection_and_no_secret_in_logs(lab: Lab, leaf1_doc: str, ca
     sim = lab.sim()
     drv = lab.driver(sim)
     drv.open()
+    assert drv.api._conn is not None
     sock = drv.api._conn.sock
     drv.get_facts()
     drv.get_interfaces()
@@ -536,7 +537,9 @@ def test_one_https_connection_and_no_secret_in_logs(lab: Lab, leaf1_doc: str, ca
     drv.commit_config(revert_in=30)  # the SSH session logs in with the same password
     drv.confirm_commit()
     drv.get_config()
-    assert drv.api._conn.sock is sock  # every request above went over the connection open() made
+    assert (
+        drv.api._conn is not None and drv.api._conn.sock is sock
+    )  # every request above went over the connection open() made
     drv.close()
     assert drv.is_alive() == {"is_alive": False}
     assert "GET /nvue_v1/system" in caplog.text and "nv config apply" in caplog.text

@@ -16,7 +16,7 @@ from trust import known_hosts
 
 from fabconf.compile.pipeline import Compiled
 from fabconf.compile.render import render
-from fabconf.drivers.contract import RevertTimer
+from fabconf.drivers.contract import Driver, RevertTimer
 from fabconf.drivers.factory import driver_for
 from fabconf_lab.faults import Faults
 from fabconf_lab.nxos.sim import NxosSim
@@ -60,7 +60,7 @@ def test_an_unconfirmed_commit_is_reverted_by_the_switch(leaf4: tuple[NxosSim, s
     sim, rendered = leaf4
     before = sim.running_config()
     driver = _driver(sim)
-    assert isinstance(driver, RevertTimer)
+    assert isinstance(driver, RevertTimer) and isinstance(driver, Driver)
     driver.load_merge_candidate(config=rendered)
     assert driver.compare_config()
     driver.commit_config(revert_in=1)  # fabconf "dies" here: no confirm ever comes

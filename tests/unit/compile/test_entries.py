@@ -120,7 +120,12 @@ def test_a_file_far_past_the_values_limit_is_refused_by_one_pass(
     monkeypatch.setattr(Entries, "MIN_BYTES", 0)
     read: list[str] = []
     real = inventory._read_entry
-    monkeypatch.setattr(inventory, "_read_entry", lambda part: read.append(part) or real(part))
+
+    def read_entry(part):
+        read.append(part)
+        return real(part)
+
+    monkeypatch.setattr(inventory, "_read_entry", read_entry)
     inv = tmp_path / "inventory"
     shutil.copytree(ROOT / "inventory", inv)
     hosts = inv / "hosts.yaml"

@@ -192,9 +192,9 @@ def _judge(inv: Path, capsys: pytest.CaptureFixture[str]) -> int:
         out, err = capsys.readouterr()
         assert rendered == 0, err
         assert not EXCEPTION.search(out + err), out + err
-        files = list(Path(out_dir).iterdir())
-        assert files
-        for path in files:
+        rendered_files = list(Path(out_dir).iterdir())
+        assert rendered_files
+        for path in rendered_files:
             assert not re.search("[\x00-\x09\x0b-\x1f\x7f\u2028\u2029]", path.read_text(encoding="utf-8")), path
     return rc
 
@@ -489,7 +489,12 @@ def test_an_alias_bomb_is_refused_before_anything_is_built(
     monkeypatch.setenv("FABCONF_CACHE", "off")  # the other files are parsed here, not taken from the compile cache
     calls: list[str] = []
     real_load = yaml.load
-    monkeypatch.setattr(yaml, "load", lambda text, **kw: calls.append(text) or real_load(text, **kw))
+
+    def load(text, **kw):
+        calls.append(text)
+        return real_load(text, **kw)
+
+    monkeypatch.setattr(yaml, "load", load)
     started = time.perf_counter()
     problems = _validate(inventory_copy, capsys)
     assert time.perf_counter() - started < 1

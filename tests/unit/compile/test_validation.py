@@ -40,7 +40,7 @@ def _apply(inv: Path, case: dict[str, Any]) -> None:
         (inv / name).unlink()
     for name, text in case.get("write", {}).items():
         (inv / name).write_text(text)
-    edits = {}
+    edits: dict[str, Any] = {}
     for op in ("set", "delete", "append"):
         for name in case.get(op, {}):
             edits.setdefault(name, yaml.safe_load((inv / name).read_text()) or {})

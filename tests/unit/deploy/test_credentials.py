@@ -64,7 +64,7 @@ def test_broken_credentials_command(example: Compiled, tmp_path: Path) -> None:
 class _MemoryKeyring(KeyringBackend):
     """A keyring backend in memory (the keyring library's own extension point), standing in for Secret Service."""
 
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
         super().__init__()

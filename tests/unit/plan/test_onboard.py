@@ -100,7 +100,7 @@ def test_a_rack_of_a_fabric_of_several_pods_needs_its_pod(capsys: pytest.Capture
     assert "the fabric has 2 pods (pod1, pod2): name one with --pod" in capsys.readouterr().err
 
 
-def _edit_yaml(path: Path, edit) -> None:  # type: ignore[no-untyped-def]
+def _edit_yaml(path: Path, edit) -> None:
     doc = yaml.safe_load(path.read_text())
     edit(doc)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -138,7 +138,7 @@ def _edit_yaml(path: Path, edit) -> None:  # type: ignore[no-untyped-def]
 )
 def test_a_refusal_changes_nothing(
     inv: Path, capsys: pytest.CaptureFixture[str], label: str, file: str | None, edit, message: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if file is not None:
         _edit_yaml(inv / file, edit)
     before = _files(inv)
