@@ -23,7 +23,9 @@ Debian 12's ``prometheus-node-exporter`` (1.5.0) exports the ``counters`` direct
 
 Switches are read through snmp_exporter (one path for every platform) with the modules ``if_mib`` (in
 snmp_exporter's own ``generator.yml``), ``fabconf_bgp4`` and, on Cumulus Linux, ``fabconf_cumulus_pfc`` (both in
-``deploy/prometheus/snmp-generator.yml``). snmp_exporter answers HTTP 500 when the walk fails (promhttp's default
+``deploy/prometheus/snmp-generator.yml``); one scrape may name several modules (snmp_exporter's ``main.go``,
+``parseModules``; older releases take one module per scrape: use one job per module there). snmp_exporter answers
+HTTP 500 when the walk fails (promhttp's default
 ``HTTPErrorOnError``), so an unreachable switch shows as ``up == 0`` [V: prometheus/snmp_exporter ``main.go``,
 ``collector/collector.go``].
 """
@@ -43,12 +45,15 @@ class Names:
     switch_speed_mbps: str = "ifHighSpeed"
     # switches, ``fabconf_bgp4`` module: BGP4-MIB bgpPeerTable, indexed by bgpPeerRemoteAddr, so snmp_exporter
     # labels each series ``bgpPeerRemoteAddr``; 6 = established [V: RFC 4273 BGP4-MIB; snmp_exporter names index
-    # labels after the index object]. The rule copies that label to ``peer``.
+    # labels after the table's index: generator/README.md, "If the index of a table is bsnDot11EssIndex, usually
+    # that'd be the label"]. The rule copies that label to ``peer``.
     switch_bgp_peer_state: str = "bgpPeerState"
     switch_bgp_peer_label: str = "bgpPeerRemoteAddr"
     # switches, Cumulus Linux, ``fabconf_cumulus_pfc`` module: CUMULUS-COUNTERS-MIB pfcClCountersTable (indexed by
     # ifIndex), PFC frames received per priority [V: NVIDIA, Cumulus Linux MIBs, ``Cumulus-Counters-MIB.txt``
-    # (clIntInPfc0Pkt .. clIntInPfc7Pkt, 1.3.6.1.4.1.40310.2.2.3.1.4-19)]. EOS and NX-OS: no PFC counter path is
+    # (docs.nvidia.com/networking-ethernet-software/mibs/; revision 201711080000Z added pfcClCountersTable);
+    # object names clIntInPfc0Pkt .. clIntInPfc7Pkt (1.3.6.1.4.1.40310.2.2.3.1.{4,6,...,18}) read from a pysnmp
+    # compilation of that MIB]. EOS and NX-OS: no PFC counter path is
     # verified here [U]; their switch PFC counters are not read (the hosts' counters cover the links to them).
     switch_pfc_pauses: str = "clIntInPfc{prio}Pkt"
     # GPU hosts, node_exporter netdev and netclass collectors [V: prometheus/node_exporter
