@@ -307,7 +307,8 @@ def test_documented_scrape_config_is_valid_and_in_the_readme(generated: Path, tm
     config = ROOT / "deploy" / "prometheus" / "prometheus.yml"
     assert config.read_text() in (ROOT / "README.md").read_text()
     shutil.copy(config, tmp_path / "prometheus.yml")
-    shutil.copy(generated / "fabconf-rules.yml", tmp_path / "fabconf-rules.yml")
+    for name in ("fabconf-rules.yml", "fabconf-targets-hosts.json", "fabconf-targets-switches.json"):
+        shutil.copy(generated / name, tmp_path / name)
     checked = subprocess.run(
         [str(PROMTOOL), "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True
     )
@@ -315,3 +316,14 @@ def test_documented_scrape_config_is_valid_and_in_the_readme(generated: Path, tm
     jobs = {j["job_name"]: j for j in yaml.safe_load(config.read_text())["scrape_configs"]}
     assert jobs["fabconf"]["honor_labels"] is True  # fabconf's own `device` label survives
     assert all(not j.get("honor_labels") for name, j in jobs.items() if name != "fabconf")
+
+
+def test_scrape_targets_name_every_device(generated: Path) -> None:
+    hosts = json.loads((generated / "fabconf-targets-hosts.json").read_text())
+    switches = json.loads((generated / "fabconf-targets-switches.json").read_text())
+    by_device = {g["labels"]["device"]: g for g in hosts + switches}
+    assert set(INFO) <= set(by_device)
+    assert by_device["gpu01"]["targets"][0].endswith(":9100")
+    assert by_device["leaf1"]["labels"]["__param_module"] == "if_mib,fabconf_bgp4,fabconf_cumulus_pfc"  # Cumulus
+    assert by_device["leaf3"]["labels"]["__param_module"] == "if_mib,fabconf_bgp4"  # EOS
+    assert all(":" not in g["targets"][0] for g in switches)  # an SNMP target, not the exporter

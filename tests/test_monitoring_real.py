@@ -1,9 +1,10 @@
 """fabconf's alerts on real exporter output, evaluated by a real Prometheus: Debian's ``prometheus-node-exporter``
 reads a fixture sysfs and procfs (an RDMA device's counters, a netdev) and, as on the Prometheus host, a textfile
 directory with fabconf's inventory and drift report; Debian's ``prometheus`` scrapes both with the documented
-scrape configuration (``deploy/prometheus/prometheus.yml``, only its targets replaced) and evaluates the rules
-``fabconf monitoring`` wrote with timing from the intent (``monitoring.window_s``/``for_s`` in seconds). The test
-moves the counters and reads the alerts that fire from Prometheus's own API.
+scrape configuration (``deploy/prometheus/prometheus.yml``, only its intervals and the textfile target replaced)
+and the targets ``fabconf monitoring`` wrote (the hosts' addresses pointed at the test's exporters), and evaluates
+the rules ``fabconf monitoring`` wrote with timing from the intent (``monitoring.window_s``/``for_s`` in
+seconds). The test moves the counters and reads the alerts that fire from Prometheus's own API.
 
 Not covered here: ethtool statistics (node_exporter reads them with an ioctl on a real NIC, no fixture can fake
 them; their names are taken from the exporter's source, see ``fabconf/monitoring/names.py``) and switches
@@ -131,17 +132,20 @@ def stack(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
     host = Host(tmp_path / "gpu01")
     ports = {name: _free_port() for name in ("textfile", "gpu01", "prometheus", "closed")}
-    # the documented scrape configuration, its targets replaced, scraping every second
+    # the documented scrape configuration, scraping every second, with the targets fabconf monitoring wrote: the
+    # hosts' addresses pointed at this test's exporters (gpu02's at a port where nothing listens), no switches
+    # (no snmp_exporter here)
     config = yaml.safe_load((ROOT / "deploy/prometheus/prometheus.yml").read_text())
     config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
     jobs = {j["job_name"]: j for j in config["scrape_configs"]}
     jobs["fabconf"]["static_configs"] = [{"targets": [f"127.0.0.1:{ports['textfile']}"]}]
-    jobs["fabconf-hosts"]["static_configs"] = [
-        {"targets": [f"127.0.0.1:{ports['gpu01']}"], "labels": {"device": "gpu01"}},
-        {"targets": [f"127.0.0.1:{ports['closed']}"], "labels": {"device": "gpu02"}},  # nothing listens
-    ]
-    config["scrape_configs"] = [jobs["fabconf"], jobs["fabconf-hosts"]]  # no snmp_exporter here
     (prom_dir / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    hosts = json.loads((prom_dir / "fabconf-targets-hosts.json").read_text())
+    where = {"gpu01": f"127.0.0.1:{ports['gpu01']}", "gpu02": f"127.0.0.1:{ports['closed']}"}
+    hosts = [dict(g, targets=[where[g["labels"]["device"]]]) for g in hosts if g["labels"]["device"] in where]
+    assert len(hosts) == 2
+    (prom_dir / "fabconf-targets-hosts.json").write_text(json.dumps(hosts))
+    (prom_dir / "fabconf-targets-switches.json").write_text("[]")
     checked = subprocess.run([str(PROMTOOL), "check", "config", str(prom_dir / "prometheus.yml")], capture_output=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 

@@ -1,6 +1,7 @@
 """``fabconf monitoring -o DIR``: the fabric's alerting rules, inventory series and Grafana dashboard, from the
-intent (``fabconf.monitoring``). Writes ``DIR/fabconf-rules.yml``, ``DIR/fabconf-inventory.prom`` and
-``DIR/fabconf-dashboard.json``, each atomically; no device is contacted."""
+intent (``fabconf.monitoring``). Writes ``DIR/fabconf-rules.yml``, ``DIR/fabconf-inventory.prom``,
+``DIR/fabconf-dashboard.json`` and the scrape targets ``DIR/fabconf-targets-hosts.json`` and
+``DIR/fabconf-targets-switches.json``, each atomically; no device is contacted."""
 
 from __future__ import annotations
 
@@ -11,12 +12,18 @@ from typing import Any
 import yaml
 
 from fabconf.deploy.backup import atomic_write
-from fabconf.monitoring import dashboard, inventory, rules
+from fabconf.monitoring import dashboard, inventory, rules, targets
 from fabconf.monitoring.names import Names
 from fabconf.monitoring.thresholds import Thresholds, Timing
 from fabconf.pipeline import compile_inventory
 
-FILES = ("fabconf-rules.yml", "fabconf-inventory.prom", "fabconf-dashboard.json")
+FILES = (
+    "fabconf-rules.yml",
+    "fabconf-inventory.prom",
+    "fabconf-dashboard.json",
+    "fabconf-targets-hosts.json",
+    "fabconf-targets-switches.json",
+)
 
 
 def generate(directory: Path, output: Path) -> list[Path]:
@@ -31,6 +38,7 @@ def generate(directory: Path, output: Path) -> list[Path]:
         + yaml.safe_dump(groups, sort_keys=False, width=200),
         inventory.as_text(compiled, names),
         dashboard.build(names, title, priorities, timing.window),
+        *targets.as_text(compiled),
     )
     output.mkdir(parents=True, exist_ok=True)
     written = []
@@ -49,8 +57,8 @@ def cmd_monitoring(args: argparse.Namespace) -> int:
 def add_parser(sub: Any, inventory_arg: Any) -> None:
     p = sub.add_parser(
         "monitoring",
-        help="Prometheus alerting rules, inventory series and a Grafana dashboard for the fabric, from the intent",
+        help="Prometheus alerting rules, inventory series, scrape targets and a Grafana dashboard, from the intent",
     )
     inventory_arg(p)
-    p.add_argument("-o", "--output", metavar="DIR", required=True, help="where to write the three files")
+    p.add_argument("-o", "--output", metavar="DIR", required=True, help="where to write the files")
     p.set_defaults(func=cmd_monitoring)
