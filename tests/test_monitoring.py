@@ -17,7 +17,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabconf.cli import main
-from fabconf.monitoring import dashboard, rules
+from fabconf.monitoring import dashboard, rules, scrape
 from fabconf.monitoring.names import Names
 from fabconf.monitoring.thresholds import Thresholds, Timing
 
@@ -327,3 +327,8 @@ def test_scrape_targets_name_every_device(generated: Path) -> None:
     assert by_device["leaf1"]["labels"]["__param_module"] == "if_mib,fabconf_bgp4,fabconf_cumulus_pfc"  # Cumulus
     assert by_device["leaf3"]["labels"]["__param_module"] == "if_mib,fabconf_bgp4"  # EOS
     assert all(":" not in g["targets"][0] for g in switches)  # an SNMP target, not the exporter
+
+
+def test_the_documented_scrape_config_is_the_one_fabconf_writes() -> None:
+    documented = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    assert documented == scrape.config()

@@ -13,19 +13,28 @@ them; their names are taken from the exporter's source, see ``fabconf/monitoring
 from __future__ import annotations
 
 import json
-import re
 import shutil
-import socket
-import subprocess
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from promkit import (
+    NODE_EXPORTER,
+    check_config,
+    free_port,
+    has,
+    needs_prometheus,
+    prometheus,
+    query,
+    start,
+    stop,
+    textfile_exporter,
+    version,
+    wait_firing,
+)
 
 from fabconf.cli import drift_metrics, main
 from fabconf.cli.drift_report import DriftRun
@@ -34,21 +43,8 @@ from fabconf.deploy.job import Outcome, State
 from fabconf.monitoring.names import Names
 
 ROOT = Path(__file__).resolve().parents[1]
-NODE_EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
-PROMETHEUS = shutil.which("prometheus")
-PROMTOOL = shutil.which("promtool")
 N = Names()
-pytestmark = pytest.mark.skipif(
-    not (NODE_EXPORTER and PROMETHEUS and PROMTOOL),
-    reason="needs Debian's prometheus and prometheus-node-exporter packages",
-)
-DEADLINE_S = 90  # how long the alerts may take to fire (they need a few seconds; the machine may be slow)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+pytestmark = needs_prometheus
 
 
 def _write(path: Path, text: str) -> None:
@@ -95,22 +91,6 @@ class Host:
         )
 
 
-def _start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-
-
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return json.loads(response.read())
-
-
-def _version(binary: str) -> tuple[int, ...]:
-    out = subprocess.run([binary, "--version"], capture_output=True, text=True)
-    found = re.search(r"version (\d+)\.(\d+)\.(\d+)", out.stdout + out.stderr)
-    return tuple(int(x) for x in found.groups()) if found else (0, 0, 0)
-
-
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[dict[str, Any]]:
     # the rules, from an inventory whose intent sets the timing in seconds
@@ -131,7 +111,7 @@ def stack(tmp_path: Path) -> Iterator[dict[str, Any]]:
     drift_metrics.write(DriftRun(devices, exit_code(devices), started=time.time(), duration=1.0), text_dir / "d.prom")
 
     host = Host(tmp_path / "gpu01")
-    ports = {name: _free_port() for name in ("textfile", "gpu01", "prometheus", "closed")}
+    ports = {name: free_port() for name in ("textfile", "gpu01", "prometheus", "closed")}
     # the documented scrape configuration, scraping every second, with the targets fabconf monitoring wrote: the
     # hosts' addresses pointed at this test's exporters (gpu02's at a port where nothing listens), no switches
     # (no snmp_exporter here)
@@ -146,17 +126,9 @@ def stack(tmp_path: Path) -> Iterator[dict[str, Any]]:
     assert len(hosts) == 2
     (prom_dir / "fabconf-targets-hosts.json").write_text(json.dumps(hosts))
     (prom_dir / "fabconf-targets-switches.json").write_text("[]")
-    checked = subprocess.run([str(PROMTOOL), "check", "config", str(prom_dir / "prometheus.yml")], capture_output=True)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    check_config(prom_dir / "prometheus.yml")
 
     exporter = str(NODE_EXPORTER)
-    textfile = [
-        exporter,
-        "--collector.disable-defaults",
-        "--collector.textfile",
-        f"--collector.textfile.directory={text_dir}",
-        f"--web.listen-address=127.0.0.1:{ports['textfile']}",
-    ]
     node = [
         exporter,
         f"--path.sysfs={host.root / 'sys'}",
@@ -168,44 +140,15 @@ def stack(tmp_path: Path) -> Iterator[dict[str, Any]]:
         "--no-collector.netdev.netlink",  # /proc/net/dev from --path.procfs
         f"--web.listen-address=127.0.0.1:{ports['gpu01']}",
     ]
-    server = [
-        str(PROMETHEUS),
-        f"--config.file={prom_dir / 'prometheus.yml'}",
-        f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-        f"--web.listen-address=127.0.0.1:{ports['prometheus']}",
-    ]
     procs = [
-        _start(textfile, tmp_path / "textfile.log"),
-        _start(node, tmp_path / "gpu01.log"),
-        _start(server, tmp_path / "prometheus.log"),
+        start(textfile_exporter(text_dir, ports["textfile"]), tmp_path / "textfile.log"),
+        start(node, tmp_path / "gpu01.log"),
+        start(prometheus(prom_dir / "prometheus.yml", tmp_path / "tsdb", ports["prometheus"]), tmp_path / "prom.log"),
     ]
     try:
         yield {"api": f"http://127.0.0.1:{ports['prometheus']}/api/v1", "host": host, "logs": tmp_path}
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-def _firing(api: str) -> list[dict[str, str]]:
-    try:
-        alerts = _get(f"{api}/alerts")["data"]["alerts"]
-    except OSError:
-        return []
-    return [a["labels"] for a in alerts if a["state"] == "firing"]
-
-
-def _query(api: str, expr: str) -> list[dict[str, str]]:
-    result = _get(f"{api}/query?query={urllib.parse.quote(expr)}")["data"]["result"]
-    return [r["metric"] for r in result]
-
-
-def _has(alerts: list[dict[str, str]], want: dict[str, str]) -> bool:
-    return any(all(a.get(k) == v for k, v in want.items()) for a in alerts)
+        stop(procs)
 
 
 def test_alerts_fire_in_a_real_prometheus_on_real_node_exporter_output(stack: dict[str, Any]) -> None:
@@ -218,35 +161,25 @@ def test_alerts_fire_in_a_real_prometheus_on_real_node_exporter_output(stack: di
         {"alertname": "FabconfDrift", **gpu01},  # the join on fabconf's own `device` label survives the scrape
         {"alertname": "FabconfDriftReportStale", "device": "leaf1", "role": "leaf", "pod": "pod1"},
     ]
-    hw_counters = _version(str(NODE_EXPORTER)) >= (1, 11, 0)  # older node_exporters do not read hw_counters
+    hw_counters = version(str(NODE_EXPORTER)) >= (1, 11, 0)  # older node_exporters do not read hw_counters
     if hw_counters:
         wanted.append({"alertname": "FabconfRoceRetransmits", **gpu01, "hca": "mlx5_0", "port": "1"})
-    deadline = time.monotonic() + DEADLINE_S
-    firing: list[dict[str, str]] = []
-    while time.monotonic() < deadline:
-        host.advance()
-        firing = _firing(api)
-        if all(_has(firing, w) for w in wanted):
-            break
-        time.sleep(0.5)
-    logs = (stack["logs"] / "prometheus.log").read_text()[-2000:]
-    missing = [w for w in wanted if not _has(firing, w)]
-    assert not missing, f"not firing: {missing}\nfiring: {firing}\nprometheus log tail:\n{logs}"
-    assert not _has(firing, {"alertname": "FabconfDriftReportStale", "device": "gpu01"})
+    firing = wait_firing(api, wanted, stack["logs"] / "prom.log", host.advance)
+    assert not has(firing, {"alertname": "FabconfDriftReportStale", "device": "gpu01"})
 
     # the series the rules read, as the documented relabelling leaves them
-    sent = _query(api, N.host_rdma_sent)
+    sent = query(api, N.host_rdma_sent)
     assert sent and all(
         s["device"] == "gpu01" and s["hca"] == "mlx5_0" and s["port"] == "1" and "exported_device" not in s
         for s in sent
     )
     for name in (N.host_in_errors, N.host_in_packets, N.host_speed_bytes):
-        assert {(s["device"], s["port"]) for s in _query(api, f'{name}{{port="ens1f0np0"}}')} == {
+        assert {(s["device"], s["port"]) for s in query(api, f'{name}{{port="ens1f0np0"}}')} == {
             ("gpu01", "ens1f0np0")
         }, name
     if hw_counters:
         for name in (N.host_rdma_timeouts, N.host_cnp_sent, N.host_ecn_marked):
-            assert _query(api, name), name
-    info = _query(api, f'{N.device_info}{{device="leaf1"}}')
+            assert query(api, name), name
+    info = query(api, f'{N.device_info}{{device="leaf1"}}')
     assert info and info[0]["role"] == "leaf" and info[0]["job"] == "fabconf"
-    assert _query(api, f'{N.drift}{{device="gpu01"}}')
+    assert query(api, f'{N.drift}{{device="gpu01"}}')

@@ -156,7 +156,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fault.add_argument(
         "kind",
         help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | garbled (hosts) | clear; "
-        "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault). "
+        "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault); "
+        "pfc-storm (pause frames at line rate in the device's metrics; hosts: the NIC's watchdog acts). "
         "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled, armed for one moment of a push, "
         "next to the other step faults",
     )

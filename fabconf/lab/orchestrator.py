@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from fabconf.lab import metrics as labmetrics
 from fabconf.lab.contract import Simulator
 from fabconf.lab.tls import LabCA
 from fabconf.lab.world import World
@@ -127,6 +128,8 @@ class Lab:
             for ep in (lk.a, lk.b):
                 cabled.setdefault(ep.device, set()).add(ep.port)
         self._cabled = cabled
+        self.storms: dict[str, labmetrics.Storm] = {}  # `fabconf lab fault DEV pfc-storm`, per device
+        self.metrics: dict[str, labmetrics.MetricsServer] = {}  # each device's exporter endpoint
         for name in sorted(self.addresses) if build else ():
             address = self.addresses[name]
             self.devices[name] = LabDevice(name, model.devices[name].platform, address, self._build(name, address))
@@ -162,11 +165,21 @@ class Lab:
             for dev in started:
                 dev.sim.stop()
             raise
+        for dev in self.devices.values():
+            storm = self.storms.setdefault(dev.name, labmetrics.Storm())
+            server = labmetrics.serve(dev.address, dev.platform, self._sim_of(dev.name), self.world, storm)
+            if server is not None:
+                self.metrics[dev.name] = server
         if write_state:
             self.write_state()
 
+    def _sim_of(self, name: str) -> Any:
+        return lambda: self.devices[name].sim  # the current one: `reset` replaces it
+
     def stop(self) -> None:
         """Stop every simulator, in parallel (each server waits for its poll interval)."""
+        for server in self.metrics.values():
+            server.stop()
 
         def one(dev: LabDevice) -> None:
             with contextlib.suppress(Exception):  # stopping the rest matters more
@@ -211,9 +224,22 @@ class Lab:
                 raise ValueError("a link fault is a standing fault: it takes no --at")
             link_fault(dev.sim, arg)
             self.world.invalidate()  # the far end sees the link change at once
-            return dev.sim.faults.active()
+            return self._active(name)
+        storm = self.storms.setdefault(name, labmetrics.Storm())
+        if kind == "pfc-storm":
+            if at is not None or arg is not None:
+                raise ValueError("fault 'pfc-storm' is a standing fault: it takes no argument and no --at")
+            dev.sim.faults.clear()  # a new standing fault replaces every active one
+            storm.start()
+            return self._active(name)
         dev.sim.faults.set(kind, arg, at=at, after=after, every=every)
-        return dev.sim.faults.active()
+        if at is None:
+            storm.stop()  # a standing fault (or clear) replaced it
+        return self._active(name)
+
+    def _active(self, name: str) -> list[str]:
+        storm = self.storms.get(name)
+        return self.devices[name].sim.faults.active() + (["pfc-storm"] if storm and storm.active else [])
 
     def status(self) -> list[dict[str, Any]]:
         return [
@@ -222,7 +248,7 @@ class Lab:
                 "platform": d.platform,
                 "address": d.address,
                 "ports": list(d.ports),
-                "faults": d.sim.faults.active(),
+                "faults": self._active(d.name),
             }
             for d in self.devices.values()
         ]

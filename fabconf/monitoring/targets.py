@@ -23,18 +23,24 @@ def _address(host: str, port: int | None) -> str:
     return f"[{host}]:{port}" if ":" in host and port else f"{host}:{port}" if port else host
 
 
-def groups(compiled: Compiled) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def groups(
+    compiled: Compiled, addresses: dict[str, str] | None = None, host_port: int = NODE_EXPORTER_PORT
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``addresses``: where each device answers instead of its management address (the lab's)."""
     hosts: list[dict[str, Any]] = []
     switches: list[dict[str, Any]] = []
     for name, device in sorted(compiled.model.devices.items()):
+        address = (addresses or {}).get(name, device.hostname)
         if device.is_switch:
             modules = ",".join(SWITCH_MODULES + PLATFORM_MODULES.get(device.platform, ()))
-            switches.append({"targets": [device.hostname], "labels": {"device": name, "__param_module": modules}})
+            switches.append({"targets": [address], "labels": {"device": name, "__param_module": modules}})
         else:
-            hosts.append({"targets": [_address(device.hostname, NODE_EXPORTER_PORT)], "labels": {"device": name}})
+            hosts.append({"targets": [_address(address, host_port)], "labels": {"device": name}})
     return hosts, switches
 
 
-def as_text(compiled: Compiled) -> tuple[str, str]:
-    hosts, switches = groups(compiled)
+def as_text(
+    compiled: Compiled, addresses: dict[str, str] | None = None, host_port: int = NODE_EXPORTER_PORT
+) -> tuple[str, str]:
+    hosts, switches = groups(compiled, addresses, host_port)
     return json.dumps(hosts, indent=2) + "\n", json.dumps(switches, indent=2) + "\n"

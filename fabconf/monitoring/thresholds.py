@@ -46,6 +46,11 @@ class Timing:
     def for_duration(self) -> str:
         return duration(self.for_s)
 
+    @property
+    def scrape_interval(self) -> str:
+        """A scrape interval that leaves several samples in every rate window (at most 30 s)."""
+        return duration(max(1, min(30, self.window_s // 5)))
+
     @classmethod
     def of(cls, fabric: dict[str, Any]) -> Timing:
         section = fabric.get("monitoring") or {}

@@ -1,0 +1,208 @@
+"""Every lab device's metrics as its exporter would serve them, on the device's own lab address, for a real
+Prometheus (``fabconf monitoring --lab`` writes its configuration):
+
+- GPU hosts on port ``HOST_PORT``, path ``/metrics``, in node_exporter's format and names
+  (``fabconf.monitoring.names``; node_exporter's own ``device`` label is the netdev or the RDMA device):
+  ``node_network_receive_packets_total``/``_errs_total`` and ``node_network_speed_bytes`` per NIC port,
+  ``node_ethtool_received_prio{N}_pause`` and ``node_ethtool_transmitted_pause_storm_error_events`` (the ethtool
+  collector), ``node_infiniband_port_packets_transmitted_total`` and ``..._local_ack_timeout_errors_total``,
+  ``..._np_cnp_packets_sent_total``, ``..._np_ecn_marked_roce_packets_received_total`` per RDMA port;
+- switches on port ``SWITCH_PORT``, path ``/snmp``, in snmp_exporter's format: IF-MIB ``ifHCInUcastPkts``,
+  ``ifInErrors`` (labels ``ifIndex``, ``ifName``), BGP4-MIB ``bgpPeerState`` (label ``bgpPeerRemoteAddr``; 6 =
+  established) from the lab's BGP sessions, and on Cumulus Linux ``clIntInPfc{N}Pkt``.
+
+The counters are the ones the lab's tools show (``fabconf.lab.host.platcmds.counters``: frames grow with time
+while the link is up, errors in proportion to a ``link PORT:errors=R`` fault). Faults move them:
+
+- ``fabconf lab fault DEV pfc-storm``: pause frames arrive at ``STORM_PAUSES_PER_S`` on every PFC priority of
+  every port (priority 3 where none is enabled), and on a GPU host the NIC's PFC storm watchdog acts once per
+  storm (``tx_pause_storm_error_events``); ``clear`` or any other standing fault ends it (the counters keep
+  their totals);
+- ``hang``: the endpoint accepts the scrape and never answers, as the device does (Prometheus: ``up == 0``).
+
+Ports above 1024 and not the exporters' own (9100, 9116), so that exporters running on the machine do not clash
+with the lab; a port the lab cannot bind leaves that device without metrics, the lab still runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from fabconf.lab.host.nicstate import PRIOS
+from fabconf.lab.host.platcmds import counters
+
+HOST_PORT = 19100
+SWITCH_PORT = 19116
+STORM_PAUSES_PER_S = 1_000_000.0  # a lab model: far above any storm threshold, below a 400G line's frame rate
+SWITCH_FRAMES_PER_S = 1_000_000.0  # a lab model, as a GPU host's NIC port
+HANG_LIMIT_S = 120.0  # a hung scrape is dropped after this, as the device's other requests are
+BGP_STATE = {"Idle": 1, "Connect": 2, "Active": 3, "OpenSent": 4, "OpenConfirm": 5, "Established": 6}
+_EPOCH = time.monotonic()
+
+
+@dataclass
+class Storm:
+    """A PFC pause storm on one device (``fabconf lab fault DEV pfc-storm``), as totals that never go down."""
+
+    since: float | None = None
+    earlier: float = 0.0  # pause frames of the storms that ended
+    events: int = 0  # storms the NIC's watchdog acted on
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def active(self) -> bool:
+        return self.since is not None
+
+    def start(self) -> None:
+        with self.lock:
+            if self.since is None:
+                self.since = time.monotonic()
+                self.events += 1
+
+    def stop(self) -> None:
+        with self.lock:
+            if self.since is not None:
+                self.earlier += (time.monotonic() - self.since) * STORM_PAUSES_PER_S
+                self.since = None
+
+    def pauses(self) -> int:
+        with self.lock:
+            running = (time.monotonic() - self.since) * STORM_PAUSES_PER_S if self.since is not None else 0.0
+            return int(self.earlier + running)
+
+
+class _Text:
+    """Prometheus's text format, one ``# TYPE`` line per metric."""
+
+    def __init__(self) -> None:
+        self.families: dict[str, tuple[str, list[str]]] = {}
+
+    def add(self, name: str, kind: str, labels: dict[str, str], value: float) -> None:
+        pairs = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        number = str(int(value)) if float(value).is_integer() else repr(float(value))
+        self.families.setdefault(name, (kind, []))[1].append(f"{name}{{{pairs}}} {number}")
+
+    def render(self) -> str:
+        out = []
+        for name, (kind, lines) in self.families.items():
+            out.append(f"# TYPE {name} {kind}")
+            out += lines
+        return "\n".join(out) + "\n"
+
+
+def _storm_prios(pfc: list[int]) -> list[int]:
+    return [p for p in range(PRIOS) if p < len(pfc) and pfc[p]] or [3]
+
+
+def host_text(sim: Any, storm: Storm) -> str:
+    """A lab GPU host as node_exporter shows it (ethtool collector enabled)."""
+    text = _Text()
+    for nic in list(sim.state.nics):
+        c = counters(sim.ctx, nic)
+        up = sim.ctx.oper_up(nic)
+        net = {"device": nic.netdev}
+        text.add("node_network_receive_packets_total", "counter", net, c["rx_packets_phy"])
+        text.add("node_network_receive_errs_total", "counter", net, c["rx_crc_errors_phy"])
+        text.add("node_network_transmit_packets_total", "counter", net, c["tx_packets_phy"])
+        if up:
+            text.add("node_network_speed_bytes", "gauge", net, nic.speed * 1_000_000_000 / 8)
+        storming = set(_storm_prios(list(nic.pfc)))
+        for prio in range(PRIOS):
+            pauses = c[f"rx_prio{prio}_pause"] + (storm.pauses() if prio in storming else 0)
+            text.add(f"node_ethtool_received_prio{prio}_pause", "untyped", net, pauses)
+        text.add("node_ethtool_transmitted_pause_storm_error_events", "untyped", net, storm.events)
+        rdma = {"device": nic.rdma, "port": "1"}
+        text.add("node_infiniband_port_packets_transmitted_total", "counter", rdma, c["tx_packets_phy"])
+        # a lab model: every fourth frame in error costs a retransmission timeout
+        text.add("node_infiniband_local_ack_timeout_errors_total", "counter", rdma, c["rx_crc_errors_phy"] // 4)
+        text.add("node_infiniband_np_cnp_packets_sent_total", "counter", rdma, 0)
+        text.add("node_infiniband_np_ecn_marked_roce_packets_received_total", "counter", rdma, 0)
+    return text.render()
+
+
+def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
+    """A lab switch as snmp_exporter shows it with the modules if_mib, fabconf_bgp4 (and fabconf_cumulus_pfc)."""
+    text = _Text()
+    view = sim.lab_view()
+    ratios: dict[str, float] = getattr(sim, "error_ratio", {})
+    frames = int(SWITCH_FRAMES_PER_S * (time.monotonic() - _EPOCH))
+    for index, (name, port) in enumerate(sorted(view.ports.items()), start=1):
+        labels = {"ifIndex": str(index), "ifName": name}
+        received = frames if port.enabled else 0
+        text.add("ifHCInUcastPkts", "counter", labels, received)
+        text.add("ifInErrors", "counter", labels, int(received * ratios.get(name, 0.0)))
+        if platform == "cumulus":
+            for prio in range(PRIOS):
+                text.add(f"clIntInPfc{prio}Pkt", "counter", labels, storm.pauses() if prio == 3 else 0)
+    for session in world.bgp_sessions(sim.name) if world is not None else []:
+        text.add("bgpPeerState", "gauge", {"bgpPeerRemoteAddr": session.peer}, BGP_STATE.get(session.state, 1))
+    return text.render()
+
+
+class MetricsServer:
+    """One device's exporter endpoint; ``render`` gives the text, ``hung`` says whether the device hangs."""
+
+    def __init__(self, address: str, port: int, path: str, render: Callable[[], str], hung: Callable[[], bool]):
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path.split("?", 1)[0] != path:
+                    self.send_error(404)
+                    return
+                deadline = time.monotonic() + HANG_LIMIT_S
+                while hung() and time.monotonic() < deadline and not owner.stopping.is_set():
+                    time.sleep(0.1)
+                if hung():
+                    self.close_connection = True
+                    return
+                body = render().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.stopping = threading.Event()
+        self.server = ThreadingHTTPServer((address, port), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        with contextlib.suppress(Exception):
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def serve(address: str, platform: str, sim: Callable[[], Any], world: Any, storm: Storm) -> MetricsServer | None:
+    """Start a device's endpoint; None when its port cannot be bound (the device then has no metrics)."""
+    if platform == "linux":
+        port, path = HOST_PORT, "/metrics"
+
+        def render() -> str:
+            return host_text(sim(), storm)
+    else:
+        port, path = SWITCH_PORT, "/snmp"
+
+        def render() -> str:
+            return switch_text(sim(), platform, world, storm)
+
+    try:
+        server = MetricsServer(address, port, path, render, lambda: bool(sim().faults.hang))
+    except OSError:
+        return None
+    server.start()
+    return server
