@@ -93,6 +93,10 @@ def test_lab_faults_fire_their_alerts(
         lab.fault("leaf3", "link", "Ethernet1/1:errors=0.01")
         lab.fault("gpu03", "hang")
         assert "pfc-storm" in lab.fault("gpu04", "pfc-storm")
+        with pytest.raises(ValueError, match="pfc-storm"):
+            lab.fault("gpu04", "pfc-storm", "3")
+        with pytest.raises(ValueError, match="pfc-storm"):
+            lab.fault("gpu04", "pfc-storm", at="commit")
 
         def at(device: str) -> dict[str, Any]:
             role = lab.compiled.model.devices[device].role
