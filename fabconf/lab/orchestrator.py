@@ -177,12 +177,13 @@ class Lab:
         return lambda: self.devices[name].sim  # the current one: `reset` replaces it
 
     def stop(self) -> None:
-        """Stop every simulator, in parallel (each server waits for its poll interval)."""
-        for server in self.metrics.values():
-            server.stop()
+        """Stop every simulator and metrics endpoint, in parallel (each server waits for its poll interval)."""
 
         def one(dev: LabDevice) -> None:
             with contextlib.suppress(Exception):  # stopping the rest matters more
+                server = self.metrics.pop(dev.name, None)
+                if server is not None:
+                    server.stop()
                 dev.sim.stop()
 
         with ThreadPoolExecutor(max_workers=32) as pool:
@@ -195,6 +196,8 @@ class Lab:
         if dev is None:
             raise KeyError(f"no lab device {name!r}")
         dev.sim.faults.clear()  # releases requests a step fault holds
+        if name in self.storms:
+            self.storms[name].stop()
         dev.sim.stop()
         saved = self.state_dir / "devices" / name
         if saved.is_dir():
