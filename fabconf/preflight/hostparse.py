@@ -84,15 +84,16 @@ def parse_lsmod(text: str) -> set[str]:
 
 
 def parse_acs_enabled(text: str) -> list[str]:
-    """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic (``ACSCtl:`` with SrcValid+,
-    ReqRedir+ or CmpltRedir+), by address."""
+    """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic to the root complex, by address: only
+    the redirect bits count (``ACSCtl:`` with ReqRedir+ or CmpltRedir+, P2P Request and Completion Redirect);
+    SrcValid+ (source validation) and the other controls do not redirect."""
     check_clean(text)
     out, device = [], ""
     for raw in text.splitlines():
         match = re.match(r"([0-9a-f]{2,4}:[0-9a-f]{2}\.[0-9a-f]|[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]) ", raw)
         if match:
             device = match.group(1)
-        elif "ACSCtl:" in raw and re.search(r"\b(SrcValid|ReqRedir|CmpltRedir)\+", raw):
+        elif "ACSCtl:" in raw and re.search(r"\b(ReqRedir|CmpltRedir)\+", raw):
             out.append(device)
     return out
 
