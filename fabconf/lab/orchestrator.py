@@ -228,6 +228,11 @@ class Lab:
             link_fault(dev.sim, arg)
             self.world.invalidate()  # the far end sees the link change at once
             return self._active(name)
+        if kind == "mtu":
+            if at is not None:
+                raise ValueError("an mtu fault is a standing fault: it takes no --at")
+            mtu_fault(dev.sim, arg)
+            return self._active(name)
         storm = self.storms.setdefault(name, labmetrics.Storm())
         if kind == "pfc-storm":
             if at is not None or arg is not None:
@@ -356,3 +361,21 @@ def link_fault(sim: Any, arg: str | None) -> None:
             f"fault 'link' {setting!r} is modelled on GPU hosts "
             "(switches: PORT:SPEEDg on EOS and Cumulus, errors on EOS)"
         )
+
+
+ROCE_MTUS = (256, 512, 1024, 2048, 4096)
+ROCE_HEADERS = 96  # bytes a RoCE v2 packet spends on headers within the netdev MTU (the lab's ibv_devinfo model)
+
+
+def mtu_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST mtu NETDEV:SIZE``: the NIC's RoCE active MTU falls to SIZE (256..4096), as a netdev
+    MTU of SIZE plus the RoCE headers makes it (``ibv_devinfo`` shows it). It stays until set back."""
+    netdev, _, size = (arg or "").partition(":")
+    if not netdev or not size.isdigit() or int(size) not in ROCE_MTUS:
+        raise ValueError(f"fault 'mtu' needs NETDEV:SIZE with SIZE one of {', '.join(map(str, ROCE_MTUS))}")
+    state = getattr(sim, "state", None)
+    nic = next((n for n in getattr(state, "nics", []) if n.netdev == netdev), None)
+    if nic is None:
+        raise ValueError(f"{sim.name} has no NIC port {netdev} (the mtu fault is for GPU hosts)")
+    with sim.lock:
+        nic.mtu = int(size) + ROCE_HEADERS

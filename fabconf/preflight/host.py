@@ -7,6 +7,8 @@ Checks (and where each fact comes from):
   pairing the RDMA device with the same netdev;
 - ``[firmware]`` ``ibv_devinfo`` fw_ver equal to ``preflight.firmware`` when the intent gives one (uniformity
   across the fleet is checked over all hosts: ``fleet``); ``[mlxconfig]`` no value set but not yet in effect;
+- ``[active_mtu]`` every intended NIC's RoCE active MTU is 4096 (``ibv_devinfo``; a smaller one follows from a
+  netdev MTU below 4096 plus the RoCE headers, and cuts the message size of every RDMA transfer);
 - ``[gid]`` the RoCE v2 GID of the NIC's IPv4 address at the intended index (``show_gids``, NCCL_IB_GID_INDEX);
 - ``[counters]`` physical errors per frame received between two ``ethtool -S`` reads below
   ``preflight.max_error_rate`` (0.001 % by default);
@@ -31,6 +33,7 @@ from fabconf.preflight.policy import Policy, allowed
 
 T = TypeVar("T")
 NOT_FOUND = 127
+ROCE_MTU = 4096  # the RoCE active MTU a RoCE fabric runs at: the largest InfiniBand MTU
 
 
 class ToolReader(Protocol):
@@ -97,6 +100,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     started = time.monotonic()
     _links(nics, first)
     _firmware(first, policy)
+    _active_mtu(nics, first)
     _gids(data, nics, first)
     _lldpad(first)
     if policy.gpudirect:
@@ -165,6 +169,21 @@ def _gids(data: dict[str, Any], nics: list[dict[str, Any]], r: _Reads) -> None:
             r.facts.failed.append(
                 f"[gid] {nic['rdma']}: GID index {index} is {entry[0] or 'not IPv4'} RoCE {entry[1]}, "
                 f"expected {address} RoCE v2"
+            )
+
+
+def _active_mtu(nics: list[dict[str, Any]], r: _Reads) -> None:
+    found = r.get("active_mtu", "ibv_devinfo", hp.parse_ibv_active_mtu)
+    if found is None:
+        return
+    for nic in nics:
+        mtu = found.get(nic["rdma"])
+        if mtu is None:
+            r.facts.failed.append(f"[active_mtu] {nic['rdma']} ({nic['netdev']}): not in ibv_devinfo")
+        elif mtu < ROCE_MTU:
+            r.facts.failed.append(
+                f"[active_mtu] {nic['rdma']} ({nic['netdev']}): RoCE active MTU {mtu}, not {ROCE_MTU} (ibv_devinfo); "
+                f"the netdev MTU must leave room for {ROCE_MTU} bytes plus the RoCE headers (9000 does)"
             )
 
 

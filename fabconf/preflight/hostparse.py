@@ -83,6 +83,24 @@ def parse_lsmod(text: str) -> set[str]:
     return {line.split()[0] for line in lines[1:] if line.strip()}
 
 
+def parse_ibv_active_mtu(text: str) -> dict[str, int]:
+    """``ibv_devinfo``: hca_id -> the smallest ``active_mtu`` of its ports, in bytes (``active_mtu: 4096 (5)``)."""
+    check_clean(text)
+    out: dict[str, int] = {}
+    hca: str | None = None
+    for raw in text.splitlines():
+        match = re.match(r"hca_id:\s*(\S+)", raw)
+        if match:
+            hca = match.group(1)
+            continue
+        match = re.match(r"\s+active_mtu:\s*(\d+)", raw)
+        if match and hca is not None:
+            out[hca] = min(out.get(hca, 1 << 30), int(match.group(1)))
+    if not out:
+        raise ParseError("no hca_id with active_mtu")
+    return out
+
+
 def parse_acs_enabled(text: str) -> list[str]:
     """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic to the root complex, by address: only
     the redirect bits count (``ACSCtl:`` with ReqRedir+ or CmpltRedir+, P2P Request and Completion Redirect);

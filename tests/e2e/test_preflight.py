@@ -1,6 +1,7 @@
 """``fabconf preflight`` against the lab: a clean fabric passes; each injected fault fails exactly the check that
 names it (a host port at 200G, a DOWN RDMA link, a firmware version that differs, lldpad running, a switch port
-at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table)."""
+at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table, a RoCE active
+MTU below 4096)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,9 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         sim(lab, "gpu05").state.modules.remove("nvidia_peermem")
     with sim(lab, "gpu06").lock:
         sim(lab, "gpu06").state.ofed_version = "MLNX_OFED_LINUX-23.10-1.1.9.0"
+    with pytest.raises(ValueError, match="NETDEV:SIZE"):
+        lab.fault("gpu07", "mtu", "ens1f0np0:9000")
+    lab.fault("gpu07", "mtu", "ens1f0np0:1024")  # RoCE's active MTU fell to 1024
     lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
     lab.fault("leaf3", "link", "Ethernet63/1:errors=0.001")  # its uplink to spine1 loses frames
 
@@ -78,6 +82,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         "gpu04": {"counters"},
         "gpu05": {"gpudirect"},
         "gpu06": {"versions"},
+        "gpu07": {"active_mtu"},
         "leaf3": {"ports", "counters"},
         "leaf2": {"ports"},  # the far end of gpu02's dead link
     }
@@ -89,6 +94,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "firmware 28.36.1010, the rest of the fleet runs 28.39.1002" in lines["gpu03"]
     assert "ACS redirect" in lines["gpu05"] and "nvidia_peermem is not loaded" in lines["gpu05"]
     assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
+    assert "mlx5_0 (ens1f0np0): RoCE active MTU 1024, not 4096" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
 
@@ -101,7 +107,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         for s in family.samples
     }
     assert samples[("fabconf_preflight_check_failures", (("check", "counters"), ("device", "gpu04")))] == 1
-    assert samples[("fabconf_preflight_passed", (("device", "gpu07"), ("platform", "linux")))] == 1
+    assert samples[("fabconf_preflight_passed", (("device", "gpu08"), ("platform", "linux")))] == 1
     code, out = fab(capsys, "preflight", "-i", inv(lab), "--format", "junit", "--limit", "gpu0[1-4]")
     cases = {c.get("name"): c for c in ET.fromstring(out[out.index("<?xml") :].split("\n", 1)[1]).iter("testcase")}
     assert set(cases) == {"gpu01", "gpu02", "gpu03", "gpu04"}
