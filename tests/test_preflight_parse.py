@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fabconf.preflight import host
 from fabconf.preflight import hostparse as hp
 
 BRIDGE = (
@@ -33,3 +34,38 @@ IBV_DEVINFO = (
 def test_active_mtu_per_rdma_device() -> None:
     assert hp.parse_ibv_active_mtu(IBV_DEVINFO.format(mtu="1024 (3)")) == {"mlx5_0": 1024, "mlx5_1": 4096}
     assert hp.parse_ibv_firmware(IBV_DEVINFO.format(mtu="4096 (5)")) == {"mlx5_0": "28.39.1002", "mlx5_1": "28.39.1002"}
+
+
+LSPCI = (
+    "0000:18:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n"
+    "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
+    "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"
+    "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)\n\n"
+    "1b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
+    "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"
+    "\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)\n\n"
+    "2b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
+    "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"
+    "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x4 (downgraded)\n"
+)
+MST = (
+    "PCI devices:\n------------\nDEVICE_TYPE             MST                           PCI       RDMA            NET"
+    "                                     NUMA\n"
+    "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf0      18:00.0   mlx5_0          net-ens1f0np0   0\n"
+)
+
+
+def test_pcie_links_against_their_capability() -> None:
+    links = hp.parse_lspci_links(LSPCI)
+    assert links["18:00.0"] == hp.PcieLink(
+        "Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]", 32.0, 16, 32.0, 8
+    )
+    assert (links["1b:00.0"].speed, links["1b:00.0"].width) == (2.5, 16)
+    facts = host.HostFacts()
+    reads = host._Reads({"lspci -vvv": (0, LSPCI), "mst status -v": (0, MST)}, facts)
+    host._pcie([{"rdma": "mlx5_0", "netdev": "ens1f0np0"}], reads)
+    assert facts.failed == [
+        "[pcie] mlx5_0 (ens1f0np0) at 18:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s (lspci LnkSta/LnkCap); "
+        "reseat the card or check the slot",
+        "[pcie] GPU at 2b:00.0: PCIe link x4, capable of x16 (lspci LnkSta/LnkCap)",  # an idle GPU's 2.5GT/s is fine
+    ]

@@ -158,7 +158,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | garbled (hosts) | clear; "
         "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault); "
         "pfc-storm (pause frames at line rate in the device's metrics; hosts: the NIC's watchdog acts); "
-        "mtu NETDEV:SIZE (hosts: the RoCE active MTU falls to SIZE). "
+        "mtu NETDEV:SIZE (hosts: the RoCE active MTU falls to SIZE); pcie NETDEV:xN|NGT/s (hosts: the NIC's "
+        "PCIe link trains lower). "
         "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled, armed for one moment of a push, "
         "next to the other step faults",
     )

@@ -228,10 +228,10 @@ class Lab:
             link_fault(dev.sim, arg)
             self.world.invalidate()  # the far end sees the link change at once
             return self._active(name)
-        if kind == "mtu":
+        if kind in ("mtu", "pcie"):
             if at is not None:
-                raise ValueError("an mtu fault is a standing fault: it takes no --at")
-            mtu_fault(dev.sim, arg)
+                raise ValueError(f"a {kind} fault is a standing fault: it takes no --at")
+            (mtu_fault if kind == "mtu" else pcie_fault)(dev.sim, arg)
             return self._active(name)
         storm = self.storms.setdefault(name, labmetrics.Storm())
         if kind == "pfc-storm":
@@ -367,15 +367,36 @@ ROCE_MTUS = (256, 512, 1024, 2048, 4096)
 ROCE_HEADERS = 96  # bytes a RoCE v2 packet spends on headers within the netdev MTU (the lab's ibv_devinfo model)
 
 
+def _host_nic(sim: Any, netdev: str, kind: str) -> Any:
+    state = getattr(sim, "state", None)
+    nic = next((n for n in getattr(state, "nics", []) if n.netdev == netdev), None)
+    if nic is None:
+        raise ValueError(f"{sim.name} has no NIC port {netdev} (the {kind} fault is for GPU hosts)")
+    return nic
+
+
+def pcie_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST pcie NETDEV:xN|NGT/s``: the NIC's PCIe link trains at width xN or speed N GT/s
+    (``lspci -vvv`` LnkSta shows it ``(downgraded)``); ``NETDEV:x16`` and ``NETDEV:32GT/s`` set it back."""
+    netdev, _, setting = (arg or "").partition(":")
+    width = re.fullmatch(r"x(1|2|4|8|16)", setting)
+    speed = re.fullmatch(r"(2\.5|5|8|16|32)GT/s", setting)
+    if not netdev or not (width or speed):
+        raise ValueError("fault 'pcie' needs NETDEV:xN (1, 2, 4, 8, 16) or NETDEV:NGT/s (2.5, 5, 8, 16, 32)")
+    nic = _host_nic(sim, netdev, "pcie")
+    with sim.lock:
+        if width:
+            nic.pcie_width = int(width.group(1))
+        elif speed:
+            nic.pcie_speed = float(speed.group(1))
+
+
 def mtu_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault HOST mtu NETDEV:SIZE``: the NIC's RoCE active MTU falls to SIZE (256..4096), as a netdev
     MTU of SIZE plus the RoCE headers makes it (``ibv_devinfo`` shows it). It stays until set back."""
     netdev, _, size = (arg or "").partition(":")
     if not netdev or not size.isdigit() or int(size) not in ROCE_MTUS:
         raise ValueError(f"fault 'mtu' needs NETDEV:SIZE with SIZE one of {', '.join(map(str, ROCE_MTUS))}")
-    state = getattr(sim, "state", None)
-    nic = next((n for n in getattr(state, "nics", []) if n.netdev == netdev), None)
-    if nic is None:
-        raise ValueError(f"{sim.name} has no NIC port {netdev} (the mtu fault is for GPU hosts)")
+    nic = _host_nic(sim, netdev, "mtu")
     with sim.lock:
         nic.mtu = int(size) + ROCE_HEADERS

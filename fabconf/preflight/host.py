@@ -7,6 +7,9 @@ Checks (and where each fact comes from):
   pairing the RDMA device with the same netdev;
 - ``[firmware]`` ``ibv_devinfo`` fw_ver equal to ``preflight.firmware`` when the intent gives one (uniformity
   across the fleet is checked over all hosts: ``fleet``); ``[mlxconfig]`` no value set but not yet in effect;
+- ``[pcie]`` every intended NIC's PCIe link trained at its capability, speed and width, and every NVIDIA GPU's at
+  its width (``lspci -vvv`` LnkSta against LnkCap; the NIC found by its PCI address in ``mst status -v``). A GPU
+  lowers its link speed when idle to save power, so only its width is compared [3P];
 - ``[active_mtu]`` every intended NIC's RoCE active MTU is 4096 (``ibv_devinfo``; a smaller one follows from a
   netdev MTU below 4096 plus the RoCE headers, and cuts the message size of every RDMA transfer);
 - ``[gid]`` the RoCE v2 GID of the NIC's IPv4 address at the intended index (``show_gids``, NCCL_IB_GID_INDEX);
@@ -101,6 +104,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     _links(nics, first)
     _firmware(first, policy)
     _active_mtu(nics, first)
+    _pcie(nics, first)
     _gids(data, nics, first)
     _lldpad(first)
     if policy.gpudirect:
@@ -169,6 +173,29 @@ def _gids(data: dict[str, Any], nics: list[dict[str, Any]], r: _Reads) -> None:
             r.facts.failed.append(
                 f"[gid] {nic['rdma']}: GID index {index} is {entry[0] or 'not IPv4'} RoCE {entry[1]}, "
                 f"expected {address} RoCE v2"
+            )
+
+
+def _pcie(nics: list[dict[str, Any]], r: _Reads) -> None:
+    links = r.get("pcie", "lspci -vvv", hp.parse_lspci_links)
+    mst = r.get("pcie", "mst status -v", hp.parse_mst_status)
+    if links is None or mst is None:
+        return
+    for nic in nics:
+        where = f"{nic['rdma']} ({nic['netdev']})"
+        pci = (mst.get(nic["rdma"]) or ("", ""))[0].removeprefix("0000:")
+        link = links.get(pci)
+        if link is None:
+            r.facts.failed.append(f"[pcie] {where}: no PCIe link for {pci or 'it'} in lspci -vvv")
+        elif link.speed < link.cap_speed or link.width < link.cap_width:
+            r.facts.failed.append(
+                f"[pcie] {where} at {pci}: PCIe link x{link.width} at {link.speed:g}GT/s, capable of "
+                f"x{link.cap_width} at {link.cap_speed:g}GT/s (lspci LnkSta/LnkCap); reseat the card or check the slot"
+            )
+    for pci, link in sorted(links.items()):
+        if "NVIDIA" in link.description and "controller" in link.description and link.width < link.cap_width:
+            r.facts.failed.append(
+                f"[pcie] GPU at {pci}: PCIe link x{link.width}, capable of x{link.cap_width} (lspci LnkSta/LnkCap)"
             )
 
 

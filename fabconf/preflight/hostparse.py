@@ -101,6 +101,42 @@ def parse_ibv_active_mtu(text: str) -> dict[str, int]:
     return out
 
 
+@dataclass(frozen=True)
+class PcieLink:
+    description: str  # lspci's class and name ("Ethernet controller: Mellanox ...", "3D controller: NVIDIA ...")
+    cap_speed: float  # GT/s
+    cap_width: int
+    speed: float  # as trained (LnkSta)
+    width: int
+
+
+_PCI_ADDRESS = r"(?:[0-9a-f]{4}:)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])"
+
+
+def parse_lspci_links(text: str) -> dict[str, PcieLink]:
+    """``lspci -vvv``: PCI address (``bus:dev.fn``, no domain) -> its PCIe link, capability (``LnkCap: ... Speed
+    32GT/s, Width x16``) and as trained (``LnkSta: Speed 32GT/s (ok), Width x16 (ok)``), for every device that
+    shows both."""
+    check_clean(text)
+    out: dict[str, PcieLink] = {}
+    address, description = "", ""
+    cap: tuple[float, int] | None = None
+    for raw in text.splitlines():
+        match = re.match(_PCI_ADDRESS + r" (.+)$", raw)
+        if match:
+            address, description, cap = match.group(1), match.group(2), None
+            continue
+        found = re.search(r"\bLnk(Cap|Sta):.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)", raw)
+        if found is None or not address:
+            continue
+        speed, width = float(found.group(2)), int(found.group(3))
+        if found.group(1) == "Cap":
+            cap = (speed, width)
+        elif cap is not None:
+            out[address] = PcieLink(description, cap[0], cap[1], speed, width)
+    return out
+
+
 def parse_acs_enabled(text: str) -> list[str]:
     """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic to the root complex, by address: only
     the redirect bits count (``ACSCtl:`` with ReqRedir+ or CmpltRedir+, P2P Request and Completion Redirect);

@@ -1,7 +1,7 @@
 """``fabconf preflight`` against the lab: a clean fabric passes; each injected fault fails exactly the check that
 names it (a host port at 200G, a DOWN RDMA link, a firmware version that differs, lldpad running, a switch port
 at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table, a RoCE active
-MTU below 4096)."""
+MTU below 4096, a NIC's PCIe link trained below its capability)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,9 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     with pytest.raises(ValueError, match="NETDEV:SIZE"):
         lab.fault("gpu07", "mtu", "ens1f0np0:9000")
     lab.fault("gpu07", "mtu", "ens1f0np0:1024")  # RoCE's active MTU fell to 1024
+    with pytest.raises(ValueError, match="NETDEV:xN"):
+        lab.fault("gpu07", "pcie", "ens2f0np0:x3")
+    lab.fault("gpu07", "pcie", "ens2f0np0:x8")  # the card trained at half its lanes
     lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
     lab.fault("leaf3", "link", "Ethernet63/1:errors=0.001")  # its uplink to spine1 loses frames
 
@@ -82,7 +85,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         "gpu04": {"counters"},
         "gpu05": {"gpudirect"},
         "gpu06": {"versions"},
-        "gpu07": {"active_mtu"},
+        "gpu07": {"active_mtu", "pcie"},
         "leaf3": {"ports", "counters"},
         "leaf2": {"ports"},  # the far end of gpu02's dead link
     }
@@ -95,6 +98,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "ACS redirect" in lines["gpu05"] and "nvidia_peermem is not loaded" in lines["gpu05"]
     assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
     assert "mlx5_0 (ens1f0np0): RoCE active MTU 1024, not 4096" in lines["gpu07"]
+    assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
 

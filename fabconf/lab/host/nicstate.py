@@ -153,6 +153,9 @@ class NicPort:
     error_ratio: float = 0.0
     link_down: bool = False  # the cable or optic failed: no carrier though cabled
     frames_per_s: float = 1_000_000.0
+    # the PCIe link as trained (`fabconf lab fault HOST pcie NETDEV:x8`); the card is capable of 32GT/s x16
+    pcie_speed: float = 32.0
+    pcie_width: int = 16
 
     def __post_init__(self) -> None:
         if not self.mac:

@@ -104,6 +104,24 @@ def _bridge(nic: NicPort) -> str:
     return f"{bus - 1:02x}:00.0"
 
 
+PCIE_CAP = (32.0, 16)  # a ConnectX-7 card: PCIe Gen5 x16
+
+
+def _express(nic: NicPort) -> str:
+    """The PCI Express capability's link lines as lspci prints them: capability, then the trained link with
+    ``(ok)`` or ``(downgraded)`` after each value [U: recalled from pciutils' output]."""
+    cap_speed, cap_width = PCIE_CAP
+    speed = "ok" if nic.pcie_speed >= cap_speed else "downgraded"
+    width = "ok" if nic.pcie_width >= cap_width else "downgraded"
+    return (
+        "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
+        f"\t\tLnkCap:\tPort #0, Speed {cap_speed:g}GT/s, Width x{cap_width}, ASPM not supported\n"
+        "\t\t\tClockPM- Surprise- LLActRep- BwNot- ASPMOptComp+\n"
+        f"\t\tLnkSta:\tSpeed {nic.pcie_speed:g}GT/s ({speed}), Width x{nic.pcie_width} ({width})\n"
+        "\t\t\tTrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n"
+    )
+
+
 def lspci(ctx: NicContext, inv: Invocation) -> Result:
     if "-vvv" not in inv.argv:
         return Result(err="lspci: the lab models `lspci -vvv`\n", status=1)
@@ -119,7 +137,8 @@ def lspci(ctx: NicContext, inv: Invocation) -> Result:
             f"\t\tACSCtl:\t{acs} EgressCtrl- DirectTrans-\n\n"
             f"{nic.pci[5:]} Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n"
             f"\tSubsystem: Mellanox Technologies {nic.description}\n"
-            "\tCapabilities: [480 v1] Address Translation Service (ATS)\n"
+            + _express(nic)
+            + "\tCapabilities: [480 v1] Address Translation Service (ATS)\n"
             "\t\tATSCap:\tInvalidate Queue Depth: 00\n"
             "\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n\n"
         )
