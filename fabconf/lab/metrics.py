@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fabconf.lab.host.nicstate import PRIOS
+from fabconf.lab.host.nicsysfs import hw_counters
 from fabconf.lab.host.platcmds import counters
 
 HOST_PORT = 19100
@@ -71,6 +72,10 @@ class Storm:
                 self.earlier += (time.monotonic() - self.since) * STORM_PAUSES_PER_S
                 self.since = None
 
+    def snapshot(self) -> tuple[int, int]:
+        """(pause frames so far on each storming priority, storms the NIC's watchdog acted on)."""
+        return self.pauses(), self.events
+
     def pauses(self) -> int:
         with self.lock:
             running = (time.monotonic() - self.since) * STORM_PAUSES_PER_S if self.since is not None else 0.0
@@ -96,33 +101,28 @@ class _Text:
         return "\n".join(out) + "\n"
 
 
-def _storm_prios(pfc: list[int]) -> list[int]:
-    return [p for p in range(PRIOS) if p < len(pfc) and pfc[p]] or [3]
-
-
-def host_text(sim: Any, storm: Storm) -> str:
-    """A lab GPU host as node_exporter shows it (ethtool collector enabled)."""
+def host_text(sim: Any) -> str:
+    """A lab GPU host as node_exporter shows it (ethtool collector enabled), from the counters its own tools show
+    (``ethtool -S``, ``/sys/class/infiniband/*/ports/1/hw_counters``)."""
     text = _Text()
     for nic in list(sim.state.nics):
         c = counters(sim.ctx, nic)
-        up = sim.ctx.oper_up(nic)
+        hw = hw_counters(sim.ctx, nic)
         net = {"device": nic.netdev}
         text.add("node_network_receive_packets_total", "counter", net, c["rx_packets_phy"])
         text.add("node_network_receive_errs_total", "counter", net, c["rx_crc_errors_phy"])
         text.add("node_network_transmit_packets_total", "counter", net, c["tx_packets_phy"])
-        if up:
+        if sim.ctx.oper_up(nic):
             text.add("node_network_speed_bytes", "gauge", net, nic.speed * 1_000_000_000 / 8)
-        storming = set(_storm_prios(list(nic.pfc)))
         for prio in range(PRIOS):
-            pauses = c[f"rx_prio{prio}_pause"] + (storm.pauses() if prio in storming else 0)
-            text.add(f"node_ethtool_received_prio{prio}_pause", "untyped", net, pauses)
-        text.add("node_ethtool_transmitted_pause_storm_error_events", "untyped", net, storm.events)
+            text.add(f"node_ethtool_received_prio{prio}_pause", "untyped", net, c[f"rx_prio{prio}_pause"])
+        text.add("node_ethtool_transmitted_pause_storm_error_events", "untyped", net, c["tx_pause_storm_error_events"])
         rdma = {"device": nic.rdma, "port": "1"}
         text.add("node_infiniband_port_packets_transmitted_total", "counter", rdma, c["tx_packets_phy"])
-        # a lab model: every fourth frame in error costs a retransmission timeout
-        text.add("node_infiniband_local_ack_timeout_errors_total", "counter", rdma, c["rx_crc_errors_phy"] // 4)
-        text.add("node_infiniband_np_cnp_packets_sent_total", "counter", rdma, 0)
-        text.add("node_infiniband_np_ecn_marked_roce_packets_received_total", "counter", rdma, 0)
+        text.add("node_infiniband_local_ack_timeout_errors_total", "counter", rdma, hw["local_ack_timeout_err"])
+        text.add("node_infiniband_np_cnp_packets_sent_total", "counter", rdma, hw["np_cnp_sent"])
+        ecn = hw["np_ecn_marked_roce_packets"]
+        text.add("node_infiniband_np_ecn_marked_roce_packets_received_total", "counter", rdma, ecn)
     return text.render()
 
 
@@ -193,7 +193,7 @@ def serve(address: str, platform: str, sim: Callable[[], Any], world: Any, storm
         port, path = HOST_PORT, "/metrics"
 
         def render() -> str:
-            return host_text(sim(), storm)
+            return host_text(sim())
     else:
         port, path = SWITCH_PORT, "/snmp"
 

@@ -167,11 +167,18 @@ class Lab:
             raise
         for dev in self.devices.values():
             storm = self.storms.setdefault(dev.name, labmetrics.Storm())
+            self._feel_storm(dev)
             server = labmetrics.serve(dev.address, dev.platform, self._sim_of(dev.name), self.world, storm)
             if server is not None:
                 self.metrics[dev.name] = server
         if write_state:
             self.write_state()
+
+    def _feel_storm(self, dev: LabDevice) -> None:
+        """A GPU host's tools (``ethtool -S``) show its PFC storm."""
+        ctx = getattr(dev.sim, "ctx", None)
+        if ctx is not None and hasattr(ctx, "storm"):
+            ctx.storm = self.storms.setdefault(dev.name, labmetrics.Storm()).snapshot
 
     def _sim_of(self, name: str) -> Any:
         return lambda: self.devices[name].sim  # the current one: `reset` replaces it
@@ -205,6 +212,7 @@ class Lab:
                 if entry.name != "ssh":
                     shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         dev.sim = self._build(name, dev.address)
+        self._feel_storm(dev)
         dev.sim.start()
         return dev.sim
 

@@ -15,6 +15,12 @@ Checks (and where each fact comes from):
 - ``[gid]`` the RoCE v2 GID of the NIC's IPv4 address at the intended index (``show_gids``, NCCL_IB_GID_INDEX);
 - ``[counters]`` physical errors per frame received between two ``ethtool -S`` reads below
   ``preflight.max_error_rate`` (0.001 % by default);
+- ``[nic_counters]`` between the same two reads no NIC counter that means loss or a storm moved: ``ethtool -S``
+  ``rx_out_of_buffer`` (receive queues without buffers), ``rx_prioN_buf_discard`` on the lossless (PFC)
+  priorities, ``tx_pause_storm_error_events`` (the NIC's PFC storm watchdog acted) [V: Linux mlx5
+  ``en_stats.c``]; ``/sys/class/infiniband/DEV/ports/1/hw_counters`` ``out_of_sequence`` and
+  ``local_ack_timeout_err`` (RoCE retransmissions). Before a job the fabric is quiet: any increase fails, and
+  pause frames received on a lossless priority (``rx_prioN_pause``) faster than ``PAUSE_STORM_PER_S``;
 - ``[lldpad]`` lldpad not running (it fights the OS DCB settings);
 - ``[gpudirect]`` the IOMMU off or in passthrough (``/proc/cmdline``), no PCIe switch port with ACS redirect
   (``lspci -vvv``), ``nvidia_peermem`` loaded (``lsmod``);
@@ -74,6 +80,15 @@ def _stats(netdev: str) -> str:
     return sh("ethtool", "-S", netdev)
 
 
+HW_COUNTERS = ("out_of_sequence", "local_ack_timeout_err")
+PAUSE_STORM_PER_S = 100_000  # pause frames per second received on a lossless priority: a storm (as the alerts' default)
+
+
+def _hw(nic: dict[str, Any]) -> str:
+    base = f"/sys/class/infiniband/{nic['rdma']}/ports/{nic.get('port') or 1}/hw_counters"
+    return sh("grep", "-H", ".", *(f"{base}/{name}" for name in HW_COUNTERS))
+
+
 class _Reads:
     def __init__(self, results: dict[str, tuple[int, str]], facts: HostFacts) -> None:
         self.results, self.facts = results, facts
@@ -97,7 +112,8 @@ class _Reads:
 def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> HostFacts:
     facts = HostFacts()
     nics = list(data.get("nics", []))
-    reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + [_stats(n["netdev"]) for n in nics]
+    sampled = [_stats(n["netdev"]) for n in nics] + [_hw(n) for n in nics]
+    reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + sampled
     reads += [VERSION_READS[k][0] for k in sorted(policy.versions) if k in VERSION_READS]
     first = _Reads(reader.read_tools(reads, root=True), facts)
     started = time.monotonic()
@@ -118,8 +134,9 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
                 "reset the firmware or reboot"
             )
     time.sleep(max(0.0, policy.sample_seconds - (time.monotonic() - started)))
-    second = _Reads(reader.read_tools([_stats(n["netdev"]) for n in nics], root=True), facts)
+    second = _Reads(reader.read_tools(sampled, root=True), facts)
     _counters(nics, first, second, policy)
+    _nic_counters(data, nics, first, second, max(time.monotonic() - started, policy.sample_seconds))
     return facts
 
 
@@ -196,6 +213,37 @@ def _pcie(nics: list[dict[str, Any]], r: _Reads) -> None:
         if "NVIDIA" in link.description and "controller" in link.description and link.width < link.cap_width:
             r.facts.failed.append(
                 f"[pcie] GPU at {pci}: PCIe link x{link.width}, capable of x{link.cap_width} (lspci LnkSta/LnkCap)"
+            )
+
+
+def _nic_counters(
+    data: dict[str, Any], nics: list[dict[str, Any]], first: _Reads, second: _Reads, seconds: float
+) -> None:
+    lossless = [p for p, on in enumerate((data.get("qos") or {}).get("pfc") or []) if on]
+    names = ["rx_out_of_buffer", *(f"rx_prio{p}_buf_discard" for p in lossless), "tx_pause_storm_error_events"]
+    pauses = [f"rx_prio{p}_pause" for p in lossless]
+    for nic in nics:
+        moved: list[str] = []
+        stats = (
+            first.get("nic_counters", _stats(nic["netdev"]), hp.parse_ethtool_stats),
+            second.get("nic_counters", _stats(nic["netdev"]), hp.parse_ethtool_stats),
+        )
+        hw = (
+            first.get("nic_counters", _hw(nic), hp.parse_grep_values),
+            second.get("nic_counters", _hw(nic), hp.parse_grep_values),
+        )
+        for (a, b), wanted in ((stats, names), (hw, list(HW_COUNTERS))):
+            if a is None or b is None:
+                continue
+            moved += [f"{n} +{b[n] - a[n]}" for n in wanted if n in a and n in b and b[n] > a[n]]
+        a, b = stats
+        if a is not None and b is not None:
+            rates = {n: (b[n] - a[n]) / max(seconds, 0.001) for n in pauses if n in a and n in b}
+            moved += [f"{n} {rate:.0f}/s" for n, rate in rates.items() if rate > PAUSE_STORM_PER_S]
+        if moved:
+            first.facts.failed.append(
+                f"[nic_counters] {nic['netdev']} ({nic['rdma']}): {', '.join(moved)} between two reads "
+                "(loss, retransmissions or a pause storm on a quiet fabric)"
             )
 
 

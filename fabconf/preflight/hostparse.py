@@ -58,6 +58,20 @@ def parse_ibv_firmware(text: str) -> dict[str, str]:
     return out
 
 
+def parse_grep_values(text: str) -> dict[str, int]:
+    """``grep -H . FILE...`` over counter files: file name (its last path element) -> value."""
+    check_clean(text)
+    out: dict[str, int] = {}
+    for raw in text.splitlines():
+        match = re.fullmatch(r"\S*/([^/:]+):(-?\d+)\s*", raw)
+        if not match:
+            raise ParseError(f"unexpected line {raw[:60]!r}")
+        out[match.group(1)] = int(match.group(2))
+    if not out:
+        raise ParseError("no counter")
+    return out
+
+
 def parse_mst_status(text: str) -> dict[str, tuple[str, str]]:
     """``mst status -v``: RDMA device -> (PCI address, netdev) from the PCI devices table."""
     check_clean(text)

@@ -1,11 +1,12 @@
 """``fabconf preflight`` against the lab: a clean fabric passes; each injected fault fails exactly the check that
 names it (a host port at 200G, a DOWN RDMA link, a firmware version that differs, lldpad running, a switch port
 at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table, a RoCE active
-MTU below 4096, a NIC's PCIe link trained below its capability)."""
+MTU below 4096, a NIC's PCIe link trained below its capability, RoCE retransmissions and a PFC storm)."""
 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -67,6 +68,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         sim(lab, "gpu05").state.modules.remove("nvidia_peermem")
     with sim(lab, "gpu06").lock:
         sim(lab, "gpu06").state.ofed_version = "MLNX_OFED_LINUX-23.10-1.1.9.0"
+    lab.fault("gpu06", "pfc-storm")  # pause frames at line rate; the NIC's watchdog acts
     with pytest.raises(ValueError, match="NETDEV:SIZE"):
         lab.fault("gpu07", "mtu", "ens1f0np0:9000")
     lab.fault("gpu07", "mtu", "ens1f0np0:1024")  # RoCE's active MTU fell to 1024
@@ -82,9 +84,9 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         "gpu01": {"rdma"},
         "gpu02": {"rdma"},
         "gpu03": {"firmware", "lldpad"},
-        "gpu04": {"counters"},
+        "gpu04": {"counters", "nic_counters"},  # errored frames cost retransmissions
         "gpu05": {"gpudirect"},
-        "gpu06": {"versions"},
+        "gpu06": {"versions", "nic_counters"},
         "gpu07": {"active_mtu", "pcie"},
         "leaf3": {"ports", "counters"},
         "leaf2": {"ports"},  # the far end of gpu02's dead link
@@ -98,6 +100,8 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "ACS redirect" in lines["gpu05"] and "nvidia_peermem is not loaded" in lines["gpu05"]
     assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
     assert "mlx5_0 (ens1f0np0): RoCE active MTU 1024, not 4096" in lines["gpu07"]
+    assert "[nic_counters] ens1f0np0 (mlx5_0): out_of_sequence +" in lines["gpu04"]
+    assert re.search(r"\[nic_counters\] ens1f0np0 \(mlx5_0\): rx_prio3_pause \d+/s", lines["gpu06"])
     assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]

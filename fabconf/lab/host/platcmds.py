@@ -7,7 +7,9 @@ usual output rather than checked against a manual:
 - ``ethtool IF``: ``Settings for IF:`` ... ``Speed: 400000Mb/s`` (``Unknown!`` when down) ... ``Link detected:
   yes|no``. ``ethtool -S IF``: ``NIC statistics:`` then ``     name: value`` lines; the mlx5 names
   ``rx_packets_phy``, ``rx_crc_errors_phy``, ``rx_symbol_err_phy``, ``rx_discards_phy``, ``rx_prioN_pause``,
-  ``tx_prioN_pause`` [U: mlx5 counter names as documented in NVIDIA's "Understanding mlx5 ethtool Counters"].
+  ``tx_prioN_pause`` [U: mlx5 counter names as documented in NVIDIA's "Understanding mlx5 ethtool Counters"],
+  ``rx_out_of_buffer``, ``rx_prioN_buf_discard`` and ``tx_pause_storm_error_events`` [V: Linux
+  ``drivers/net/ethernet/mellanox/mlx5/core/en_stats.c``].
   Counters grow with time while the link is up (``frames_per_s``), errors in proportion (``error_ratio``), so
   two reads give rates.
 - ``mst status -v``: the PCI devices table (DEVICE_TYPE, MST, PCI, RDMA, NET, NUMA) [U].
@@ -19,15 +21,13 @@ usual output rather than checked against a manual:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from fabconf.lab.host.nicstate import PRIOS, HostState, NicPort
-from fabconf.lab.host.nicsysfs import NicContext, garble
+from fabconf.lab.host.nicsysfs import NicContext, frames, garble
 from fabconf.lab.host.shell import Invocation, Result
 
 Tool = Callable[[NicContext, Invocation], Result]
-_EPOCH = time.monotonic()
 
 
 def _out(ctx: NicContext, text: str) -> Result:
@@ -39,20 +39,24 @@ def _nic(ctx: NicContext, netdev: str) -> NicPort | None:
 
 
 def counters(ctx: NicContext, nic: NicPort) -> dict[str, int]:
-    """mlx5 physical-port counters at this moment: frames while the link has been up, errors in proportion."""
-    seconds = time.monotonic() - _EPOCH
-    frames = int(nic.frames_per_s * seconds) if ctx.oper_up(nic) else 0
-    errors = int(frames * nic.error_ratio)
+    """mlx5 physical-port counters at this moment: frames while the link has been up, errors in proportion, pause
+    frames and the PFC watchdog's storm events of a ``pfc-storm`` fault (on the PFC priorities, else 3)."""
+    received, errors = frames(ctx, nic)
+    pauses, storms = ctx.storm()
+    storming = [p for p in range(PRIOS) if nic.pfc[p]] or [3]
     out = {
-        "rx_packets_phy": frames,
-        "tx_packets_phy": frames,
+        "rx_packets_phy": received,
+        "tx_packets_phy": received,
         "rx_crc_errors_phy": errors,
         "rx_symbol_err_phy": errors // 2,
         "rx_discards_phy": 0,
+        "rx_out_of_buffer": 0,
     }
     for prio in range(PRIOS):
-        out[f"rx_prio{prio}_pause"] = 0
+        out[f"rx_prio{prio}_pause"] = pauses if prio in storming else 0
         out[f"tx_prio{prio}_pause"] = 0
+        out[f"rx_prio{prio}_buf_discard"] = 0
+    out["tx_pause_storm_error_events"] = storms
     return out
 
 
