@@ -69,3 +69,11 @@ def test_pcie_links_against_their_capability() -> None:
         "reseat the card or check the slot",
         "[pcie] GPU at 2b:00.0: PCIe link x4, capable of x16 (lspci LnkSta/LnkCap)",  # an idle GPU's 2.5GT/s is fine
     ]
+
+
+def test_nvidia_driver_versions_of_both_module_flavours() -> None:
+    proprietary = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 09:35:42 UTC 2024\n"
+    open_modules = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.90.07  Release Build  (dvs-builder)\n"
+    assert hp.parse_nvidia_version(proprietary) == hp.parse_nvidia_version(open_modules) == "550.90.07"
+    assert (hp.parse_nvidia_open(proprietary), hp.parse_nvidia_open(open_modules)) == (False, True)
+    assert hp.parse_kernel_release("6.8.0-45-generic\n") == (6, 8)

@@ -23,7 +23,8 @@ Checks (and where each fact comes from):
   pause frames received on a lossless priority (``rx_prioN_pause``) faster than ``PAUSE_STORM_PER_S``;
 - ``[lldpad]`` lldpad not running (it fights the OS DCB settings);
 - ``[gpudirect]`` the IOMMU off or in passthrough (``/proc/cmdline``), no PCIe switch port with ACS redirect
-  (``lspci -vvv``), ``nvidia_peermem`` loaded (``lsmod``);
+  (``lspci -vvv``), ``nvidia_peermem`` loaded (``lsmod``) unless the dma-buf path is available (the open NVIDIA
+  kernel modules, ``/proc/driver/nvidia/version``, on Linux 5.12 or later, ``uname -r``);
 - ``[versions]`` MLNX_OFED/DOCA (``ofed_info -s``), the NVIDIA driver (``/proc/driver/nvidia/version``) and NCCL
   (``dpkg-query`` of libnccl2) in the intent's compatibility table, for each table the intent has.
 """
@@ -42,6 +43,7 @@ from fabconf.preflight.policy import Policy, allowed
 
 T = TypeVar("T")
 NOT_FOUND = 127
+DMA_BUF_KERNEL = (5, 12)  # the first Linux whose RDMA stack imports dma-buf memory (ib_umem_dmabuf) [3P]
 ROCE_MTU = 4096  # the RoCE active MTU a RoCE fabric runs at: the largest InfiniBand MTU
 
 
@@ -73,6 +75,8 @@ BASE_READS = [
     "lsmod",
     "lspci -vvv",
     "cat /proc/cmdline",
+    "cat /proc/driver/nvidia/version",
+    "uname -r",
 ]
 
 
@@ -115,6 +119,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     sampled = [_stats(n["netdev"]) for n in nics] + [_hw(n) for n in nics]
     reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + sampled
     reads += [VERSION_READS[k][0] for k in sorted(policy.versions) if k in VERSION_READS]
+    reads = list(dict.fromkeys(reads))  # each command once
     first = _Reads(reader.read_tools(reads, root=True), facts)
     started = time.monotonic()
     _links(nics, first)
@@ -285,8 +290,21 @@ def _gpudirect(r: _Reads) -> None:
             "the root complex; disable ACS (setpci, or in the BIOS)"
         )
     modules = r.get("gpudirect", "lsmod", hp.parse_lsmod)
-    if modules is not None and "nvidia_peermem" not in modules:
-        r.facts.failed.append("[gpudirect] nvidia_peermem is not loaded: no GPUDirect RDMA (modprobe nvidia_peermem)")
+    if modules is not None and "nvidia_peermem" not in modules and not _dma_buf(r):
+        r.facts.failed.append(
+            "[gpudirect] nvidia_peermem is not loaded and the dma-buf path is not available (the open NVIDIA kernel "
+            f"modules on Linux {DMA_BUF_KERNEL[0]}.{DMA_BUF_KERNEL[1]} or later): no GPUDirect RDMA "
+            "(modprobe nvidia_peermem)"
+        )
+
+
+def _dma_buf(r: _Reads) -> bool:
+    """GPUDirect RDMA without nvidia_peermem: the open NVIDIA kernel modules export GPU memory as dma-buf, which
+    the RDMA stack imports since Linux 5.12 [3P: NVIDIA GPU Operator "GPUDirect RDMA" (DMA-BUF needs no
+    nvidia-peermem, recommended where supported); Ubuntu's "NVIDIA GPUDirect over Infiniband Migration Paths"]."""
+    open_modules = r.get("gpudirect", "cat /proc/driver/nvidia/version", hp.parse_nvidia_open)
+    release = r.get("gpudirect", "uname -r", hp.parse_kernel_release)
+    return bool(open_modules) and release is not None and release >= DMA_BUF_KERNEL
 
 
 def _versions(r: _Reads, policy: Policy) -> None:

@@ -176,10 +176,25 @@ def parse_ofed(text: str) -> str:
 
 def parse_nvidia_version(text: str) -> str:
     check_clean(text)
-    match = re.search(r"Kernel Module\s+([0-9]+(?:\.[0-9]+)+)", text)
+    match = re.search(r"Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)", text)
     if not match:
         raise ParseError("no 'Kernel Module VERSION'")
     return match.group(1)
+
+
+def parse_nvidia_open(text: str) -> bool:
+    """``/proc/driver/nvidia/version``: whether the open kernel modules run (``NVIDIA UNIX Open Kernel Module``)."""
+    parse_nvidia_version(text)
+    return "Open Kernel Module" in text
+
+
+def parse_kernel_release(text: str) -> tuple[int, int]:
+    """``uname -r``: (major, minor)."""
+    check_clean(text)
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\S*\s*", text)
+    if not match:
+        raise ParseError("not a kernel release")
+    return int(match.group(1)), int(match.group(2))
 
 
 def parse_package_version(text: str) -> str:

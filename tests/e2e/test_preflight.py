@@ -66,6 +66,10 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     with sim(lab, "gpu05").lock:
         sim(lab, "gpu05").state.acs_enabled = True
         sim(lab, "gpu05").state.modules.remove("nvidia_peermem")
+    with sim(lab, "gpu08").lock:  # GPUDirect through dma-buf: open kernel modules on Linux 6.8, no nvidia_peermem
+        sim(lab, "gpu08").state.nvidia_open = True
+        sim(lab, "gpu08").state.kernel = "6.8.0-45-generic"
+        sim(lab, "gpu08").state.modules.remove("nvidia_peermem")
     with sim(lab, "gpu06").lock:
         sim(lab, "gpu06").state.ofed_version = "MLNX_OFED_LINUX-23.10-1.1.9.0"
     lab.fault("gpu06", "pfc-storm")  # pause frames at line rate; the NIC's watchdog acts
@@ -115,7 +119,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         for s in family.samples
     }
     assert samples[("fabconf_preflight_check_failures", (("check", "counters"), ("device", "gpu04")))] == 1
-    assert samples[("fabconf_preflight_passed", (("device", "gpu08"), ("platform", "linux")))] == 1
+    assert samples[("fabconf_preflight_passed", (("device", "gpu08"), ("platform", "linux")))] == 1  # dma-buf
     code, out = fab(capsys, "preflight", "-i", inv(lab), "--format", "junit", "--limit", "gpu0[1-4]")
     cases = {c.get("name"): c for c in ET.fromstring(out[out.index("<?xml") :].split("\n", 1)[1]).iter("testcase")}
     assert set(cases) == {"gpu01", "gpu02", "gpu03", "gpu04"}

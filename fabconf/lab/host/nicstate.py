@@ -254,6 +254,7 @@ class HostState:
     acs_enabled: bool = False  # ACS redirect on the PCIe switch ports between GPU and NIC (P2P via the root)
     ofed_version: str = "MLNX_OFED_LINUX-24.04-0.6.6.0"
     nvidia_driver: str = "550.90.07"
+    nvidia_open: bool = False  # the open NVIDIA kernel modules (they export GPU memory as dma-buf)
     nccl_version: str = "2.21.5-1+cuda12.4"
 
     def __post_init__(self) -> None:

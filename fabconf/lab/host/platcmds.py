@@ -16,7 +16,8 @@ usual output rather than checked against a manual:
 - ``lspci -vvv``: per NIC its PCIe switch downstream port, with ``ACSCtl:`` (``+`` = enabled) [U], and the NIC.
 - ``lsmod``: ``Module Size Used by`` table. ``ofed_info -s``: ``MLNX_OFED_LINUX-24.04-0.6.6.0:``.
   ``dpkg-query -W -f=${Version} libnccl2``: the version. ``/proc/driver/nvidia/version``: ``NVRM version: NVIDIA
-  UNIX x86_64 Kernel Module  550.90.07  ...``.
+  UNIX x86_64 Kernel Module  550.90.07  ...`` (the open modules: ``NVIDIA UNIX Open Kernel Module for x86_64
+  550.90.07``) [U].
 """
 
 from __future__ import annotations
@@ -191,8 +192,9 @@ class PlatformFiles:
         if path == "/proc/cmdline":
             return self.state.kernel_cmdline + "\n"
         if path == "/proc/driver/nvidia/version":
+            flavour = "Open Kernel Module for x86_64" if self.state.nvidia_open else "x86_64 Kernel Module"
             return (
-                f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {self.state.nvidia_driver}  "
+                f"NVRM version: NVIDIA UNIX {flavour}  {self.state.nvidia_driver}  "
                 "Fri May 31 09:35:42 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n"
             )
         return None
