@@ -65,6 +65,16 @@ def check(target: Target, options: DeviceOptions, fmt: str = "text") -> tuple[li
     return outcomes, code, started, time.monotonic() - clock
 
 
+def evidence_text(outcomes: list[Outcome]) -> str:
+    """The values each check read, per device (passed or not): ``DEVICE CHECK: {command: value}``, one line each."""
+    lines = [
+        f"{o.device} {check}: {json.dumps(values, sort_keys=True, separators=(',', ':'))}\n"
+        for o in outcomes
+        for check, values in sorted(o.evidence.items())
+    ]
+    return ("\nValues read per check:\n" + "".join(lines)) if lines else ""
+
+
 def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path | None) -> int:
     outcomes, code, started, seconds = check(target, options, fmt if output is None else "text")
     if fmt == "prometheus" and output is not None:
@@ -73,6 +83,7 @@ def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path
     if fmt == "text":
         buffer = io.StringIO() if output is not None else None
         report.print_text(outcomes, "fabconf preflight (read only)", stream=buffer or sys.stdout)
+        (buffer or sys.stdout).write(evidence_text(outcomes))
         text = buffer.getvalue() if buffer is not None else ""
     elif fmt == "json":
         text = report.as_json(outcomes, "preflight", code) + "\n"

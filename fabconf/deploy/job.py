@@ -67,12 +67,13 @@ class Outcome:
     commands: str = ""  # exactly what is (or would be) sent to the device
     message: str = ""
     checks: list[str] = field(default_factory=list)  # failed verification checks
+    evidence: dict[str, Any] = field(default_factory=dict)  # preflight: each check run -> the values it read
     seconds: float = 0.0
     config_before: str = ""  # push: SHA-256 of the device's running configuration before the change
     config_after: str = ""  # push: SHA-256 of it at the end (equal to config_before after a rollback)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "device": self.device,
             "platform": self.platform,
             "state": str(self.state),
@@ -82,3 +83,6 @@ class Outcome:
             "failed_checks": self.checks,
             "seconds": round(self.seconds, 3),
         }
+        if self.evidence:
+            out["checks"] = self.evidence
+        return out

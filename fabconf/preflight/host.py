@@ -31,6 +31,7 @@ Checks (and where each fact comes from):
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,20 @@ class ToolReader(Protocol):
 class HostFacts:
     failed: list[str] = field(default_factory=list)
     firmware: dict[str, str] = field(default_factory=dict)  # RDMA device -> fw_ver (for the fleet check)
+    evidence: dict[str, dict[str, Any]] = field(default_factory=dict)  # check -> command -> what it read (parsed)
+
+
+def plain(value: Any) -> Any:
+    """A parsed reading as JSON values: dataclasses as objects, sets sorted, tuples as lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, tuple) else "/".join(map(str, k)): plain(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted(plain(v) for v in value)
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value if isinstance(value, str | int | float | bool | None) else str(value)
 
 
 VERSION_READS = {
@@ -94,8 +109,9 @@ def _hw(nic: dict[str, Any]) -> str:
 
 
 class _Reads:
-    def __init__(self, results: dict[str, tuple[int, str]], facts: HostFacts) -> None:
-        self.results, self.facts = results, facts
+    def __init__(self, results: dict[str, tuple[int, str]], facts: HostFacts, label: str = "") -> None:
+        """``label``: how this read's values are told apart in the evidence (" (second read)")."""
+        self.results, self.facts, self.label = results, facts, label
 
     def get(self, check: str, command: str, parser: Callable[[str], T]) -> T | None:
         """The parsed output, or None after noting why it could not be read as a failure of ``check``."""
@@ -107,10 +123,12 @@ class _Reads:
             self.facts.failed.append(f"[{check}] `{command}` failed (exit {status}): {text.strip()[:120]}")
             return None
         try:
-            return parser(text)
+            value = parser(text)
         except ParseError as exc:
             self.facts.failed.append(f"[{check}] `{command}` printed unreadable output ({exc})")
             return None
+        self.facts.evidence.setdefault(check, {})[command + self.label] = plain(value)
+        return value
 
 
 def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> HostFacts:
@@ -132,6 +150,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
         _gpudirect(first)
     _versions(first, policy)
     pending = reader.pending_firmware()
+    facts.evidence["mlxconfig"] = {"mlxconfig -e q": plain(pending)}
     for dev, keys in sorted(pending.items()):
         for key, value in sorted(keys.items()):
             facts.failed.append(
@@ -139,7 +158,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
                 "reset the firmware or reboot"
             )
     time.sleep(max(0.0, policy.sample_seconds - (time.monotonic() - started)))
-    second = _Reads(reader.read_tools(sampled, root=True), facts)
+    second = _Reads(reader.read_tools(sampled, root=True), facts, " (second read)")
     _counters(nics, first, second, policy)
     _nic_counters(data, nics, first, second, max(time.monotonic() - started, policy.sample_seconds))
     return facts
@@ -269,6 +288,7 @@ def _active_mtu(nics: list[dict[str, Any]], r: _Reads) -> None:
 
 def _lldpad(r: _Reads) -> None:
     status, _text = r.results["pgrep -x lldpad"]
+    r.facts.evidence["lldpad"] = {"pgrep -x lldpad": {"running": status == 0}}
     if status == 0:
         r.facts.failed.append("[lldpad] lldpad is running: it fights the DCB (PFC/ETS) settings; stop and disable it")
 

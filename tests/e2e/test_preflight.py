@@ -53,6 +53,17 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     code, devices = _preflight(capsys, lab)
     assert code == 0, {n: d["failed_checks"] for n, d in devices.items() if d["failed_checks"]}
     assert {d["state"] for d in devices.values()} == {"verified"}
+    # evidence on pass: every check run names the values it read
+    host_checks = {"rdma", "firmware", "mlxconfig", "active_mtu", "pcie", "gid", "counters", "nic_counters"}
+    assert host_checks | {"lldpad", "gpudirect", "versions"} == set(devices["gpu01"]["checks"])
+    assert devices["gpu01"]["checks"]["active_mtu"]["ibv_devinfo"] == {"mlx5_0": 4096, "mlx5_1": 4096}
+    nic = devices["gpu01"]["checks"]["pcie"]["lspci -vvv"]["17:00.0"]
+    assert (nic["speed"], nic["width"], nic["cap_speed"], nic["cap_width"]) == (32.0, 16, 32.0, 16)
+    assert "ethtool -S ens1f0np0 (second read)" in devices["gpu01"]["checks"]["nic_counters"]
+    assert devices["leaf3"]["checks"]["ports"]["get_interfaces"]["Ethernet1/1"]["is_up"] is True
+    assert set(devices["leaf3"]["checks"]) == {"ports", "counters"}  # EOS: NAPALM has the counters getter
+    code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "gpu01")
+    assert code == 0 and 'gpu01 active_mtu: {"ibv_devinfo":{"mlx5_0":4096,"mlx5_1":4096}}' in text
 
     gpu03 = sim(lab, "gpu03")
     with pytest.raises(ValueError, match="PORT:SPEEDg"):
