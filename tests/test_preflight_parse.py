@@ -77,3 +77,16 @@ def test_nvidia_driver_versions_of_both_module_flavours() -> None:
     assert hp.parse_nvidia_version(proprietary) == hp.parse_nvidia_version(open_modules) == "550.90.07"
     assert (hp.parse_nvidia_open(proprietary), hp.parse_nvidia_open(open_modules)) == (False, True)
     assert hp.parse_kernel_release("6.8.0-45-generic\n") == (6, 8)
+
+
+MLXLINK = (
+    "Operational Info\n----------------\nState                              : Active\n"
+    "FEC                                : Standard_RS-FEC - (544,514)\n\n"
+    "Physical Counters and BER Info\n------------------------------\n"
+    "Time Since Last Clear [Min]        : 42.7\nEffective Physical Errors          : 0\n"
+    "Effective Physical BER             : 15E-255\nRaw Physical BER                   : 3E-10\n"
+)
+
+
+def test_mlxlink_fec_and_ber() -> None:
+    assert hp.parse_mlxlink(MLXLINK) == hp.LinkBer("Standard_RS-FEC - (544,514)", 3e-10, 0)

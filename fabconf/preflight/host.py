@@ -10,6 +10,8 @@ Checks (and where each fact comes from):
 - ``[pcie]`` every intended NIC's PCIe link trained at its capability, speed and width, and every NVIDIA GPU's at
   its width (``lspci -vvv`` LnkSta against LnkCap; the NIC found by its PCI address in ``mst status -v``). A GPU
   lowers its link speed when idle to save power, so only its width is compared [3P];
+- ``[fec_ber]`` every intended NIC's link runs an FEC and its pre-FEC BER is at most ``preflight.max_pre_fec_ber``
+  (1E-6 by default), with no errors FEC could not correct (``mlxlink -d PCI -c``);
 - ``[active_mtu]`` every intended NIC's RoCE active MTU is 4096 (``ibv_devinfo``; a smaller one follows from a
   netdev MTU below 4096 plus the RoCE headers, and cuts the message size of every RDMA transfer);
 - ``[gid]`` the RoCE v2 GID of the NIC's IPv4 address at the intended index (``show_gids``, NCCL_IB_GID_INDEX);
@@ -144,6 +146,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     _firmware(first, policy)
     _active_mtu(nics, first)
     _pcie(nics, first)
+    _fec_ber(nics, first, reader, policy)
     _gids(data, nics, first)
     _lldpad(first)
     if policy.gpudirect:
@@ -268,6 +271,37 @@ def _nic_counters(
             first.facts.failed.append(
                 f"[nic_counters] {nic['netdev']} ({nic['rdma']}): {', '.join(moved)} between two reads "
                 "(loss, retransmissions or a pause storm on a quiet fabric)"
+            )
+
+
+def _fec_ber(nics: list[dict[str, Any]], r: _Reads, reader: ToolReader, policy: Policy) -> None:
+    mst = r.get("fec_ber", "mst status -v", hp.parse_mst_status)
+    if mst is None:
+        return
+    where = {n["rdma"]: (mst.get(n["rdma"]) or ("", ""))[0] for n in nics}
+    commands = {rdma: sh("mlxlink", "-d", pci, "-c") for rdma, pci in where.items() if pci}
+    reads = _Reads(reader.read_tools(list(commands.values()), root=True), r.facts) if commands else None
+    for nic in nics:
+        command = commands.get(nic["rdma"])
+        if command is None or reads is None:
+            r.facts.failed.append(f"[fec_ber] {nic['rdma']}: no PCI address in mst status -v for mlxlink")
+            continue
+        link = reads.get("fec_ber", command, hp.parse_mlxlink)
+        if link is None:
+            continue
+        name = f"{nic['rdma']} ({nic['netdev']})"
+        if link.fec in ("N/A", ""):
+            continue  # no link: the rdma check says so
+        if "no-fec" in link.fec.lower():
+            r.facts.failed.append(f"[fec_ber] {name}: FEC {link.fec} (mlxlink): a 400G PAM4 link needs RS-FEC")
+        if link.raw_ber > policy.max_pre_fec_ber:
+            r.facts.failed.append(
+                f"[fec_ber] {name}: pre-FEC BER {link.raw_ber:.1E} above {policy.max_pre_fec_ber:.0E} (mlxlink): "
+                "clean or replace the cable or optic"
+            )
+        if link.effective_errors > 0:
+            r.facts.failed.append(
+                f"[fec_ber] {name}: {link.effective_errors} bit error(s) FEC could not correct (mlxlink)"
             )
 
 

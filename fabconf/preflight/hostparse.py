@@ -151,6 +151,26 @@ def parse_lspci_links(text: str) -> dict[str, PcieLink]:
     return out
 
 
+@dataclass(frozen=True)
+class LinkBer:
+    fec: str  # the active FEC ("Standard_RS-FEC - (544,514)"; "No-FEC")
+    raw_ber: float  # pre-FEC
+    effective_errors: int  # bits FEC could not correct since the counters were cleared
+
+
+def parse_mlxlink(text: str) -> LinkBer:
+    """``mlxlink -d DEV -c``: ``FEC : ...``, ``Raw Physical BER : 3E-10``, ``Effective Physical Errors : 0``
+    [U: mlxlink's field names as the lab prints them]."""
+    check_clean(text)
+    fields = dict(
+        (m.group(1).strip(), m.group(2).strip()) for m in re.finditer(r"^(\S[^:\n]*?)\s*:\s*(.*)$", text, re.M)
+    )
+    try:
+        return LinkBer(fields["FEC"], float(fields["Raw Physical BER"]), int(fields["Effective Physical Errors"]))
+    except (KeyError, ValueError) as exc:
+        raise ParseError(f"no FEC, Raw Physical BER or Effective Physical Errors ({exc})") from None
+
+
 def parse_acs_enabled(text: str) -> list[str]:
     """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic to the root complex, by address: only
     the redirect bits count (``ACSCtl:`` with ReqRedir+ or CmpltRedir+, P2P Request and Completion Redirect);

@@ -54,7 +54,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert code == 0, {n: d["failed_checks"] for n, d in devices.items() if d["failed_checks"]}
     assert {d["state"] for d in devices.values()} == {"verified"}
     # evidence on pass: every check run names the values it read
-    host_checks = {"rdma", "firmware", "mlxconfig", "active_mtu", "pcie", "gid", "counters", "nic_counters"}
+    host_checks = {"rdma", "firmware", "mlxconfig", "active_mtu", "pcie", "fec_ber", "gid", "counters", "nic_counters"}
     assert host_checks | {"lldpad", "gpudirect", "versions"} == set(devices["gpu01"]["checks"])
     assert devices["gpu01"]["checks"]["active_mtu"]["ibv_devinfo"] == {"mlx5_0": 4096, "mlx5_1": 4096}
     nic = devices["gpu01"]["checks"]["pcie"]["lspci -vvv"]["17:00.0"]
@@ -99,7 +99,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         "gpu01": {"rdma"},
         "gpu02": {"rdma"},
         "gpu03": {"firmware", "lldpad"},
-        "gpu04": {"counters", "nic_counters"},  # errored frames cost retransmissions
+        "gpu04": {"counters", "nic_counters", "fec_ber"},  # errored frames cost retransmissions
         "gpu05": {"gpudirect"},
         "gpu06": {"versions", "nic_counters"},
         "gpu07": {"active_mtu", "pcie"},
@@ -116,6 +116,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
     assert "mlx5_0 (ens1f0np0): RoCE active MTU 1024, not 4096" in lines["gpu07"]
     assert "[nic_counters] ens1f0np0 (mlx5_0): out_of_sequence +" in lines["gpu04"]
+    assert "[fec_ber] mlx5_0 (ens1f0np0): pre-FEC BER 1.0E-05 above 1E-06 (mlxlink)" in lines["gpu04"]
     assert re.search(r"\[nic_counters\] ens1f0np0 \(mlx5_0\): rx_prio3_pause \d+/s", lines["gpu06"])
     assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]

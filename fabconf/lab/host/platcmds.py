@@ -172,7 +172,48 @@ def dpkg_query(ctx: NicContext, inv: Invocation) -> Result:
     return _out(ctx, version)
 
 
+BASE_RAW_BER = 1e-10  # a healthy 400G PAM4 link's pre-FEC BER in the lab [U: a lab model]
+
+
+def mlxlink(ctx: NicContext, inv: Invocation) -> Result:
+    """``mlxlink -d PCI -c``: operational info (its ``FEC`` line) and physical counters with the pre-FEC (raw) and
+    post-FEC (effective) BER [U: field names recalled from MFT's mlxlink output]. Errored frames (a ``link
+    PORT:errors=R`` fault) raise the raw BER, and the ones FEC cannot correct show as effective errors."""
+    args = inv.argv[1:]
+    if "-d" not in args or args.index("-d") + 1 >= len(args) or "-c" not in args:
+        return Result(err="mlxlink: the lab models `mlxlink -d DEVICE -c`\n", status=1)
+    if not inv.root:
+        return Result(err="-E- Permission denied: run mlxlink as root\n", status=1)
+    device = args[args.index("-d") + 1]
+    nic = next((n for n in ctx.state.nics if device in (n.pci, n.pci[5:], n.rdma)), None)
+    if nic is None:
+        return Result(err=f"-E- Failed to open device: {device}\n", status=1)
+    up = ctx.oper_up(nic)
+    raw = BASE_RAW_BER + nic.error_ratio * 1e-2
+    effective = frames(ctx, nic)[1] // 1000 if nic.error_ratio > 0.0001 else 0
+    rows = [
+        ("State", "Active" if up else "Polling"),
+        ("Physical state", "LinkUp" if up else "Polling"),
+        ("Speed", f"{nic.speed}G" if up else "N/A"),
+        ("Width", "4x" if up else "N/A"),
+        ("FEC", "Standard_RS-FEC - (544,514)" if up else "N/A"),
+    ]
+    counters = [
+        ("Time Since Last Clear [Min]", "42.7"),
+        ("Effective Physical Errors", str(effective)),
+        ("Effective Physical BER", f"{max(effective, 1) * 1e-15:.0E}" if effective else "15E-255"),
+        ("Raw Physical Errors Per Lane", ",".join([str(int(raw * 1e12))] * 4)),
+        ("Raw Physical BER", f"{raw:.0E}"),
+    ]
+
+    def block(title: str, pairs: list[tuple[str, str]]) -> str:
+        return f"{title}\n{'-' * len(title)}\n" + "".join(f"{k:<35}: {v}\n" for k, v in pairs) + "\n"
+
+    return _out(ctx, block("Operational Info", rows) + block("Physical Counters and BER Info", counters))
+
+
 TOOLS: dict[str, Tool] = {
+    "mlxlink": mlxlink,
     "ethtool": ethtool,
     "mst": mst,
     "lspci": lspci,
