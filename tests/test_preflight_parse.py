@@ -90,3 +90,18 @@ MLXLINK = (
 
 def test_mlxlink_fec_and_ber() -> None:
     assert hp.parse_mlxlink(MLXLINK) == hp.LinkBer("Standard_RS-FEC - (544,514)", 3e-10, 0)
+
+
+TOPO = (
+    "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+    "GPU0\t X \tNV18\tPXB\tSYS\t0-55,112-167\t0\t\tN/A\n"
+    "GPU1\tNV18\t X \tSYS\tNODE\t56-111,168-223\t1\t\tN/A\n"
+    "NIC0\tPXB\tSYS\t X \tSYS\n"
+    "NIC1\tSYS\tNODE\tSYS\t X \n\n"
+    "Legend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP interconnect\n\n"
+    "NIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n"
+)
+
+
+def test_topology_matrix_gpu_to_nic() -> None:
+    assert hp.parse_topo(TOPO) == {"0": {"mlx5_0": "PXB", "mlx5_1": "SYS"}, "1": {"mlx5_0": "SYS", "mlx5_1": "NODE"}}

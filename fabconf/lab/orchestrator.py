@@ -236,10 +236,10 @@ class Lab:
             link_fault(dev.sim, arg)
             self.world.invalidate()  # the far end sees the link change at once
             return self._active(name)
-        if kind in ("mtu", "pcie"):
+        if kind in HOST_FAULTS:
             if at is not None:
                 raise ValueError(f"a {kind} fault is a standing fault: it takes no --at")
-            (mtu_fault if kind == "mtu" else pcie_fault)(dev.sim, arg)
+            HOST_FAULTS[kind](dev.sim, arg)
             return self._active(name)
         storm = self.storms.setdefault(name, labmetrics.Storm())
         if kind == "pfc-storm":
@@ -399,6 +399,17 @@ def pcie_fault(sim: Any, arg: str | None) -> None:
             nic.pcie_speed = float(speed.group(1))
 
 
+def numa_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST numa NETDEV:N``: the NIC's card sits in a slot of NUMA node N, away from the PCIe
+    switch of the GPU it serves (``nvidia-smi topo -m`` shows NODE or SYS); ``NETDEV:-1`` puts it back."""
+    netdev, _, node = (arg or "").partition(":")
+    if not netdev or not re.fullmatch(r"-1|[0-7]", node):
+        raise ValueError("fault 'numa' needs NETDEV:N (a NUMA node 0..7, or -1 for the GPU's own PCIe switch)")
+    nic = _host_nic(sim, netdev, "numa")
+    with sim.lock:
+        nic.numa = int(node)
+
+
 def mtu_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault HOST mtu NETDEV:SIZE``: the NIC's RoCE active MTU falls to SIZE (256..4096), as a netdev
     MTU of SIZE plus the RoCE headers makes it (``ibv_devinfo`` shows it). It stays until set back."""
@@ -408,3 +419,6 @@ def mtu_fault(sim: Any, arg: str | None) -> None:
     nic = _host_nic(sim, netdev, "mtu")
     with sim.lock:
         nic.mtu = int(size) + ROCE_HEADERS
+
+
+HOST_FAULTS = {"mtu": mtu_fault, "pcie": pcie_fault, "numa": numa_fault}  # GPU host hardware faults

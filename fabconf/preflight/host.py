@@ -12,6 +12,8 @@ Checks (and where each fact comes from):
   lowers its link speed when idle to save power, so only its width is compared [3P];
 - ``[fec_ber]`` every intended NIC's link runs an FEC and its pre-FEC BER is at most ``preflight.max_pre_fec_ber``
   (1E-6 by default), with no errors FEC could not correct (``mlxlink -d PCI -c``);
+- ``[affinity]`` every NIC the intent pairs with a GPU (``nics[].gpu``) sits under the same PCIe switch (PIX, PXB)
+  or at least the same NUMA node (PHB, NODE) as that GPU, not across NUMA nodes (SYS) (``nvidia-smi topo -m``);
 - ``[active_mtu]`` every intended NIC's RoCE active MTU is 4096 (``ibv_devinfo``; a smaller one follows from a
   netdev MTU below 4096 plus the RoCE headers, and cuts the message size of every RDMA transfer);
 - ``[gid]`` the RoCE v2 GID of the NIC's IPv4 address at the intended index (``show_gids``, NCCL_IB_GID_INDEX);
@@ -102,6 +104,8 @@ def _stats(netdev: str) -> str:
 
 
 HW_COUNTERS = ("out_of_sequence", "local_ack_timeout_err")
+TOPO = "nvidia-smi topo -m"
+NEAR = ("PIX", "PXB", "PHB", "NODE")  # one PCIe switch, or one NUMA node
 PAUSE_STORM_PER_S = 100_000  # pause frames per second received on a lossless priority: a storm (as the alerts' default)
 
 
@@ -139,6 +143,8 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     sampled = [_stats(n["netdev"]) for n in nics] + [_hw(n) for n in nics]
     reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + sampled
     reads += [VERSION_READS[k][0] for k in sorted(policy.versions) if k in VERSION_READS]
+    if any(n.get("gpu") is not None for n in nics):
+        reads.append(TOPO)
     reads = list(dict.fromkeys(reads))  # each command once
     first = _Reads(reader.read_tools(reads, root=True), facts)
     started = time.monotonic()
@@ -147,6 +153,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     _active_mtu(nics, first)
     _pcie(nics, first)
     _fec_ber(nics, first, reader, policy)
+    _affinity(nics, first)
     _gids(data, nics, first)
     _lldpad(first)
     if policy.gpudirect:
@@ -302,6 +309,22 @@ def _fec_ber(nics: list[dict[str, Any]], r: _Reads, reader: ToolReader, policy: 
         if link.effective_errors > 0:
             r.facts.failed.append(
                 f"[fec_ber] {name}: {link.effective_errors} bit error(s) FEC could not correct (mlxlink)"
+            )
+
+
+def _affinity(nics: list[dict[str, Any]], r: _Reads) -> None:
+    paired = [n for n in nics if n.get("gpu") is not None]
+    topo = r.get("affinity", TOPO, hp.parse_topo) if paired else None
+    if topo is None:
+        return
+    for nic in paired:
+        link = (topo.get(str(nic["gpu"])) or {}).get(nic["rdma"])
+        if link is None:
+            r.facts.failed.append(f"[affinity] GPU{nic['gpu']} or {nic['rdma']} is not in nvidia-smi topo -m")
+        elif link not in NEAR:
+            r.facts.failed.append(
+                f"[affinity] {nic['rdma']} ({nic['netdev']}) and its GPU{nic['gpu']} are {link} apart "
+                "(nvidia-smi topo -m): across NUMA nodes; GPUDirect traffic crosses the CPU interconnect"
             )
 
 

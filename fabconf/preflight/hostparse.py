@@ -171,6 +171,29 @@ def parse_mlxlink(text: str) -> LinkBer:
         raise ParseError(f"no FEC, Raw Physical BER or Effective Physical Errors ({exc})") from None
 
 
+def parse_topo(text: str) -> dict[str, dict[str, str]]:
+    """``nvidia-smi topo -m``: GPU index -> RDMA device -> how they connect (``PIX``, ``PXB``, ``PHB``, ``NODE``,
+    ``SYS``), from the matrix and its ``NIC Legend`` (``NIC0: mlx5_0``)."""
+    check_clean(text)
+    lines = text.splitlines()
+    header = next((line.split("\t") for line in lines if re.match(r"\s*GPU0\b", line.strip())), None)
+    if header is None:
+        raise ParseError("no GPU0 column header")
+    columns = [c.strip() for c in header if c.strip()]
+    legend = dict(re.findall(r"^\s*(NIC\d+):\s*(\S+)\s*$", text, re.M))
+    out: dict[str, dict[str, str]] = {}
+    for line in lines:
+        cells = [c.strip() for c in line.split("\t")]
+        if not cells or not re.fullmatch(r"GPU\d+", cells[0]):
+            continue
+        for name, cell in zip(columns, cells[1:], strict=False):
+            if name in legend:
+                out.setdefault(cells[0][3:], {})[legend[name]] = cell
+    if not out:
+        raise ParseError("no GPU rows with NIC columns")
+    return out
+
+
 def parse_acs_enabled(text: str) -> list[str]:
     """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic to the root complex, by address: only
     the redirect bits count (``ACSCtl:`` with ReqRedir+ or CmpltRedir+, P2P Request and Completion Redirect);

@@ -29,6 +29,10 @@ def _checks(device: dict) -> set[str]:
 def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     lab: Lab, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    groups = Path(inv(lab)) / "groups.yaml"  # each rail's NIC serves a GPU (the lab's GPU i shares NIC i's switch)
+    text = groups.read_text()
+    text = text.replace("rail: 0, speed_gbps: 400}", "rail: 0, gpu: 0, speed_gbps: 400}")
+    groups.write_text(text.replace("rail: 1, speed_gbps: 400}", "rail: 1, gpu: 1, speed_gbps: 400}"))
     fabric = Path(inv(lab)) / "fabric.yaml"
     fabric.write_text(
         fabric.read_text()
@@ -54,7 +58,8 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert code == 0, {n: d["failed_checks"] for n, d in devices.items() if d["failed_checks"]}
     assert {d["state"] for d in devices.values()} == {"verified"}
     # evidence on pass: every check run names the values it read
-    host_checks = {"rdma", "firmware", "mlxconfig", "active_mtu", "pcie", "fec_ber", "gid", "counters", "nic_counters"}
+    host_checks = {"rdma", "firmware", "mlxconfig", "active_mtu", "pcie", "fec_ber", "affinity", "gid", "counters"}
+    host_checks.add("nic_counters")
     assert host_checks | {"lldpad", "gpudirect", "versions"} == set(devices["gpu01"]["checks"])
     assert devices["gpu01"]["checks"]["active_mtu"]["ibv_devinfo"] == {"mlx5_0": 4096, "mlx5_1": 4096}
     nic = devices["gpu01"]["checks"]["pcie"]["lspci -vvv"]["17:00.0"]
@@ -90,6 +95,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     with pytest.raises(ValueError, match="NETDEV:xN"):
         lab.fault("gpu07", "pcie", "ens2f0np0:x3")
     lab.fault("gpu07", "pcie", "ens2f0np0:x8")  # the card trained at half its lanes
+    lab.fault("gpu03", "numa", "ens2f0np0:1")  # the rail-1 card in a slot of the other socket
     lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
     lab.fault("leaf3", "link", "Ethernet63/1:errors=0.001")  # its uplink to spine1 loses frames
 
@@ -98,7 +104,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     expected = {
         "gpu01": {"rdma"},
         "gpu02": {"rdma"},
-        "gpu03": {"firmware", "lldpad"},
+        "gpu03": {"firmware", "lldpad", "affinity"},
         "gpu04": {"counters", "nic_counters", "fec_ber"},  # errored frames cost retransmissions
         "gpu05": {"gpudirect"},
         "gpu06": {"versions", "nic_counters"},
@@ -116,6 +122,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
     assert "mlx5_0 (ens1f0np0): RoCE active MTU 1024, not 4096" in lines["gpu07"]
     assert "[nic_counters] ens1f0np0 (mlx5_0): out_of_sequence +" in lines["gpu04"]
+    assert "[affinity] mlx5_1 (ens2f0np0) and its GPU1 are SYS apart" in lines["gpu03"]
     assert "[fec_ber] mlx5_0 (ens1f0np0): pre-FEC BER 1.0E-05 above 1E-06 (mlxlink)" in lines["gpu04"]
     assert re.search(r"\[nic_counters\] ens1f0np0 \(mlx5_0\): rx_prio3_pause \d+/s", lines["gpu06"])
     assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]

@@ -172,6 +172,57 @@ def dpkg_query(ctx: NicContext, inv: Invocation) -> Result:
     return _out(ctx, version)
 
 
+def _topo_relation(state: HostState, gpu: int, nic_index: int) -> str:
+    """GPU to NIC as ``nvidia-smi topo -m`` names it: PXB under one PCIe switch, NODE within a NUMA node, SYS across
+    NUMA nodes [3P: nvidia-smi's legend]."""
+    nic = state.nics[nic_index]
+    gpu_numa = gpu * 2 // max(state.gpus, 1)
+    if nic.numa < 0 and gpu == nic_index:
+        return "PXB"
+    nic_numa = nic.numa if nic.numa >= 0 else nic_index * 2 // max(state.gpus, 1)
+    return "NODE" if nic_numa == gpu_numa else "SYS"
+
+
+def nvidia_smi(ctx: NicContext, inv: Invocation) -> Result:
+    """``nvidia-smi topo -m``: the GPU/NIC matrix, CPU and NUMA affinity, the legend and the NIC legend [3P: the
+    layout of nvidia-smi's topology matrix; the GPUs' links to each other (NV18) as on an 8-GPU HGX board]."""
+    if inv.argv[1:] != ["topo", "-m"]:
+        return Result(err="nvidia-smi: the lab models `nvidia-smi topo -m`\n", status=1)
+    state = ctx.state
+    gpus = [f"GPU{g}" for g in range(state.gpus)]
+    nics = [f"NIC{n}" for n in range(len(state.nics))]
+    names = gpus + nics
+    lines = ["\t" + "\t".join(names) + "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID"]
+    for row in names:
+        cells = []
+        for col in names:
+            if row == col:
+                cells.append(" X ")
+            elif row.startswith("GPU") and col.startswith("GPU"):
+                cells.append("NV18")
+            elif row.startswith("NIC") and col.startswith("NIC"):
+                cells.append("SYS")
+            else:
+                gpu, nic = (row, col) if row.startswith("GPU") else (col, row)
+                cells.append(_topo_relation(state, int(gpu[3:]), int(nic[3:])))
+        extra = ""
+        if row.startswith("GPU"):
+            numa = int(row[3:]) * 2 // max(state.gpus, 1)
+            extra = f"\t{'0-55,112-167' if numa == 0 else '56-111,168-223'}\t{numa}\t\tN/A"
+        lines.append(row + "\t" + "\t".join(cells) + extra)
+    legend = (
+        "\nLegend:\n\n  X    = Self\n"
+        "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
+        "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+        "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+        "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+        "  PIX  = Connection traversing at most a single PCIe bridge\n"
+        "  NV#  = Connection traversing a bonded set of # NVLinks\n\nNIC Legend:\n\n"
+        + "".join(f"  NIC{i}: {n.rdma}\n" for i, n in enumerate(state.nics))
+    )
+    return _out(ctx, "\n".join(lines) + "\n" + legend)
+
+
 BASE_RAW_BER = 1e-10  # a healthy 400G PAM4 link's pre-FEC BER in the lab [U: a lab model]
 
 
@@ -213,6 +264,7 @@ def mlxlink(ctx: NicContext, inv: Invocation) -> Result:
 
 
 TOOLS: dict[str, Tool] = {
+    "nvidia-smi": nvidia_smi,
     "mlxlink": mlxlink,
     "ethtool": ethtool,
     "mst": mst,
