@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabconf.preflight import host
+from fabconf.preflight import host, nccl
 from fabconf.preflight import hostparse as hp
 
 BRIDGE = (
@@ -105,3 +105,24 @@ TOPO = (
 
 def test_topology_matrix_gpu_to_nic() -> None:
     assert hp.parse_topo(TOPO) == {"0": {"mlx5_0": "PXB", "mlx5_1": "SYS"}, "1": {"mlx5_0": "SYS", "mlx5_1": "NODE"}}
+
+
+NCCL_OUT = """# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1    35.12    0.00    0.00      0    34.50    0.00    0.00      0
+  8589934592    2147483648     float     sum      -1  93123.4   92.24  172.95      0  93011.2   92.35  173.16      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 86.4750
+#
+"""
+
+
+def test_nccl_tests_output_and_threshold() -> None:
+    run = nccl.parse(NCCL_OUT)
+    assert (run.busbw, run.average, run.wrong, run.sizes[0]) == (172.95, 86.475, 0, (8, 0.0))
+    assert nccl.judge(run, 150.0) == [] and nccl.judge(run, 180.0)[0].startswith("[nccl] all_reduce_perf bus")
+    hosts = {"a": {"nics": [{"speed_gbps": 400}] * 8}, "b": {"nics": [{"speed_gbps": 400, "gpu": 7}]}}
+    assert nccl.threshold(hosts) == 0.75 * 50 and nccl.gpus(hosts["b"]) == 8

@@ -160,3 +160,18 @@ def test_a_device_that_cannot_be_checked_is_exit_1(lab: Lab, capsys: pytest.Capt
     code, devices = _preflight(capsys, lab, "--limit", "gpu07,gpu08", "--retries", "0")
     assert code == 1
     assert devices["gpu07"]["state"] == "unreachable"
+
+
+def test_nccl_all_reduce_against_the_links(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--nccl``: nccl-tests' all_reduce_perf from the first selected host (the lab models its output); a host
+    link negotiated at 200G pulls the bus bandwidth below 75 % of the hosts' NIC capacity."""
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--nccl", "--limit", "gpu0[1-4]", "--format", "json")
+    doc = json.loads(out[out.index("{") :])
+    assert code == 0, doc
+    assert doc["launched_from"] == "gpu01" and "all_reduce_perf -b 8 -e 8G -f 2 -g 1" in doc["command"]
+    assert doc["threshold_gbs"] == 75.0 and doc["busbw_gbs"] > 75 and doc["sizes"][-1]["bytes"] == 8 << 30
+    lab.fault("gpu03", "link", "ens1f0np0:200g")
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--nccl", "--limit", "gpu0[1-4]")
+    assert code == 2 and "[nccl] all_reduce_perf bus bandwidth" in out and "below 75.0 GB/s" in out
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--nccl", "--limit", "gpu01")
+    assert code != 0 and "two GPU hosts or more" in out
