@@ -21,17 +21,19 @@ while the link is up, errors in proportion to a ``link PORT:errors=R`` fault). F
 - ``hang``: the endpoint accepts the scrape and never answers, as the device does (Prometheus: ``up == 0``).
 
 Ports above 1024 and not the exporters' own (9100, 9116), so that exporters running on the machine do not clash
-with the lab; a port the lab cannot bind leaves that device without metrics, the lab still runs.
+with the lab; a port the lab cannot bind leaves that device without metrics, the lab still runs. One thread serves
+every endpoint of a lab process (``MetricsHub``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import selectors
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fabconf.lab.host.nicstate import PRIOS
@@ -145,64 +147,96 @@ def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
     return text.render()
 
 
-class MetricsServer:
-    """One device's exporter endpoint; ``render`` gives the text, ``hung`` says whether the device hangs."""
+@dataclass
+class Endpoint:
+    path: str
+    render: Callable[[], str]
+    hung: Callable[[], bool]
 
-    def __init__(self, address: str, port: int, path: str, render: Callable[[], str], hung: Callable[[], bool]):
-        owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path.split("?", 1)[0] != path:
-                    self.send_error(404)
-                    return
-                deadline = time.monotonic() + HANG_LIMIT_S
-                while hung() and time.monotonic() < deadline and not owner.stopping.is_set():
-                    time.sleep(0.1)
-                if hung():
-                    self.close_connection = True
-                    return
-                body = render().encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+class MetricsHub:
+    """Every device endpoint of one lab process, on one thread: a selector over their listening sockets (a lab of
+    thousands of devices adds one thread, not one per device); each scrape is answered on a short thread of its
+    own, so a hung device holds only its own scrapes."""
 
-            def log_message(self, *_: Any) -> None:
-                pass
-
+    def __init__(self) -> None:
+        self.selector = selectors.DefaultSelector()
         self.stopping = threading.Event()
-        self.server = ThreadingHTTPServer((address, port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+        self.sockets: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._loop, name="lab-metrics", daemon=True)
+
+    def add(self, address: str, port: int, endpoint: Endpoint) -> bool:
+        """Listen for one device; False when its address and port cannot be bound."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((address, port))
+            sock.listen(16)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            return False
+        self.sockets.append(sock)
+        self.selector.register(sock, selectors.EVENT_READ, endpoint)
+        return True
 
     def start(self) -> None:
-        self.thread.start()
+        if self.sockets and not self.thread.is_alive():
+            self.thread.start()
 
     def stop(self) -> None:
         self.stopping.set()
-        with contextlib.suppress(Exception):
-            self.server.shutdown()
-            self.server.server_close()
+        if self.thread.is_alive():
+            self.thread.join(timeout=5)
+        for sock in self.sockets:
+            with contextlib.suppress(Exception):
+                self.selector.unregister(sock)
+            sock.close()
+        self.sockets = []
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            for key, _events in self.selector.select(timeout=0.5):
+                with contextlib.suppress(OSError):
+                    conn, _peer = key.fileobj.accept()  # type: ignore[union-attr]
+                    threading.Thread(target=self._answer, args=(conn, key.data), daemon=True).start()
+
+    def _answer(self, conn: socket.socket, endpoint: Endpoint) -> None:
+        with conn:
+            conn.settimeout(10)
+            request = b""
+            with contextlib.suppress(OSError):
+                while b"\r\n\r\n" not in request and len(request) < 16384:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    request += chunk
+            parts = request.split(b"\r\n", 1)[0].split()
+            path = parts[1].decode(errors="replace").split("?", 1)[0] if len(parts) > 1 else ""
+            if path != endpoint.path:
+                self._send(conn, 404, b"not found\n")
+                return
+            deadline = time.monotonic() + HANG_LIMIT_S
+            while endpoint.hung() and time.monotonic() < deadline and not self.stopping.is_set():
+                time.sleep(0.1)
+            if endpoint.hung() or self.stopping.is_set():
+                return  # as the device: accepted, never answered
+            self._send(conn, 200, endpoint.render().encode())
+
+    @staticmethod
+    def _send(conn: socket.socket, status: int, body: bytes) -> None:
+        reason = "OK" if status == 200 else "Not Found"
+        head = (
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; version=0.0.4\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        with contextlib.suppress(OSError):
+            conn.sendall(head.encode() + body)
 
 
-def serve(address: str, platform: str, sim: Callable[[], Any], world: Any, storm: Storm) -> MetricsServer | None:
-    """Start a device's endpoint; None when its port cannot be bound (the device then has no metrics)."""
+def endpoint(platform: str, sim: Callable[[], Any], world: Any, storm: Storm) -> tuple[int, Endpoint]:
+    """A device's port and endpoint: GPU hosts as node_exporter, switches as snmp_exporter."""
+    hung = lambda: bool(sim().faults.hang)  # noqa: E731
     if platform == "linux":
-        port, path = HOST_PORT, "/metrics"
-
-        def render() -> str:
-            return host_text(sim())
-    else:
-        port, path = SWITCH_PORT, "/snmp"
-
-        def render() -> str:
-            return switch_text(sim(), platform, world, storm)
-
-    try:
-        server = MetricsServer(address, port, path, render, lambda: bool(sim().faults.hang))
-    except OSError:
-        return None
-    server.start()
-    return server
+        return HOST_PORT, Endpoint("/metrics", lambda: host_text(sim()), hung)
+    return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung)

@@ -129,7 +129,7 @@ class Lab:
                 cabled.setdefault(ep.device, set()).add(ep.port)
         self._cabled = cabled
         self.storms: dict[str, labmetrics.Storm] = {}  # `fabconf lab fault DEV pfc-storm`, per device
-        self.metrics: dict[str, labmetrics.MetricsServer] = {}  # each device's exporter endpoint
+        self.metrics = labmetrics.MetricsHub()  # every device's exporter endpoint
         for name in sorted(self.addresses) if build else ():
             address = self.addresses[name]
             self.devices[name] = LabDevice(name, model.devices[name].platform, address, self._build(name, address))
@@ -168,9 +168,9 @@ class Lab:
         for dev in self.devices.values():
             storm = self.storms.setdefault(dev.name, labmetrics.Storm())
             self._feel_storm(dev)
-            server = labmetrics.serve(dev.address, dev.platform, self._sim_of(dev.name), self.world, storm)
-            if server is not None:
-                self.metrics[dev.name] = server
+            port, endpoint = labmetrics.endpoint(dev.platform, self._sim_of(dev.name), self.world, storm)
+            self.metrics.add(dev.address, port, endpoint)
+        self.metrics.start()
         if write_state:
             self.write_state()
 
@@ -184,13 +184,12 @@ class Lab:
         return lambda: self.devices[name].sim  # the current one: `reset` replaces it
 
     def stop(self) -> None:
-        """Stop every simulator and metrics endpoint, in parallel (each server waits for its poll interval)."""
+        """Stop the metrics endpoints, then every simulator, in parallel (each server waits for its poll interval)."""
+
+        self.metrics.stop()
 
         def one(dev: LabDevice) -> None:
             with contextlib.suppress(Exception):  # stopping the rest matters more
-                server = self.metrics.pop(dev.name, None)
-                if server is not None:
-                    server.stop()
                 dev.sim.stop()
 
         with ThreadPoolExecutor(max_workers=32) as pool:
