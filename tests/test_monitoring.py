@@ -332,3 +332,11 @@ def test_scrape_targets_name_every_device(generated: Path) -> None:
 def test_the_documented_scrape_config_is_the_one_fabconf_writes() -> None:
     documented = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
     assert documented == scrape.config()
+
+
+def test_lab_targets_need_a_lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["monitoring", "-i", str(ROOT / "inventory"), "-o", str(out), "--lab", "--state", str(tmp_path)]) != 0
+    err = capsys.readouterr().err
+    assert "no lab state there" in err and "fabconf lab up" in err and "Traceback" not in err
+    assert not out.exists()
