@@ -67,6 +67,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "ethtool -S ens1f0np0 (second read)" in devices["gpu01"]["checks"]["nic_counters"]
     assert devices["leaf3"]["checks"]["ports"]["get_interfaces"]["Ethernet1/1"]["is_up"] is True
     assert set(devices["leaf3"]["checks"]) == {"ports", "counters"}  # EOS: NAPALM has the counters getter
+    assert set(devices["leaf1"]["checks"]) == {"ports", "counters"}  # Cumulus: NVUE's link stats
     code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "gpu01")
     assert code == 0 and 'gpu01 active_mtu: {"ibv_devinfo":{"mlx5_0":4096,"mlx5_1":4096}}' in text
 
@@ -98,6 +99,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     lab.fault("gpu03", "numa", "ens2f0np0:1")  # the rail-1 card in a slot of the other socket
     lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
     lab.fault("leaf3", "link", "Ethernet63/1:errors=0.001")  # its uplink to spine1 loses frames
+    lab.fault("leaf1", "link", "swp63:errors=0.001")  # Cumulus: an uplink that loses frames
 
     code, devices = _preflight(capsys, lab)
     assert code == 2
@@ -110,6 +112,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         "gpu06": {"versions", "nic_counters"},
         "gpu07": {"active_mtu", "pcie"},
         "leaf3": {"ports", "counters"},
+        "leaf1": {"counters"},
         "leaf2": {"ports"},  # the far end of gpu02's dead link
     }
     failing = {name: _checks(d) for name, d in devices.items() if d["failed_checks"]}
@@ -128,6 +131,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
+    assert "[counters] swp63 (to spine1:" in lines["leaf1"]
 
     # the same run as JUnit and Prometheus: one case per device, failures where the checks failed
     report = tmp_path / "preflight.prom"
