@@ -345,8 +345,8 @@ def _connection_options(platform: str, ca_file: str, known_hosts: str) -> dict[s
 def link_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
     ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
-    GPU hosts), ``PORT:errors=0.001`` (share of frames in error; GPU hosts and EOS switches). It stays until set back
-    (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
+    GPU hosts), ``PORT:errors=0.001`` (share of frames in error; GPU hosts, EOS and Cumulus switches). It stays
+    until set back (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
     port, _, setting = (arg or "").partition(":")
     speed = re.fullmatch(r"(\d+)g", setting)
     errors = re.fullmatch(r"errors=(0(?:\.\d+)?|1(?:\.0+)?)", setting)
