@@ -25,6 +25,7 @@ import yaml
 
 from fabconf import Compiled
 from fabconf.platforms import platform as platform_spec
+from fabconf_lab import metrics as labmetrics
 from fabconf_lab.contract import Simulator
 from fabconf_lab.daemon import loopback_network
 from fabconf_lab.tls import LabCA
@@ -128,6 +129,8 @@ class Lab:
             for ep in (lk.a, lk.b):
                 cabled.setdefault(ep.device, set()).add(ep.port)
         self._cabled = cabled
+        self.storms: dict[str, labmetrics.Storm] = {}  # `fabconf lab fault DEV pfc-storm`, per device
+        self.metrics = labmetrics.MetricsHub()  # every device's exporter endpoint
         for name in sorted(self.addresses) if build else ():
             address = self.addresses[name]
             self.devices[name] = LabDevice(name, model.devices[name].platform, address, self._build(name, address))
@@ -163,11 +166,28 @@ class Lab:
             for dev in started:
                 dev.sim.stop()
             raise
+        for dev in self.devices.values():
+            storm = self.storms.setdefault(dev.name, labmetrics.Storm())
+            self._feel_storm(dev)
+            port, endpoint = labmetrics.endpoint(dev.platform, self._sim_of(dev.name), self.world, storm)
+            self.metrics.add(dev.address, port, endpoint)
+        self.metrics.start()
         if write_state:
             self.write_state()
 
+    def _feel_storm(self, dev: LabDevice) -> None:
+        """A GPU host's tools (``ethtool -S``) show its PFC storm."""
+        ctx = getattr(dev.sim, "ctx", None)
+        if ctx is not None and hasattr(ctx, "storm"):
+            ctx.storm = self.storms.setdefault(dev.name, labmetrics.Storm()).snapshot
+
+    def _sim_of(self, name: str) -> Any:
+        return lambda: self.devices[name].sim  # the current one: `reset` replaces it
+
     def stop(self) -> None:
-        """Stop every simulator, in parallel (each server waits for its poll interval)."""
+        """Stop the metrics endpoints, then every simulator, in parallel (each server waits for its poll interval)."""
+
+        self.metrics.stop()
 
         def one(dev: LabDevice) -> None:
             with contextlib.suppress(Exception):  # stopping the rest matters more
@@ -183,6 +203,8 @@ class Lab:
         if dev is None:
             raise KeyError(f"no lab device {name!r}")
         dev.sim.faults.clear()  # releases requests a step fault holds
+        if name in self.storms:
+            self.storms[name].stop()
         dev.sim.stop()
         saved = self.state_dir / "devices" / name
         if saved.is_dir():
@@ -190,6 +212,7 @@ class Lab:
                 if entry.name != "ssh":
                     shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         dev.sim = self._build(name, dev.address)
+        self._feel_storm(dev)
         dev.sim.start()
         return dev.sim
 
@@ -212,9 +235,27 @@ class Lab:
                 raise ValueError("a link fault is a standing fault: it takes no --at")
             link_fault(dev.sim, arg)
             self.world.invalidate()  # the far end sees the link change at once
-            return dev.sim.faults.active()
+            return self._active(name)
+        if kind in HOST_FAULTS:
+            if at is not None:
+                raise ValueError(f"a {kind} fault is a standing fault: it takes no --at")
+            HOST_FAULTS[kind](dev.sim, arg)
+            return self._active(name)
+        storm = self.storms.setdefault(name, labmetrics.Storm())
+        if kind == "pfc-storm":
+            if at is not None or arg is not None:
+                raise ValueError("fault 'pfc-storm' is a standing fault: it takes no argument and no --at")
+            dev.sim.faults.clear()  # a new standing fault replaces every active one
+            storm.start()
+            return self._active(name)
         dev.sim.faults.set(kind, arg, at=at, after=after, every=every)
-        return dev.sim.faults.active()
+        if at is None:
+            storm.stop()  # a standing fault (or clear) replaced it
+        return self._active(name)
+
+    def _active(self, name: str) -> list[str]:
+        storm = self.storms.get(name)
+        return self.devices[name].sim.faults.active() + (["pfc-storm"] if storm and storm.active else [])
 
     def status(self) -> list[dict[str, Any]]:
         return [
@@ -223,7 +264,7 @@ class Lab:
                 "platform": d.platform,
                 "address": d.address,
                 "ports": list(d.ports),
-                "faults": d.sim.faults.active() + link_faults(d.sim),
+                "faults": self._active(d.name) + link_faults(d.sim),
             }
             for d in self.devices.values()
         ]
@@ -323,7 +364,7 @@ def link_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
     ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
     GPU hosts, and switches, whose cable is then cut at both ends in the World: no LLDP, BGP or route over it),
-    ``PORT:errors=0.001`` (share of frames in error; GPU hosts and EOS switches). It stays until set back
+    ``PORT:errors=0.001`` (share of frames in error; GPU hosts, EOS and Cumulus switches). It stays until set back
     (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
     port, _, setting = (arg or "").partition(":")
     speed = re.fullmatch(r"(\d+)g", setting)
@@ -348,3 +389,56 @@ def link_fault(sim: Any, arg: str | None) -> None:
             f"fault 'link' {setting!r} is modelled on GPU hosts "
             "(switches: PORT:SPEEDg on EOS and Cumulus, errors on EOS)"
         )
+
+
+ROCE_MTUS = (256, 512, 1024, 2048, 4096)
+ROCE_HEADERS = 96  # bytes a RoCE v2 packet spends on headers within the netdev MTU (the lab's ibv_devinfo model)
+
+
+def _host_nic(sim: Any, netdev: str, kind: str) -> Any:
+    state = getattr(sim, "state", None)
+    nic = next((n for n in getattr(state, "nics", []) if n.netdev == netdev), None)
+    if nic is None:
+        raise ValueError(f"{sim.name} has no NIC port {netdev} (the {kind} fault is for GPU hosts)")
+    return nic
+
+
+def pcie_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST pcie NETDEV:xN|NGT/s``: the NIC's PCIe link trains at width xN or speed N GT/s
+    (``lspci -vvv`` LnkSta shows it ``(downgraded)``); ``NETDEV:x16`` and ``NETDEV:32GT/s`` set it back."""
+    netdev, _, setting = (arg or "").partition(":")
+    width = re.fullmatch(r"x(1|2|4|8|16)", setting)
+    speed = re.fullmatch(r"(2\.5|5|8|16|32)GT/s", setting)
+    if not netdev or not (width or speed):
+        raise ValueError("fault 'pcie' needs NETDEV:xN (1, 2, 4, 8, 16) or NETDEV:NGT/s (2.5, 5, 8, 16, 32)")
+    nic = _host_nic(sim, netdev, "pcie")
+    with sim.lock:
+        if width:
+            nic.pcie_width = int(width.group(1))
+        elif speed:
+            nic.pcie_speed = float(speed.group(1))
+
+
+def numa_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST numa NETDEV:N``: the NIC's card sits in a slot of NUMA node N, away from the PCIe
+    switch of the GPU it serves (``nvidia-smi topo -m`` shows NODE or SYS); ``NETDEV:-1`` puts it back."""
+    netdev, _, node = (arg or "").partition(":")
+    if not netdev or not re.fullmatch(r"-1|[0-7]", node):
+        raise ValueError("fault 'numa' needs NETDEV:N (a NUMA node 0..7, or -1 for the GPU's own PCIe switch)")
+    nic = _host_nic(sim, netdev, "numa")
+    with sim.lock:
+        nic.numa = int(node)
+
+
+def mtu_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST mtu NETDEV:SIZE``: the NIC's RoCE active MTU falls to SIZE (256..4096), as a netdev
+    MTU of SIZE plus the RoCE headers makes it (``ibv_devinfo`` shows it). It stays until set back."""
+    netdev, _, size = (arg or "").partition(":")
+    if not netdev or not size.isdigit() or int(size) not in ROCE_MTUS:
+        raise ValueError(f"fault 'mtu' needs NETDEV:SIZE with SIZE one of {', '.join(map(str, ROCE_MTUS))}")
+    nic = _host_nic(sim, netdev, "mtu")
+    with sim.lock:
+        nic.mtu = int(size) + ROCE_HEADERS
+
+
+HOST_FAULTS = {"mtu": mtu_fault, "pcie": pcie_fault, "numa": numa_fault}  # GPU host hardware faults

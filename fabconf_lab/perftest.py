@@ -8,7 +8,9 @@ share of errored frames grows (retransmissions) [U: a lab model, not a measured 
 host links, and between two leaves the first up spine both reach (by name), both uplinks to it.
 
 [lab] The real server blocks until a client is done; the lab's returns at once and listens for ``LISTEN``
-seconds (fabconf starts it in the background either way: ``... >/dev/null 2>&1 &``). The output keeps
+seconds (fabconf starts it in the background either way: ``... >/dev/null 2>&1 &``). As the real one, it takes a
+moment before it listens (``STARTUP``: it opens the device and creates its queue pairs first) [U: a lab model]; a
+client that connects before then is refused (``Couldn't connect to ADDRESS:18515``). The output keeps
 perftest's result table (``#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]``).
 """
 
@@ -19,8 +21,9 @@ import time
 from typing import Any
 
 LISTEN = 60.0
+STARTUP = 0.5  # seconds before a server listens
 EFFICIENCY = 0.96
-_LISTENERS: dict[int, dict[str, float]] = {}  # id(world) -> server address -> listening until
+_LISTENERS: dict[int, dict[str, tuple[float, float]]] = {}  # id(world) -> server address -> listening (from, until)
 _LOCK = threading.Lock()
 
 
@@ -120,14 +123,15 @@ def ib_send_bw(host: Any, argv: list[str]) -> tuple[str, str, int]:
     if not rest:  # server
         for address in host.state.addresses.get(nic.netdev, []):
             with _LOCK:
-                _LISTENERS.setdefault(id(world), {})[address.split("/")[0]] = time.monotonic() + LISTEN
+                now = time.monotonic()
+                _LISTENERS.setdefault(id(world), {})[address.split("/")[0]] = (now + STARTUP, now + LISTEN)
         banner = "*" * 36
         return f"\n{banner}\n* Waiting for client to connect... *\n{banner}\n", "", 0
     server_address = rest[0]
     with _LOCK:
-        until = _LISTENERS.get(id(world), {}).get(server_address, 0.0)
+        since, until = _LISTENERS.get(id(world), {}).get(server_address, (0.0, 0.0))
     far = _host_nic(world, server_address)
-    if until < time.monotonic() or far is None:
+    if not since <= time.monotonic() <= until or far is None:
         refused = (
             f" Couldn't connect to {server_address}:18515\n Unable to open file descriptor for socket connection\n"
         )

@@ -166,7 +166,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fault.add_argument(
         "kind",
         help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | garbled (hosts) | clear; "
-        "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault). "
+        "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault); "
+        "pfc-storm (pause frames at line rate in the device's metrics; hosts: the NIC's watchdog acts); "
+        "mtu NETDEV:SIZE (hosts: the RoCE active MTU falls to SIZE); pcie NETDEV:xN|NGT/s (hosts: the NIC's "
+        "PCIe link trains lower); numa NETDEV:N (hosts: the NIC's card on NUMA node N, away from its GPU). "
         "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled, armed for one moment of a push, "
         "next to the other step faults",
     )
@@ -181,3 +184,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--after", type=int, default=1, metavar="N", help="at the Nth request of that moment (default 1)"
     )
     fault.add_argument("--every", action="store_true", help="fire at every request of that moment from the Nth on")
+
+
+def lab_exporter_ports() -> tuple[int, int]:
+    """The ports on which every lab device serves its metrics: (GPU hosts, as node_exporter; switches, as
+    snmp_exporter). The product reaches the lab only through this module."""
+    from fabconf_lab import metrics
+
+    return metrics.HOST_PORT, metrics.SWITCH_PORT

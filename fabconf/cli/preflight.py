@@ -33,8 +33,9 @@ from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.job import Outcome
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.tasks import open_driver
+from fabconf.drivers.linux.parse import ParseError
 from fabconf.errors import UsageError
-from fabconf.preflight import bandwidth
+from fabconf.preflight import bandwidth, nccl
 from fabconf.preflight.fleet import uniform_firmware
 from fabconf.preflight.policy import Policy
 from fabconf.preflight.steps import PreflightContext, preflight_task
@@ -65,6 +66,16 @@ def check(target: Target, options: DeviceOptions, fmt: str = "text") -> tuple[li
     return outcomes, code, started, time.monotonic() - clock
 
 
+def evidence_text(outcomes: list[Outcome]) -> str:
+    """The values each check read, per device (passed or not): ``DEVICE CHECK: {command: value}``, one line each."""
+    lines = [
+        f"{o.device} {check}: {json.dumps(values, sort_keys=True, separators=(',', ':'))}\n"
+        for o in outcomes
+        for check, values in sorted(o.evidence.items())
+    ]
+    return ("\nValues read per check:\n" + "".join(lines)) if lines else ""
+
+
 def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path | None) -> int:
     outcomes, code, started, seconds = check(target, options, fmt if output is None else "text")
     if fmt == "prometheus" and output is not None:
@@ -73,6 +84,7 @@ def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path
     if fmt == "text":
         buffer = io.StringIO() if output is not None else None
         report.print_text(outcomes, "fabconf preflight (read only)", stream=buffer or sys.stdout)
+        (buffer or sys.stdout).write(evidence_text(outcomes))
         text = buffer.getvalue() if buffer is not None else ""
     elif fmt == "json":
         text = report.as_json(outcomes, "preflight", code) + "\n"
@@ -134,7 +146,55 @@ def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: f
     return code
 
 
+def run_nccl(target: Target, options: DeviceOptions, fmt: str, minimum: float | None) -> int:
+    """nccl-tests' all_reduce_perf across the selected GPU hosts, from the first: exit 0 at or above the bus
+    bandwidth threshold, 2 below it (or wrong results), 1 when it could not run."""
+    _compiled, jobs = prepare(target)
+    hosts = [j for j in jobs if j.spec.is_host]
+    if len(hosts) < 2:
+        raise UsageError("--nccl needs two GPU hosts or more in the selection")
+    data = {j.name: j.data for j in hosts}
+    floor = minimum if minimum is not None else nccl.threshold(data)
+    command = nccl.command([(str(j.device.hostname), nccl.gpus(j.data)) for j in hosts])
+    run = nccl.NcclRun()
+    try:
+        driver: Any = open_driver(hosts[0], options)
+        try:
+            status, text = driver.read_tools([command])[command]
+        finally:
+            with contextlib.suppress(Exception):
+                driver.close()
+        if status != 0:
+            run.error = (text.strip().splitlines() or [f"exit {status}"])[-1]
+        else:
+            run = nccl.parse(text)
+    except ParseError as exc:
+        run.error = f"unreadable output ({exc})"
+    except Exception as exc:
+        run.error = REDACTOR(str(exc).strip() or type(exc).__name__)
+    failed = nccl.judge(run, floor)
+    code = 1 if run.error else (2 if failed else 0)
+    doc = {"schema": "fabconf.report/1", "command": "preflight --nccl", "exit_code": code, "hosts": sorted(data)}
+    doc |= {"launched_from": hosts[0].name, "command": command, "threshold_gbs": round(floor, 2)}
+    doc |= {"busbw_gbs": run.busbw, "avg_busbw_gbs": run.average, "wrong": run.wrong, "failed_checks": failed}
+    doc |= {"sizes": [{"bytes": b, "busbw_gbs": v} for b, v in run.sizes]}
+    if fmt == "json":
+        print(json.dumps(doc, indent=2))
+        return code
+    print(f"all_reduce_perf over {len(data)} host(s) from {hosts[0].name}: {command}")
+    if run.busbw is not None:
+        print(f"bus bandwidth {run.busbw:.1f} GB/s at the largest size (average {run.average:.1f} GB/s)")
+    print(f"threshold {floor:.1f} GB/s")
+    for line in failed:
+        print(line)
+    return code
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
+    if args.nccl:
+        if args.format not in ("text", "json"):
+            raise UsageError("--nccl reports as text or json")
+        return run_nccl(target_of(args), device_options_of(args), args.format, args.nccl_threshold)
     if args.bandwidth:
         if args.format not in ("text", "json"):
             raise UsageError("--bandwidth reports as text or json")
@@ -154,6 +214,18 @@ def add_parser(sub: Any, inventory_arg: Any) -> None:
         "--bandwidth",
         action="store_true",
         help="run the ib_send_bw pair matrix over the GPU hosts instead of the checks",
+    )
+    p.add_argument(
+        "--nccl",
+        action="store_true",
+        help="run nccl-tests' all_reduce_perf across the selected GPU hosts (mpirun from the first) instead of checks",
+    )
+    p.add_argument(
+        "--nccl-threshold",
+        type=float,
+        default=None,
+        metavar="GBS",
+        help="--nccl: the lowest bus bandwidth in GB/s (default: 75 %% of the slowest host's NIC capacity)",
     )
     p.add_argument(
         "--threshold",

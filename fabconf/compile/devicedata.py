@@ -204,7 +204,11 @@ class Switch(TypedDict):
 # -- GPU hosts ----------------------------------------------------------------------------------------------------
 
 
-class Nic(TypedDict):
+class _NicPairing(TypedDict, total=False):
+    gpu: int  # the GPU it serves (nvidia-smi index), only where the intent pairs them
+
+
+class Nic(_NicPairing):
     netdev: str
     rdma: str
     rail: int
@@ -302,7 +306,8 @@ def conforms(value: Any, kind: Any, path: str = "") -> list[str]:
         if not isinstance(value, dict):
             return [f"{where}: expected a {kind.__name__} mapping, got {type(value).__name__}"]
         hints = get_type_hints(kind)
-        out = [f"{where}: missing key {k!r} ({kind.__name__})" for k in hints if k not in value]
+        required = getattr(kind, "__required_keys__", frozenset(hints))  # NotRequired keys may be absent
+        out = [f"{where}: missing key {k!r} ({kind.__name__})" for k in hints if k not in value and k in required]
         out += [f"{where}: unknown key {k!r} (not declared in {kind.__name__})" for k in value if k not in hints]
         for key, hint in hints.items():
             if key in value:

@@ -52,6 +52,7 @@ class Nic:
     address: str | None = None
     adapter: str | None = None  # the card; ports of one card share its firmware settings
     port: int | None = None  # the port number on that card (mlxconfig _P1, _P2)
+    gpu: int | None = None  # the GPU this NIC serves (nvidia-smi index), where the intent pairs them
 
     @property
     def card(self) -> tuple[str, int]:

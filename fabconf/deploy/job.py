@@ -70,11 +70,12 @@ class Outcome:
     seconds: float = 0.0
     config_before: str = ""  # push: SHA-256 of the device's running configuration before the change
     config_after: str = ""  # push: SHA-256 of it at the end (equal to config_before after a rollback)
-    # verify, and a push's verify: what was read and found right (``intent``, ``mtu``, ``lldp``, ``bgp``, ``ecmp``)
+    # what was read and found right: verify and a push's verify (``intent``, ``mtu``, ``lldp``, ``bgp``, ``ecmp``);
+    # preflight (each check run -> the command -> the values it read)
     evidence: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "device": self.device,
             "platform": self.platform,
             "state": str(self.state),
@@ -85,3 +86,4 @@ class Outcome:
             "seconds": round(self.seconds, 3),
             "evidence": self.evidence,
         }
+        return out

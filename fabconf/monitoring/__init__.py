@@ -1,3 +1,4 @@
-"""``fabconf monitoring``: Prometheus alerting rules, an inventory textfile and a Grafana dashboard for the fabric,
-generated from the same intent as its configuration (``names``: the exporters' metric names, in one place;
-``thresholds``: the alert thresholds as intent keys; ``rules``, ``inventory``, ``dashboard``: the outputs)."""
+"""``fabconf monitoring``: Prometheus alerting rules, an inventory textfile, scrape targets and a Grafana dashboard
+for the fabric, generated from the same intent as its configuration (``names``: the exporters' metric names and
+their sources, in one table; ``thresholds``: the alert thresholds and timing as intent keys; ``rules``,
+``inventory``, ``targets``, ``dashboard``: the outputs)."""

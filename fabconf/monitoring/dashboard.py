@@ -1,6 +1,7 @@
 """The fabric's Grafana dashboard, built with Grafana's own Foundation SDK (``grafana-foundation-sdk``): port
-utilisation, errors, RoCE retransmissions, PFC pauses, ECN marks and CNPs, and drift, with a ``role`` and a
-``device`` variable; every query uses ``fabconf.monitoring.names``."""
+errors and packets, port speed against intent, RoCE retransmissions, PFC pauses and the watchdog, ECN marks and
+CNPs, BGP sessions, drift and scrape health, with a ``device`` variable; every query uses
+``fabconf.monitoring.names``."""
 
 from __future__ import annotations
 
@@ -23,13 +24,19 @@ def _panel(title: str, unit: str, *queries: tuple[str, str]) -> timeseries.Panel
     return panel
 
 
-def _share(errors: str, packets: str) -> str:
-    return f"rate({errors}{{{SELECT}}}[5m]) / clamp_min(rate({packets}{{{SELECT}}}[5m]), 1)"
+def _share(errors: str, packets: str, window: str) -> str:
+    return f"rate({errors}{{{SELECT}}}[{window}]) / clamp_min(rate({packets}{{{SELECT}}}[{window}]), 1)"
 
 
-def build(names: Names, title: str, roce_priorities: list[int]) -> str:
+def _per_priority(template: str, prio: int, window: str) -> str:
+    return f"rate({template.format(prio=prio)}{{{SELECT}}}[{window}])"
+
+
+def build(names: Names, title: str, roce_priorities: list[int], window: str = "5m") -> str:
     prio = roce_priorities[0] if roce_priorities else 3
-    timeouts = f'rate({names.host_rdma_counter}{{counter="local_ack_timeout_err",{SELECT}}}[5m])'
+    w = window
+    rdma = "{{device}} {{hca}} {{port}}"
+    bgp_legend = "{{device}} {{" + names.switch_bgp_peer_label + "}}"
     board = (
         dashboard.Dashboard(title)
         .uid("fabconf-fabric")
@@ -49,41 +56,71 @@ def build(names: Names, title: str, roce_priorities: list[int]) -> str:
             _panel(
                 "Port errors (share of received frames)",
                 "percentunit",
-                (_share(names.switch_in_errors, names.switch_in_packets), "{{device}} {{port}}"),
-                (_share(names.host_in_errors, names.host_in_packets), "{{device}} {{port}}"),
+                (_share(names.switch_in_errors, names.switch_in_packets, w), "{{device}} {{port}}"),
+                (_share(names.host_in_errors, names.host_in_packets, w), "{{device}} {{port}}"),
             )
         )
         .with_panel(
             _panel(
                 "Port packets per second",
                 "pps",
-                (f"rate({names.switch_in_packets}{{{SELECT}}}[5m])", "{{device}} {{port}}"),
-                (f"rate({names.host_in_packets}{{{SELECT}}}[5m])", "{{device}} {{port}}"),
+                (f"rate({names.switch_in_packets}{{{SELECT}}}[{w}])", "{{device}} {{port}}"),
+                (f"rate({names.host_in_packets}{{{SELECT}}}[{w}])", "{{device}} {{port}}"),
+            )
+        )
+        .with_panel(
+            _panel(
+                "Port speed against intent (bits/s)",
+                "bps",
+                (f"{names.switch_speed_mbps}{{{SELECT}}} * 1e6", "{{device}} {{port}}"),
+                (f"{names.host_speed_bytes}{{{SELECT}}} * 8", "{{device}} {{port}}"),
+                (f"{names.intended_speed}{{{SELECT}}}", "intended {{device}} {{port}}"),
             )
         )
         .with_panel(
             _panel(
                 "RoCE retransmission timeouts per second",
                 "ops",
-                (timeouts, "{{device}} {{port}}"),
+                (f"rate({names.host_rdma_timeouts}{{{SELECT}}}[{w}])", rdma),
             )
         )
         .with_panel(
             _panel(
-                "PFC pause frames received per second (RoCE priority)",
+                f"PFC pause frames received per second (priority {prio})",
                 "ops",
-                (f'rate({names.switch_pfc_pauses}{{priority="{prio}",{SELECT}}}[1m])', "{{device}} {{port}}"),
-                (f"rate({names.host_pfc_pauses.format(prio=prio)}{{{SELECT}}}[1m])", "{{device}} {{port}}"),
+                (_per_priority(names.switch_pfc_pauses, prio, w), "{{device}} {{port}}"),
+                (_per_priority(names.host_pfc_pauses, prio, w), "{{device}} {{port}}"),
+                (f"increase({names.host_pfc_watchdog}{{{SELECT}}}[{w}])", "watchdog {{device}} {{port}}"),
             )
         )
         .with_panel(
             _panel(
-                "ECN-marked packets and CNPs per second",
+                "ECN-marked RoCE packets and CNPs per second",
                 "ops",
-                (f"rate({names.switch_ecn_marked}{{{SELECT}}}[5m])", "ECN {{device}} {{port}}"),
-                (f'rate({names.host_rdma_counter}{{counter="np_cnp_sent",{SELECT}}}[5m])', "CNP {{device}} {{port}}"),
+                (f"rate({names.host_ecn_marked}{{{SELECT}}}[{w}])", "ECN " + rdma),
+                (f"rate({names.host_cnp_sent}{{{SELECT}}}[{w}])", "CNP " + rdma),
             )
         )
-        .with_panel(_panel("Drift (1 = drifted)", "none", (f"{names.drift}{{{SELECT}}}", "{{device}}")))
+        .with_panel(
+            _panel(
+                "BGP sessions not established (6 = established)",
+                "none",
+                (f"{names.switch_bgp_peer_state}{{{SELECT}}} != 6", bgp_legend),
+            )
+        )
+        .with_panel(
+            _panel(
+                "Drift (1 = drifted) and scrape health",
+                "none",
+                (f"{names.drift}{{{SELECT}}}", "drift {{device}}"),
+                (f"{names.up}{{{SELECT}}}", "up {{device}} {{job}}"),
+            )
+        )
     )
     return json.dumps(board.build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"
+
+
+def queries(board_json: str) -> list[str]:
+    """Every panel query of a built dashboard (for a parser check)."""
+    board = json.loads(board_json)
+    return [t["expr"] for p in board.get("panels", []) for t in p.get("targets", [])]

@@ -1,13 +1,15 @@
 """Prometheus alerting rules for the fabric (``promtool check rules`` accepts them; ``promtool test rules`` shows
-each firing in the tests). Every alert carries the device's ``role`` and ``pod`` (joined from the inventory
-textfile's ``fabconf_device_info``) and only fires for devices of the inventory."""
+each firing in the tests). Every alert carries the device's inventory name (``device``), its ``role`` and ``pod``
+(joined from the inventory textfile's ``fabconf_device_info``) and only fires for devices of the inventory. The
+metric names and the label convention are in ``fabconf.monitoring.names``; rate windows and ``for:`` delays come
+from the intent (``Timing``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fabconf.monitoring.names import Names
-from fabconf.monitoring.thresholds import Thresholds
+from fabconf.monitoring.thresholds import Thresholds, Timing
 
 
 def _join(expr: str, names: Names) -> str:
@@ -19,91 +21,113 @@ def _band(rate: str, band: tuple[float, float]) -> str:
     return f"({rate} > {high:g})" + (f" or ({rate} < {low:g})" if low > 0 else "")
 
 
-def _alert(name: str, expr: str, summary: str, th: Thresholds, severity: str = "warning") -> dict[str, Any]:
-    return {
-        "alert": name,
-        "expr": expr,
-        "for": th.for_duration,
-        "labels": {"severity": severity, "source": "fabconf"},
-        "annotations": {"summary": summary},
-    }
+def _alert(name: str, expr: str, summary: str, hold: str, severity: str = "warning") -> dict[str, Any]:
+    alert: dict[str, Any] = {"alert": name, "expr": expr}
+    if hold not in ("0s", ""):
+        alert["for"] = hold
+    alert["labels"] = {"severity": severity, "source": "fabconf"}
+    alert["annotations"] = {"summary": summary}
+    return alert
 
 
-def rule_groups(names: Names, th: Thresholds, roce_priorities: list[int]) -> dict[str, Any]:
-    prios = "|".join(str(p) for p in sorted(roce_priorities))
-    host_pauses = " or ".join(f"rate({names.host_pfc_pauses.format(prio=p)}[1m])" for p in sorted(roce_priorities))
-    switch_errors = f"rate({names.switch_in_errors}[5m]) / clamp_min(rate({names.switch_in_packets}[5m]), 1)"
-    host_errors = f"rate({names.host_in_errors}[5m]) / clamp_min(rate({names.host_in_packets}[5m]), 1)"
-    retransmits = (
-        f'rate({names.host_rdma_counter}{{counter="local_ack_timeout_err"}}[5m]) '
-        f"/ on(device, port) clamp_min(rate({names.host_rdma_sent}[5m]), 1)"
+def _per_priority(template: str, priorities: list[int], window: str) -> str:
+    """The rate of a counter whose name carries the priority, with the priority as a ``priority`` label."""
+    return " or ".join(
+        f'label_replace(rate({template.format(prio=p)}[{window}]), "priority", "{p}", "", "")' for p in priorities
     )
-    cnp = f'rate({names.host_rdma_counter}{{counter="np_cnp_sent"}}[5m])'
-    ecn = f"rate({names.switch_ecn_marked}[5m])"
+
+
+def rule_groups(names: Names, th: Thresholds, roce_priorities: list[int], timing: Timing) -> dict[str, Any]:
+    w, hold = timing.window, timing.for_duration
+    prios = sorted(roce_priorities) or [3]
+    switch_errors = f"rate({names.switch_in_errors}[{w}]) / clamp_min(rate({names.switch_in_packets}[{w}]), 1)"
+    host_errors = f"rate({names.host_in_errors}[{w}]) / clamp_min(rate({names.host_in_packets}[{w}]), 1)"
+    retransmits = (
+        f"rate({names.host_rdma_timeouts}[{w}]) / on(device, hca, port) clamp_min(rate({names.host_rdma_sent}[{w}]), 1)"
+    )
+    pauses = (
+        f"({_per_priority(names.switch_pfc_pauses, prios, w)}) or ({_per_priority(names.host_pfc_pauses, prios, w)})"
+    )
     slow_switch = f"{names.switch_speed_mbps} * 1e6 < on(device, port) {names.intended_speed}"
     slow_host = f"{names.host_speed_bytes} * 8 < on(device, port) {names.intended_speed}"
+    bgp = f'label_replace({names.switch_bgp_peer_state} != 6, "peer", "$1", "{names.switch_bgp_peer_label}", "(.+)")'
+    stale = (
+        f"({names.device_info} unless on(device) {names.drift_state}) or on(device) ({names.device_info} and on() "
+        f"((time() - {names.drift_last_run}) > {timing.drift_max_age_s}))"
+    )
+    port = "{{ $labels.device }} {{ $labels.port }}"
+    rdma = "{{ $labels.device }} {{ $labels.hca }} port {{ $labels.port }}"
     alerts = [
         _alert(
             "FabconfPortErrorRate",
             _join(f"({switch_errors} > {th.port_error_rate:g}) or ({host_errors} > {th.port_error_rate:g})", names),
-            f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: more than {100 * th.port_error_rate:g} % of received "
-            "frames in error",
-            th,
+            f"{port}: more than {100 * th.port_error_rate:g} % of received frames in error",
+            hold,
         ),
         _alert(
             "FabconfRoceRetransmits",
             _join(f"{retransmits} > {th.retransmit_rate:g}", names),
-            "{{ $labels.device }} {{ $labels.port }}: RoCE retransmissions above " + f"{100 * th.retransmit_rate:g} %",
-            th,
+            f"{rdma}: RoCE retransmission timeouts above {100 * th.retransmit_rate:g} % of packets sent",
+            hold,
         ),
         _alert(
             "FabconfPfcPauseStorm",
-            _join(
-                f'(rate({names.switch_pfc_pauses}{{priority=~"{prios}"}}[1m]) > {th.pfc_pause_storm_per_s:g}) '
-                f"or (({host_pauses}) > {th.pfc_pause_storm_per_s:g})",
-                names,
-            ),
-            "{{ $labels.device }} {{ $labels.port }}: PFC pause storm on the RoCE priority",
-            th,
+            _join(f"({pauses}) > {th.pfc_pause_storm_per_s:g}", names),
+            f"{port}: PFC pause storm on priority {{{{ $labels.priority }}}}",
+            hold,
             "critical",
         ),
+        # one event is enough: no ``for:``, and the increase stays above 0 for one window after the event
         _alert(
             "FabconfPfcWatchdogTriggered",
-            _join(f"increase({names.switch_pfc_watchdog}[5m]) > 0", names),
-            "{{ $labels.device }} {{ $labels.port }}: the PFC watchdog found a storm and acted",
-            th,
+            _join(f"increase({names.host_pfc_watchdog}[{w}]) > 0", names),
+            f"{port}: the NIC's PFC storm watchdog stopped sending pause frames (drops are possible)",
+            "0s",
             "critical",
         ),
         _alert(
             "FabconfEcnMarkRate",
-            _join(_band(ecn, th.ecn_marked_per_s), names),
-            "{{ $labels.device }} {{ $labels.port }}: ECN-marked packets per second outside the expected band",
-            th,
+            _join(_band(f"rate({names.host_ecn_marked}[{w}])", th.ecn_marked_per_s), names),
+            f"{rdma}: ECN-marked RoCE packets received per second outside the expected band",
+            hold,
         ),
         _alert(
             "FabconfCnpRate",
-            _join(_band(cnp, th.cnp_per_s), names),
-            "{{ $labels.device }} {{ $labels.port }}: CNPs per second outside the expected band",
-            th,
+            _join(_band(f"rate({names.host_cnp_sent}[{w}])", th.cnp_per_s), names),
+            f"{rdma}: CNPs sent per second outside the expected band",
+            hold,
         ),
         _alert(
             "FabconfPortBelowIntendedSpeed",
             _join(f"({slow_switch}) or ({slow_host})", names),
-            "{{ $labels.device }} {{ $labels.port }}: running below its intended speed",
-            th,
+            f"{port}: running below its intended speed",
+            hold,
         ),
         _alert(
             "FabconfBgpSessionDown",
-            _join(f"{names.switch_bgp_peer_state} != 6", names),
+            _join(bgp, names),
             "{{ $labels.device }}: BGP session to {{ $labels.peer }} is not established",
-            th,
+            hold,
+            "critical",
+        ),
+        _alert(
+            "FabconfDeviceUnreachable",
+            _join(f"{names.up} == 0", names),
+            "{{ $labels.device }}: its exporter cannot be scraped (job {{ $labels.job }})",
+            hold,
             "critical",
         ),
         _alert(
             "FabconfDrift",
             _join(f"{names.drift} == 1", names),
             "{{ $labels.device }}: its configuration drifted from intent (fabconf drift)",
-            th,
+            hold,
+        ),
+        _alert(
+            "FabconfDriftReportStale",
+            stale,
+            f"{{{{ $labels.device }}}}: no fabconf drift report for it newer than {timing.drift_max_age_s:d} s",
+            hold,
         ),
     ]
     return {"groups": [{"name": "fabconf-fabric", "rules": alerts}]}

@@ -1,4 +1,6 @@
-"""Alert thresholds as intent keys (fabric.yaml ``monitoring:``), with the source article's defaults."""
+"""Alert thresholds and timing as intent keys (fabric.yaml ``monitoring:``), with the source article's defaults:
+``monitoring.thresholds.*``, ``monitoring.window_s`` (the rate windows), ``monitoring.for_s`` (how long a condition
+holds before it alerts) and ``monitoring.drift_max_age_s`` (how old the last drift report may be)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ class Thresholds:
     pfc_pause_storm_per_s: float = 100_000  # pause frames per second received on the RoCE priority
     ecn_marked_per_s: tuple[float, float] = (0.0, 500_000.0)  # the expected band of ECN-marked packets per second
     cnp_per_s: tuple[float, float] = (0.0, 500_000.0)  # the expected band of CNPs sent per second
-    for_duration: str = "5m"  # how long a condition holds before it alerts
 
     @classmethod
     def of(cls, fabric: dict[str, Any]) -> Thresholds:
@@ -21,3 +22,36 @@ class Thresholds:
         known = {f.name for f in fields(cls)}
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in section.items() if k in known}
         return cls(**values)
+
+
+def duration(seconds: int) -> str:
+    """Seconds as a Prometheus duration: ``300`` -> ``5m``, ``90`` -> ``90s``, ``0`` -> ``0s``."""
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@dataclass(frozen=True)
+class Timing:
+    window_s: int = 300  # the rate() / increase() window
+    for_s: int = 300  # the ``for:`` delay of the alerts that need a condition to hold
+    drift_max_age_s: int = 86_400  # a drift report older than this alerts
+
+    @property
+    def window(self) -> str:
+        return duration(self.window_s)
+
+    @property
+    def for_duration(self) -> str:
+        return duration(self.for_s)
+
+    @property
+    def scrape_interval(self) -> str:
+        """A scrape interval that leaves several samples in every rate window (at most 30 s)."""
+        return duration(max(1, min(30, self.window_s // 5)))
+
+    @classmethod
+    def of(cls, fabric: dict[str, Any]) -> Timing:
+        section = fabric.get("monitoring") or {}
+        return cls(**{f.name: int(section[f.name]) for f in fields(cls) if f.name in section})

@@ -14,6 +14,7 @@ else the most common ones, are named as the suspects.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -169,6 +170,9 @@ class Runner(Protocol):
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str]: ...
 
 
+NOT_LISTENING = "Couldn't connect to"  # perftest's client, when nothing listens at the server's port
+SERVER_WAIT_S = 10.0  # how long a client waits for its server to listen
+RETRY_PAUSE_S = 0.2
 _AVERAGE = re.compile(r"^\s*\d+\s+\d+\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s*$", re.M)
 
 
@@ -181,7 +185,13 @@ def measure(pair: Pair, drivers: dict[str, Runner], seconds: int) -> Measured:
     client = sh(*_base(pair.client, seconds), "--report_gbits", "-F", pair.server.address)
     try:
         drivers[pair.server.host].cli([server])  # its own exec: the server goes to the background
-        status, text = drivers[pair.client.host].read_tools([client])[client]
+        # the server opens its device before it listens: the client waits for it, connecting again while refused
+        deadline = time.monotonic() + SERVER_WAIT_S
+        while True:
+            status, text = drivers[pair.client.host].read_tools([client])[client]
+            if status == 0 or NOT_LISTENING not in text or time.monotonic() >= deadline:
+                break
+            time.sleep(RETRY_PAUSE_S)
     except Exception as exc:
         return Measured(pair, None, f"{type(exc).__name__}: {exc}")
     found = _AVERAGE.findall(text)

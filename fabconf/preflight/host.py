@@ -7,18 +7,35 @@ Checks (and where each fact comes from):
   pairing the RDMA device with the same netdev;
 - ``[firmware]`` ``ibv_devinfo`` fw_ver equal to ``preflight.firmware`` when the intent gives one (uniformity
   across the fleet is checked over all hosts: ``fleet``); ``[mlxconfig]`` no value set but not yet in effect;
+- ``[pcie]`` every intended NIC's PCIe link trained at its capability, speed and width, and every NVIDIA GPU's at
+  its width (``lspci -vvv`` LnkSta against LnkCap; the NIC found by its PCI address in ``mst status -v``). A GPU
+  lowers its link speed when idle to save power, so only its width is compared [3P];
+- ``[fec_ber]`` every intended NIC's link runs an FEC and its pre-FEC BER is at most ``preflight.max_pre_fec_ber``
+  (1E-6 by default), with no errors FEC could not correct (``mlxlink -d PCI -c``);
+- ``[affinity]`` every NIC the intent pairs with a GPU (``nics[].gpu``) sits under the same PCIe switch (PIX, PXB)
+  or at least the same NUMA node (PHB, NODE) as that GPU, not across NUMA nodes (SYS) (``nvidia-smi topo -m``);
+- ``[active_mtu]`` every intended NIC's RoCE active MTU is 4096 (``ibv_devinfo``; a smaller one follows from a
+  netdev MTU below 4096 plus the RoCE headers, and cuts the message size of every RDMA transfer);
 - ``[gid]`` the RoCE v2 GID of the NIC's IPv4 address at the intended index (``show_gids``, NCCL_IB_GID_INDEX);
 - ``[counters]`` physical errors per frame received between two ``ethtool -S`` reads below
   ``preflight.max_error_rate`` (0.001 % by default);
+- ``[nic_counters]`` between the same two reads no NIC counter that means loss or a storm moved: ``ethtool -S``
+  ``rx_out_of_buffer`` (receive queues without buffers), ``rx_prioN_buf_discard`` on the lossless (PFC)
+  priorities, ``tx_pause_storm_error_events`` (the NIC's PFC storm watchdog acted) [V: Linux mlx5
+  ``en_stats.c``]; ``/sys/class/infiniband/DEV/ports/1/hw_counters`` ``out_of_sequence`` and
+  ``local_ack_timeout_err`` (RoCE retransmissions). Before a job the fabric is quiet: any increase fails, and
+  pause frames received on a lossless priority (``rx_prioN_pause``) faster than ``PAUSE_STORM_PER_S``;
 - ``[lldpad]`` lldpad not running (it fights the OS DCB settings);
 - ``[gpudirect]`` the IOMMU off or in passthrough (``/proc/cmdline``), no PCIe switch port with ACS redirect
-  (``lspci -vvv``), ``nvidia_peermem`` loaded (``lsmod``);
+  (``lspci -vvv``), ``nvidia_peermem`` loaded (``lsmod``) unless the dma-buf path is available (the open NVIDIA
+  kernel modules, ``/proc/driver/nvidia/version``, on Linux 5.12 or later, ``uname -r``);
 - ``[versions]`` MLNX_OFED/DOCA (``ofed_info -s``), the NVIDIA driver (``/proc/driver/nvidia/version``) and NCCL
   (``dpkg-query`` of libnccl2) in the intent's compatibility table, for each table the intent has.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +48,8 @@ from fabconf.preflight.policy import Policy, allowed
 
 T = TypeVar("T")
 NOT_FOUND = 127
+DMA_BUF_KERNEL = (5, 12)  # the first Linux whose RDMA stack imports dma-buf memory (ib_umem_dmabuf) [3P]
+ROCE_MTU = 4096  # the RoCE active MTU a RoCE fabric runs at: the largest InfiniBand MTU
 
 
 class ToolReader(Protocol):
@@ -43,6 +62,20 @@ class ToolReader(Protocol):
 class HostFacts:
     failed: list[str] = field(default_factory=list)
     firmware: dict[str, str] = field(default_factory=dict)  # RDMA device -> fw_ver (for the fleet check)
+    evidence: dict[str, dict[str, Any]] = field(default_factory=dict)  # check -> command -> what it read (parsed)
+
+
+def plain(value: Any) -> Any:
+    """A parsed reading as JSON values: dataclasses as objects, sets sorted, tuples as lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, tuple) else "/".join(map(str, k)): plain(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted(plain(v) for v in value)
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value if isinstance(value, str | int | float | bool | None) else str(value)
 
 
 VERSION_READS = {
@@ -61,6 +94,8 @@ BASE_READS = [
     "lsmod",
     "lspci -vvv",
     "cat /proc/cmdline",
+    "cat /proc/driver/nvidia/version",
+    "uname -r",
 ]
 
 
@@ -68,9 +103,21 @@ def _stats(netdev: str) -> str:
     return sh("ethtool", "-S", netdev)
 
 
+HW_COUNTERS = ("out_of_sequence", "local_ack_timeout_err")
+TOPO = "nvidia-smi topo -m"
+NEAR = ("PIX", "PXB", "PHB", "NODE")  # one PCIe switch, or one NUMA node
+PAUSE_STORM_PER_S = 100_000  # pause frames per second received on a lossless priority: a storm (as the alerts' default)
+
+
+def _hw(nic: dict[str, Any]) -> str:
+    base = f"/sys/class/infiniband/{nic['rdma']}/ports/{nic.get('port') or 1}/hw_counters"
+    return sh("grep", "-H", ".", *(f"{base}/{name}" for name in HW_COUNTERS))
+
+
 class _Reads:
-    def __init__(self, results: dict[str, tuple[int, str]], facts: HostFacts) -> None:
-        self.results, self.facts = results, facts
+    def __init__(self, results: dict[str, tuple[int, str]], facts: HostFacts, label: str = "") -> None:
+        """``label``: how this read's values are told apart in the evidence (" (second read)")."""
+        self.results, self.facts, self.label = results, facts, label
 
     def get(self, check: str, command: str, parser: Callable[[str], T]) -> T | None:
         """The parsed output, or None after noting why it could not be read as a failure of ``check``."""
@@ -82,27 +129,38 @@ class _Reads:
             self.facts.failed.append(f"[{check}] `{command}` failed (exit {status}): {text.strip()[:120]}")
             return None
         try:
-            return parser(text)
+            value = parser(text)
         except ParseError as exc:
             self.facts.failed.append(f"[{check}] `{command}` printed unreadable output ({exc})")
             return None
+        self.facts.evidence.setdefault(check, {})[command + self.label] = plain(value)
+        return value
 
 
 def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> HostFacts:
     facts = HostFacts()
     nics = list(data.get("nics", []))
-    reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + [_stats(n["netdev"]) for n in nics]
+    sampled = [_stats(n["netdev"]) for n in nics] + [_hw(n) for n in nics]
+    reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + sampled
     reads += [VERSION_READS[k][0] for k in sorted(policy.versions) if k in VERSION_READS]
+    if any(n.get("gpu") is not None for n in nics):
+        reads.append(TOPO)
+    reads = list(dict.fromkeys(reads))  # each command once
     first = _Reads(reader.read_tools(reads, root=True), facts)
     started = time.monotonic()
     _links(nics, first)
     _firmware(first, policy)
+    _active_mtu(nics, first)
+    _pcie(nics, first)
+    _fec_ber(nics, first, reader, policy)
+    _affinity(nics, first)
     _gids(data, nics, first)
     _lldpad(first)
     if policy.gpudirect:
         _gpudirect(first)
     _versions(first, policy)
     pending = reader.pending_firmware()
+    facts.evidence["mlxconfig"] = {"mlxconfig -e q": plain(pending)}
     for dev, keys in sorted(pending.items()):
         for key, value in sorted(keys.items()):
             facts.failed.append(
@@ -110,8 +168,9 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
                 "reset the firmware or reboot"
             )
     time.sleep(max(0.0, policy.sample_seconds - (time.monotonic() - started)))
-    second = _Reads(reader.read_tools([_stats(n["netdev"]) for n in nics], root=True), facts)
+    second = _Reads(reader.read_tools(sampled, root=True), facts, " (second read)")
     _counters(nics, first, second, policy)
+    _nic_counters(data, nics, first, second, max(time.monotonic() - started, policy.sample_seconds))
     return facts
 
 
@@ -168,8 +227,125 @@ def _gids(data: dict[str, Any], nics: list[dict[str, Any]], r: _Reads) -> None:
             )
 
 
+def _pcie(nics: list[dict[str, Any]], r: _Reads) -> None:
+    links = r.get("pcie", "lspci -vvv", hp.parse_lspci_links)
+    mst = r.get("pcie", "mst status -v", hp.parse_mst_status)
+    if links is None or mst is None:
+        return
+    for nic in nics:
+        where = f"{nic['rdma']} ({nic['netdev']})"
+        pci = (mst.get(nic["rdma"]) or ("", ""))[0].removeprefix("0000:")
+        link = links.get(pci)
+        if link is None:
+            r.facts.failed.append(f"[pcie] {where}: no PCIe link for {pci or 'it'} in lspci -vvv")
+        elif link.speed < link.cap_speed or link.width < link.cap_width:
+            r.facts.failed.append(
+                f"[pcie] {where} at {pci}: PCIe link x{link.width} at {link.speed:g}GT/s, capable of "
+                f"x{link.cap_width} at {link.cap_speed:g}GT/s (lspci LnkSta/LnkCap); reseat the card or check the slot"
+            )
+    for pci, link in sorted(links.items()):
+        if "NVIDIA" in link.description and "controller" in link.description and link.width < link.cap_width:
+            r.facts.failed.append(
+                f"[pcie] GPU at {pci}: PCIe link x{link.width}, capable of x{link.cap_width} (lspci LnkSta/LnkCap)"
+            )
+
+
+def _nic_counters(
+    data: dict[str, Any], nics: list[dict[str, Any]], first: _Reads, second: _Reads, seconds: float
+) -> None:
+    lossless = [p for p, on in enumerate((data.get("qos") or {}).get("pfc") or []) if on]
+    names = ["rx_out_of_buffer", *(f"rx_prio{p}_buf_discard" for p in lossless), "tx_pause_storm_error_events"]
+    pauses = [f"rx_prio{p}_pause" for p in lossless]
+    for nic in nics:
+        moved: list[str] = []
+        stats = (
+            first.get("nic_counters", _stats(nic["netdev"]), hp.parse_ethtool_stats),
+            second.get("nic_counters", _stats(nic["netdev"]), hp.parse_ethtool_stats),
+        )
+        hw = (
+            first.get("nic_counters", _hw(nic), hp.parse_grep_values),
+            second.get("nic_counters", _hw(nic), hp.parse_grep_values),
+        )
+        for (a, b), wanted in ((stats, names), (hw, list(HW_COUNTERS))):
+            if a is None or b is None:
+                continue
+            moved += [f"{n} +{b[n] - a[n]}" for n in wanted if n in a and n in b and b[n] > a[n]]
+        a, b = stats
+        if a is not None and b is not None:
+            rates = {n: (b[n] - a[n]) / max(seconds, 0.001) for n in pauses if n in a and n in b}
+            moved += [f"{n} {rate:.0f}/s" for n, rate in rates.items() if rate > PAUSE_STORM_PER_S]
+        if moved:
+            first.facts.failed.append(
+                f"[nic_counters] {nic['netdev']} ({nic['rdma']}): {', '.join(moved)} between two reads "
+                "(loss, retransmissions or a pause storm on a quiet fabric)"
+            )
+
+
+def _fec_ber(nics: list[dict[str, Any]], r: _Reads, reader: ToolReader, policy: Policy) -> None:
+    mst = r.get("fec_ber", "mst status -v", hp.parse_mst_status)
+    if mst is None:
+        return
+    where = {n["rdma"]: (mst.get(n["rdma"]) or ("", ""))[0] for n in nics}
+    commands = {rdma: sh("mlxlink", "-d", pci, "-c") for rdma, pci in where.items() if pci}
+    reads = _Reads(reader.read_tools(list(commands.values()), root=True), r.facts) if commands else None
+    for nic in nics:
+        command = commands.get(nic["rdma"])
+        if command is None or reads is None:
+            r.facts.failed.append(f"[fec_ber] {nic['rdma']}: no PCI address in mst status -v for mlxlink")
+            continue
+        link = reads.get("fec_ber", command, hp.parse_mlxlink)
+        if link is None:
+            continue
+        name = f"{nic['rdma']} ({nic['netdev']})"
+        if link.fec in ("N/A", ""):
+            continue  # no link: the rdma check says so
+        if "no-fec" in link.fec.lower():
+            r.facts.failed.append(f"[fec_ber] {name}: FEC {link.fec} (mlxlink): a 400G PAM4 link needs RS-FEC")
+        if link.raw_ber > policy.max_pre_fec_ber:
+            r.facts.failed.append(
+                f"[fec_ber] {name}: pre-FEC BER {link.raw_ber:.1E} above {policy.max_pre_fec_ber:.0E} (mlxlink): "
+                "clean or replace the cable or optic"
+            )
+        if link.effective_errors > 0:
+            r.facts.failed.append(
+                f"[fec_ber] {name}: {link.effective_errors} bit error(s) FEC could not correct (mlxlink)"
+            )
+
+
+def _affinity(nics: list[dict[str, Any]], r: _Reads) -> None:
+    paired = [n for n in nics if n.get("gpu") is not None]
+    topo = r.get("affinity", TOPO, hp.parse_topo) if paired else None
+    if topo is None:
+        return
+    for nic in paired:
+        link = (topo.get(str(nic["gpu"])) or {}).get(nic["rdma"])
+        if link is None:
+            r.facts.failed.append(f"[affinity] GPU{nic['gpu']} or {nic['rdma']} is not in nvidia-smi topo -m")
+        elif link not in NEAR:
+            r.facts.failed.append(
+                f"[affinity] {nic['rdma']} ({nic['netdev']}) and its GPU{nic['gpu']} are {link} apart "
+                "(nvidia-smi topo -m): across NUMA nodes; GPUDirect traffic crosses the CPU interconnect"
+            )
+
+
+def _active_mtu(nics: list[dict[str, Any]], r: _Reads) -> None:
+    found = r.get("active_mtu", "ibv_devinfo", hp.parse_ibv_active_mtu)
+    if found is None:
+        return
+    for nic in nics:
+        mtu = found.get(nic["rdma"])
+        if mtu is None:
+            r.facts.failed.append(f"[active_mtu] {nic['rdma']} ({nic['netdev']}): not in ibv_devinfo")
+        elif mtu < ROCE_MTU:
+            r.facts.failed.append(
+                f"[active_mtu] {nic['rdma']} ({nic['netdev']}): RoCE active MTU {mtu}, not {ROCE_MTU} (ibv_devinfo); "
+                f"the netdev MTU must leave room for {ROCE_MTU} bytes plus the RoCE headers (9000 does)"
+            )
+
+
 def _lldpad(r: _Reads) -> None:
     status, _text = r.results["pgrep -x lldpad"]
+    r.facts.evidence["lldpad"] = {"pgrep -x lldpad": {"running": status == 0}}
     if status == 0:
         r.facts.failed.append("[lldpad] lldpad is running: it fights the DCB (PFC/ETS) settings; stop and disable it")
 
@@ -191,8 +367,21 @@ def _gpudirect(r: _Reads) -> None:
             "the root complex; disable ACS (setpci, or in the BIOS)"
         )
     modules = r.get("gpudirect", "lsmod", hp.parse_lsmod)
-    if modules is not None and "nvidia_peermem" not in modules:
-        r.facts.failed.append("[gpudirect] nvidia_peermem is not loaded: no GPUDirect RDMA (modprobe nvidia_peermem)")
+    if modules is not None and "nvidia_peermem" not in modules and not _dma_buf(r):
+        r.facts.failed.append(
+            "[gpudirect] nvidia_peermem is not loaded and the dma-buf path is not available (the open NVIDIA kernel "
+            f"modules on Linux {DMA_BUF_KERNEL[0]}.{DMA_BUF_KERNEL[1]} or later): no GPUDirect RDMA "
+            "(modprobe nvidia_peermem)"
+        )
+
+
+def _dma_buf(r: _Reads) -> bool:
+    """GPUDirect RDMA without nvidia_peermem: the open NVIDIA kernel modules export GPU memory as dma-buf, which
+    the RDMA stack imports since Linux 5.12 [3P: NVIDIA GPU Operator "GPUDirect RDMA" (DMA-BUF needs no
+    nvidia-peermem, recommended where supported); Ubuntu's "NVIDIA GPUDirect over Infiniband Migration Paths"]."""
+    open_modules = r.get("gpudirect", "cat /proc/driver/nvidia/version", hp.parse_nvidia_open)
+    release = r.get("gpudirect", "uname -r", hp.parse_kernel_release)
+    return bool(open_modules) and release is not None and release >= DMA_BUF_KERNEL
 
 
 def _versions(r: _Reads, policy: Policy) -> None:

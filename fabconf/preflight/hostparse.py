@@ -58,6 +58,20 @@ def parse_ibv_firmware(text: str) -> dict[str, str]:
     return out
 
 
+def parse_grep_values(text: str) -> dict[str, int]:
+    """``grep -H . FILE...`` over counter files: file name (its last path element) -> value."""
+    check_clean(text)
+    out: dict[str, int] = {}
+    for raw in text.splitlines():
+        match = re.fullmatch(r"\S*/([^/:]+):(-?\d+)\s*", raw)
+        if not match:
+            raise ParseError(f"unexpected line {raw[:60]!r}")
+        out[match.group(1)] = int(match.group(2))
+    if not out:
+        raise ParseError("no counter")
+    return out
+
+
 def parse_mst_status(text: str) -> dict[str, tuple[str, str]]:
     """``mst status -v``: RDMA device -> (PCI address, netdev) from the PCI devices table."""
     check_clean(text)
@@ -83,16 +97,114 @@ def parse_lsmod(text: str) -> set[str]:
     return {line.split()[0] for line in lines[1:] if line.strip()}
 
 
+def parse_ibv_active_mtu(text: str) -> dict[str, int]:
+    """``ibv_devinfo``: hca_id -> the smallest ``active_mtu`` of its ports, in bytes (``active_mtu: 4096 (5)``)."""
+    check_clean(text)
+    out: dict[str, int] = {}
+    hca: str | None = None
+    for raw in text.splitlines():
+        match = re.match(r"hca_id:\s*(\S+)", raw)
+        if match:
+            hca = match.group(1)
+            continue
+        match = re.match(r"\s+active_mtu:\s*(\d+)", raw)
+        if match and hca is not None:
+            out[hca] = min(out.get(hca, 1 << 30), int(match.group(1)))
+    if not out:
+        raise ParseError("no hca_id with active_mtu")
+    return out
+
+
+@dataclass(frozen=True)
+class PcieLink:
+    description: str  # lspci's class and name ("Ethernet controller: Mellanox ...", "3D controller: NVIDIA ...")
+    cap_speed: float  # GT/s
+    cap_width: int
+    speed: float  # as trained (LnkSta)
+    width: int
+
+
+_PCI_ADDRESS = r"(?:[0-9a-f]{4}:)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])"
+
+
+def parse_lspci_links(text: str) -> dict[str, PcieLink]:
+    """``lspci -vvv``: PCI address (``bus:dev.fn``, no domain) -> its PCIe link, capability (``LnkCap: ... Speed
+    32GT/s, Width x16``) and as trained (``LnkSta: Speed 32GT/s (ok), Width x16 (ok)``), for every device that
+    shows both."""
+    check_clean(text)
+    out: dict[str, PcieLink] = {}
+    address, description = "", ""
+    cap: tuple[float, int] | None = None
+    for raw in text.splitlines():
+        match = re.match(_PCI_ADDRESS + r" (.+)$", raw)
+        if match:
+            address, description, cap = match.group(1), match.group(2), None
+            continue
+        found = re.search(r"\bLnk(Cap|Sta):.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)", raw)
+        if found is None or not address:
+            continue
+        speed, width = float(found.group(2)), int(found.group(3))
+        if found.group(1) == "Cap":
+            cap = (speed, width)
+        elif cap is not None:
+            out[address] = PcieLink(description, cap[0], cap[1], speed, width)
+    return out
+
+
+@dataclass(frozen=True)
+class LinkBer:
+    fec: str  # the active FEC ("Standard_RS-FEC - (544,514)"; "No-FEC")
+    raw_ber: float  # pre-FEC
+    effective_errors: int  # bits FEC could not correct since the counters were cleared
+
+
+def parse_mlxlink(text: str) -> LinkBer:
+    """``mlxlink -d DEV -c``: ``FEC : ...``, ``Raw Physical BER : 3E-10``, ``Effective Physical Errors : 0``
+    [U: mlxlink's field names as the lab prints them]."""
+    check_clean(text)
+    fields = dict(
+        (m.group(1).strip(), m.group(2).strip()) for m in re.finditer(r"^(\S[^:\n]*?)\s*:\s*(.*)$", text, re.M)
+    )
+    try:
+        return LinkBer(fields["FEC"], float(fields["Raw Physical BER"]), int(fields["Effective Physical Errors"]))
+    except (KeyError, ValueError) as exc:
+        raise ParseError(f"no FEC, Raw Physical BER or Effective Physical Errors ({exc})") from None
+
+
+def parse_topo(text: str) -> dict[str, dict[str, str]]:
+    """``nvidia-smi topo -m``: GPU index -> RDMA device -> how they connect (``PIX``, ``PXB``, ``PHB``, ``NODE``,
+    ``SYS``), from the matrix and its ``NIC Legend`` (``NIC0: mlx5_0``)."""
+    check_clean(text)
+    lines = text.splitlines()
+    header = next((line.split("\t") for line in lines if re.match(r"\s*GPU0\b", line.strip())), None)
+    if header is None:
+        raise ParseError("no GPU0 column header")
+    columns = [c.strip() for c in header if c.strip()]
+    legend = dict(re.findall(r"^\s*(NIC\d+):\s*(\S+)\s*$", text, re.M))
+    out: dict[str, dict[str, str]] = {}
+    for line in lines:
+        cells = [c.strip() for c in line.split("\t")]
+        if not cells or not re.fullmatch(r"GPU\d+", cells[0]):
+            continue
+        for name, cell in zip(columns, cells[1:], strict=False):
+            if name in legend:
+                out.setdefault(cells[0][3:], {})[legend[name]] = cell
+    if not out:
+        raise ParseError("no GPU rows with NIC columns")
+    return out
+
+
 def parse_acs_enabled(text: str) -> list[str]:
-    """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic (``ACSCtl:`` with SrcValid+,
-    ReqRedir+ or CmpltRedir+), by address."""
+    """``lspci -vvv``: the bridges whose ACS redirects peer-to-peer traffic to the root complex, by address: only
+    the redirect bits count (``ACSCtl:`` with ReqRedir+ or CmpltRedir+, P2P Request and Completion Redirect);
+    SrcValid+ (source validation) and the other controls do not redirect."""
     check_clean(text)
     out, device = [], ""
     for raw in text.splitlines():
         match = re.match(r"([0-9a-f]{2,4}:[0-9a-f]{2}\.[0-9a-f]|[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]) ", raw)
         if match:
             device = match.group(1)
-        elif "ACSCtl:" in raw and re.search(r"\b(SrcValid|ReqRedir|CmpltRedir)\+", raw):
+        elif "ACSCtl:" in raw and re.search(r"\b(ReqRedir|CmpltRedir)\+", raw):
             out.append(device)
     return out
 
@@ -107,10 +219,25 @@ def parse_ofed(text: str) -> str:
 
 def parse_nvidia_version(text: str) -> str:
     check_clean(text)
-    match = re.search(r"Kernel Module\s+([0-9]+(?:\.[0-9]+)+)", text)
+    match = re.search(r"Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)", text)
     if not match:
         raise ParseError("no 'Kernel Module VERSION'")
     return match.group(1)
+
+
+def parse_nvidia_open(text: str) -> bool:
+    """``/proc/driver/nvidia/version``: whether the open kernel modules run (``NVIDIA UNIX Open Kernel Module``)."""
+    parse_nvidia_version(text)
+    return "Open Kernel Module" in text
+
+
+def parse_kernel_release(text: str) -> tuple[int, int]:
+    """``uname -r``: (major, minor)."""
+    check_clean(text)
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\S*\s*", text)
+    if not match:
+        raise ParseError("not a kernel release")
+    return int(match.group(1)), int(match.group(2))
 
 
 def parse_package_version(text: str) -> str:

@@ -7,6 +7,9 @@ from typing import Any
 
 DEFAULT_MAX_ERROR_RATE = 0.00001  # 0.001 %: the source article's bound for a healthy link
 DEFAULT_SAMPLE_SECONDS = 2.0
+# pre-FEC BER a 400G PAM4 link may show: RS-FEC (544,514) corrects far worse (about 2.4E-4), but a link this far
+# above its peers' 1E-10..1E-8 is a cable or optic on its way out [U: an operators' rule of thumb]
+DEFAULT_MAX_PRE_FEC_BER = 1e-6
 
 
 @dataclass(frozen=True)
@@ -16,6 +19,7 @@ class Policy:
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     gpudirect: bool = True
     sample_seconds: float = DEFAULT_SAMPLE_SECONDS
+    max_pre_fec_ber: float = DEFAULT_MAX_PRE_FEC_BER
 
     @classmethod
     def of(cls, fabric: dict[str, Any]) -> Policy:
@@ -26,6 +30,7 @@ class Policy:
             max_error_rate=float(section.get("max_error_rate", DEFAULT_MAX_ERROR_RATE)),
             gpudirect=bool(section.get("gpudirect", True)),
             sample_seconds=float(section.get("sample_seconds", DEFAULT_SAMPLE_SECONDS)),
+            max_pre_fec_ber=float(section.get("max_pre_fec_ber", DEFAULT_MAX_PRE_FEC_BER)),
         )
 
 

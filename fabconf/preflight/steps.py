@@ -7,6 +7,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nornir.core.task import Result, Task
 
@@ -32,7 +33,7 @@ class PreflightContext:
             self.firmware[device] = found
 
 
-def _switch_counters(job: Job, driver: Driver, policy: Policy) -> list[str]:
+def _switch_counters(job: Job, driver: Driver, policy: Policy, evidence: dict[str, Any]) -> list[str]:
     """Two counter reads ``policy.sample_seconds`` apart, where the driver has the getter."""
     read = getattr(driver, "get_interfaces_counters", None)
     if read is None:
@@ -42,7 +43,13 @@ def _switch_counters(job: Job, driver: Driver, policy: Policy) -> list[str]:
     except NotImplementedError:
         return []
     time.sleep(policy.sample_seconds)
-    return check_counters(job.interfaces, first, read(), policy.max_error_rate)
+    second = read()
+    ports = {i["name"] for i in job.interfaces}
+    evidence["counters"] = {
+        "get_interfaces_counters": {k: v for k, v in first.items() if k in ports},
+        "get_interfaces_counters (second read)": {k: v for k, v in second.items() if k in ports},
+    }
+    return check_counters(job.interfaces, first, second, policy.max_error_rate)
 
 
 def preflight_device(job: Job, driver: Driver, ctx: PreflightContext) -> Outcome:
@@ -52,12 +59,16 @@ def preflight_device(job: Job, driver: Driver, ctx: PreflightContext) -> Outcome
         reader: ToolReader = driver  # type: ignore[assignment]
         facts = check_host(job.data, reader, ctx.policy)
         ctx.note_firmware(job.name, facts.firmware)
-        failed = facts.failed
+        failed, evidence = facts.failed, dict(facts.evidence)
     else:
-        failed = check_switch(job.interfaces, ctx.speeds.get(job.name, {}), driver.get_interfaces())
-        failed += _switch_counters(job, driver, ctx.policy)
+        reported = driver.get_interfaces()
+        ports = {i["name"] for i in job.interfaces}
+        evidence = {"ports": {"get_interfaces": {k: v for k, v in reported.items() if k in ports}}}
+        failed = check_switch(job.interfaces, ctx.speeds.get(job.name, {}), reported)
+        failed += _switch_counters(job, driver, ctx.policy, evidence)
     state = State.FAILED if failed else State.VERIFIED
-    return Outcome(job.name, job.platform, state, checks=failed, message="preflight failed" if failed else "")
+    message = "preflight failed" if failed else ""
+    return Outcome(job.name, job.platform, state, checks=failed, message=message, evidence=evidence)
 
 
 def preflight_task(

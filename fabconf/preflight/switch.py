@@ -4,8 +4,9 @@ flags ports negotiated below their speed, and its error budget.
 - ``[ports]`` every cabled port up at its intended speed (``get_interfaces``: ``is_up``, ``speed`` in Mb/s; a
   driver that reports no speed (0) is not judged on it);
 - ``[counters]`` received errors per unicast frame between two ``get_interfaces_counters`` reads below
-  ``preflight.max_error_rate`` (0.001 %), where the driver has the getter (NAPALM's EOS driver; NAPALM's NX-API
-  driver and fabconf's NVUE driver have none yet, and the check is skipped there, as docs/operations/preflight.md says).
+  ``preflight.max_error_rate`` (0.001 %), where the driver has the getter (NAPALM's EOS driver; fabconf's NVUE
+  driver from ``link stats``; NAPALM's NX-API driver has none yet, and the check is skipped there, as
+  docs/operations/preflight.md says).
 
 Not checked here, and why: the PFC watchdog and every other configured setting are what ``verify``/``drift``
 compare against intent; PFC storms need per-priority pause counters, which no NAPALM getter returns.

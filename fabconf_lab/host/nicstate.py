@@ -153,6 +153,10 @@ class NicPort:
     error_ratio: float = 0.0
     link_down: bool = False  # the cable or optic failed: no carrier though cabled
     frames_per_s: float = 1_000_000.0
+    # the PCIe link as trained (`fabconf lab fault HOST pcie NETDEV:x8`); the card is capable of 32GT/s x16
+    pcie_speed: float = 32.0
+    pcie_width: int = 16
+    numa: int = -1  # -1: in the slot under the PCIe switch of the GPU with its index; N: moved to NUMA node N
 
     def __post_init__(self) -> None:
         if not self.mac:
@@ -251,6 +255,8 @@ class HostState:
     acs_enabled: bool = False  # ACS redirect on the PCIe switch ports between GPU and NIC (P2P via the root)
     ofed_version: str = "MLNX_OFED_LINUX-24.04-0.6.6.0"
     nvidia_driver: str = "550.90.07"
+    nvidia_open: bool = False  # the open NVIDIA kernel modules (they export GPU memory as dma-buf)
+    gpus: int = 8  # GPUs 0..3 on NUMA node 0, 4..7 on node 1; GPU i shares a PCIe switch with NIC i
     nccl_version: str = "2.21.5-1+cuda12.4"
 
     def __post_init__(self) -> None:

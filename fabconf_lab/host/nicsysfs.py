@@ -16,6 +16,7 @@ Reads print ``"%u\\n"``-style values; a bad write fails with "Invalid argument" 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,11 +29,14 @@ MIN_MTU = 68
 
 @dataclass
 class NicContext:
-    """What the NIC tools need besides the state: link carrier and the garbled-output fault."""
+    """What the NIC tools need besides the state: link carrier, the garbled-output fault and a PFC storm (``fabconf
+    lab fault HOST pfc-storm``: pause frames received so far on each storming priority, and the storms the NIC's
+    watchdog acted on)."""
 
     state: HostState
     carrier: Callable[[NicPort], bool]
     garbled: Callable[[], bool]
+    storm: Callable[[], tuple[int, int]] = lambda: (0, 0)
 
     def oper_up(self, nic: NicPort) -> bool:
         return nic.admin_up and self.carrier(nic)
@@ -62,6 +66,29 @@ def _int(data: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise FsError("Invalid argument")
     return value
+
+
+HW_COUNTERS = ("local_ack_timeout_err", "np_cnp_sent", "np_ecn_marked_roce_packets", "out_of_sequence")
+_EPOCH = time.monotonic()
+
+
+def frames(ctx: NicContext, nic: NicPort) -> tuple[int, int]:
+    """(frames, errored frames) a NIC port received so far: frames grow with time while the link is up, errors in
+    proportion to ``error_ratio`` (a ``link PORT:errors=R`` fault)."""
+    count = int(nic.frames_per_s * (time.monotonic() - _EPOCH)) if ctx.oper_up(nic) else 0
+    return count, int(count * nic.error_ratio)
+
+
+def hw_counters(ctx: NicContext, nic: NicPort) -> dict[str, int]:
+    """``/sys/class/infiniband/DEV/ports/1/hw_counters``: errored frames cost RoCE retransmissions, seen as
+    out-of-sequence packets at the receiver and ACK timeouts at the sender [U: a lab model, the proportions made up]."""
+    _count, errors = frames(ctx, nic)
+    return {
+        "local_ack_timeout_err": errors // 4,
+        "np_cnp_sent": 0,
+        "np_ecn_marked_roce_packets": 0,
+        "out_of_sequence": errors // 8,
+    }
 
 
 class NicSysfs:
@@ -107,7 +134,10 @@ class NicSysfs:
             out[f"{base}/ecn/roce_np/enable"] = prios
             out[f"{base}/ecn/roce_rp/enable"] = prios
             ib = f"/sys/class/infiniband/{nic.rdma}"
-            out[ib] = ["tc"]
+            out[ib] = ["ports", "tc"]
+            out[f"{ib}/ports"] = ["1"]
+            out[f"{ib}/ports/1"] = ["hw_counters"]
+            out[f"{ib}/ports/1/hw_counters"] = sorted(HW_COUNTERS)
             out[f"{ib}/tc"] = ["1"]
             out[f"{ib}/tc/1"] = ["traffic_class"]
             cm = f"/sys/kernel/config/rdma_cm/{nic.rdma}"
@@ -147,6 +177,8 @@ class NicSysfs:
         value: str | None = None
         if tree == "net":
             value = self._read_net(nic, rest)
+        elif tree == "ib" and rest[:3] == ["ports", "1", "hw_counters"] and len(rest) == 4 and rest[3] in HW_COUNTERS:
+            value = f"{hw_counters(self.ctx, nic)[rest[3]]}\n"
         elif tree == "ib" and rest == ["tc", "1", "traffic_class"]:
             value = "" if nic.traffic_class is None else f"Global tclass={nic.traffic_class}\n"
         elif tree == "cm" and rest == ["ports", "1", "default_roce_tos"]:

@@ -7,27 +7,28 @@ usual output rather than checked against a manual:
 - ``ethtool IF``: ``Settings for IF:`` ... ``Speed: 400000Mb/s`` (``Unknown!`` when down) ... ``Link detected:
   yes|no``. ``ethtool -S IF``: ``NIC statistics:`` then ``     name: value`` lines; the mlx5 names
   ``rx_packets_phy``, ``rx_crc_errors_phy``, ``rx_symbol_err_phy``, ``rx_discards_phy``, ``rx_prioN_pause``,
-  ``tx_prioN_pause`` [U: mlx5 counter names as documented in NVIDIA's "Understanding mlx5 ethtool Counters"].
+  ``tx_prioN_pause`` [U: mlx5 counter names as documented in NVIDIA's "Understanding mlx5 ethtool Counters"],
+  ``rx_out_of_buffer``, ``rx_prioN_buf_discard`` and ``tx_pause_storm_error_events`` [V: Linux
+  ``drivers/net/ethernet/mellanox/mlx5/core/en_stats.c``].
   Counters grow with time while the link is up (``frames_per_s``), errors in proportion (``error_ratio``), so
   two reads give rates.
 - ``mst status -v``: the PCI devices table (DEVICE_TYPE, MST, PCI, RDMA, NET, NUMA) [U].
 - ``lspci -vvv``: per NIC its PCIe switch downstream port, with ``ACSCtl:`` (``+`` = enabled) [U], and the NIC.
 - ``lsmod``: ``Module Size Used by`` table. ``ofed_info -s``: ``MLNX_OFED_LINUX-24.04-0.6.6.0:``.
   ``dpkg-query -W -f=${Version} libnccl2``: the version. ``/proc/driver/nvidia/version``: ``NVRM version: NVIDIA
-  UNIX x86_64 Kernel Module  550.90.07  ...``.
+  UNIX x86_64 Kernel Module  550.90.07  ...`` (the open modules: ``NVIDIA UNIX Open Kernel Module for x86_64
+  550.90.07``) [U].
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from fabconf_lab.host.nicstate import PRIOS, HostState, NicPort
-from fabconf_lab.host.nicsysfs import NicContext, garble
+from fabconf_lab.host.nicsysfs import NicContext, frames, garble
 from fabconf_lab.host.shell import Invocation, Result
 
 Tool = Callable[[NicContext, Invocation], Result]
-_EPOCH = time.monotonic()
 
 
 def _out(ctx: NicContext, text: str) -> Result:
@@ -39,20 +40,24 @@ def _nic(ctx: NicContext, netdev: str) -> NicPort | None:
 
 
 def counters(ctx: NicContext, nic: NicPort) -> dict[str, int]:
-    """mlx5 physical-port counters at this moment: frames while the link has been up, errors in proportion."""
-    seconds = time.monotonic() - _EPOCH
-    frames = int(nic.frames_per_s * seconds) if ctx.oper_up(nic) else 0
-    errors = int(frames * nic.error_ratio)
+    """mlx5 physical-port counters at this moment: frames while the link has been up, errors in proportion, pause
+    frames and the PFC watchdog's storm events of a ``pfc-storm`` fault (on the PFC priorities, else 3)."""
+    received, errors = frames(ctx, nic)
+    pauses, storms = ctx.storm()
+    storming = [p for p in range(PRIOS) if nic.pfc[p]] or [3]
     out = {
-        "rx_packets_phy": frames,
-        "tx_packets_phy": frames,
+        "rx_packets_phy": received,
+        "tx_packets_phy": received,
         "rx_crc_errors_phy": errors,
         "rx_symbol_err_phy": errors // 2,
         "rx_discards_phy": 0,
+        "rx_out_of_buffer": 0,
     }
     for prio in range(PRIOS):
-        out[f"rx_prio{prio}_pause"] = 0
+        out[f"rx_prio{prio}_pause"] = pauses if prio in storming else 0
         out[f"tx_prio{prio}_pause"] = 0
+        out[f"rx_prio{prio}_buf_discard"] = 0
+    out["tx_pause_storm_error_events"] = storms
     return out
 
 
@@ -104,6 +109,24 @@ def _bridge(nic: NicPort) -> str:
     return f"{bus - 1:02x}:00.0"
 
 
+PCIE_CAP = (32.0, 16)  # a ConnectX-7 card: PCIe Gen5 x16
+
+
+def _express(nic: NicPort) -> str:
+    """The PCI Express capability's link lines as lspci prints them: capability, then the trained link with
+    ``(ok)`` or ``(downgraded)`` after each value [U: recalled from pciutils' output]."""
+    cap_speed, cap_width = PCIE_CAP
+    speed = "ok" if nic.pcie_speed >= cap_speed else "downgraded"
+    width = "ok" if nic.pcie_width >= cap_width else "downgraded"
+    return (
+        "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
+        f"\t\tLnkCap:\tPort #0, Speed {cap_speed:g}GT/s, Width x{cap_width}, ASPM not supported\n"
+        "\t\t\tClockPM- Surprise- LLActRep- BwNot- ASPMOptComp+\n"
+        f"\t\tLnkSta:\tSpeed {nic.pcie_speed:g}GT/s ({speed}), Width x{nic.pcie_width} ({width})\n"
+        "\t\t\tTrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n"
+    )
+
+
 def lspci(ctx: NicContext, inv: Invocation) -> Result:
     if "-vvv" not in inv.argv:
         return Result(err="lspci: the lab models `lspci -vvv`\n", status=1)
@@ -119,7 +142,8 @@ def lspci(ctx: NicContext, inv: Invocation) -> Result:
             f"\t\tACSCtl:\t{acs} EgressCtrl- DirectTrans-\n\n"
             f"{nic.pci[5:]} Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n"
             f"\tSubsystem: Mellanox Technologies {nic.description}\n"
-            "\tCapabilities: [480 v1] Address Translation Service (ATS)\n"
+            + _express(nic)
+            + "\tCapabilities: [480 v1] Address Translation Service (ATS)\n"
             "\t\tATSCap:\tInvalidate Queue Depth: 00\n"
             "\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n\n"
         )
@@ -148,7 +172,100 @@ def dpkg_query(ctx: NicContext, inv: Invocation) -> Result:
     return _out(ctx, version)
 
 
+def _topo_relation(state: HostState, gpu: int, nic_index: int) -> str:
+    """GPU to NIC as ``nvidia-smi topo -m`` names it: PXB under one PCIe switch, NODE within a NUMA node, SYS across
+    NUMA nodes [3P: nvidia-smi's legend]."""
+    nic = state.nics[nic_index]
+    gpu_numa = gpu * 2 // max(state.gpus, 1)
+    if nic.numa < 0 and gpu == nic_index:
+        return "PXB"
+    nic_numa = nic.numa if nic.numa >= 0 else nic_index * 2 // max(state.gpus, 1)
+    return "NODE" if nic_numa == gpu_numa else "SYS"
+
+
+def nvidia_smi(ctx: NicContext, inv: Invocation) -> Result:
+    """``nvidia-smi topo -m``: the GPU/NIC matrix, CPU and NUMA affinity, the legend and the NIC legend [3P: the
+    layout of nvidia-smi's topology matrix; the GPUs' links to each other (NV18) as on an 8-GPU HGX board]."""
+    if inv.argv[1:] != ["topo", "-m"]:
+        return Result(err="nvidia-smi: the lab models `nvidia-smi topo -m`\n", status=1)
+    state = ctx.state
+    gpus = [f"GPU{g}" for g in range(state.gpus)]
+    nics = [f"NIC{n}" for n in range(len(state.nics))]
+    names = gpus + nics
+    lines = ["\t" + "\t".join(names) + "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID"]
+    for row in names:
+        cells = []
+        for col in names:
+            if row == col:
+                cells.append(" X ")
+            elif row.startswith("GPU") and col.startswith("GPU"):
+                cells.append("NV18")
+            elif row.startswith("NIC") and col.startswith("NIC"):
+                cells.append("SYS")
+            else:
+                gpu, nic = (row, col) if row.startswith("GPU") else (col, row)
+                cells.append(_topo_relation(state, int(gpu[3:]), int(nic[3:])))
+        extra = ""
+        if row.startswith("GPU"):
+            numa = int(row[3:]) * 2 // max(state.gpus, 1)
+            extra = f"\t{'0-55,112-167' if numa == 0 else '56-111,168-223'}\t{numa}\t\tN/A"
+        lines.append(row + "\t" + "\t".join(cells) + extra)
+    legend = (
+        "\nLegend:\n\n  X    = Self\n"
+        "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
+        "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+        "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+        "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+        "  PIX  = Connection traversing at most a single PCIe bridge\n"
+        "  NV#  = Connection traversing a bonded set of # NVLinks\n\nNIC Legend:\n\n"
+        + "".join(f"  NIC{i}: {n.rdma}\n" for i, n in enumerate(state.nics))
+    )
+    return _out(ctx, "\n".join(lines) + "\n" + legend)
+
+
+BASE_RAW_BER = 1e-10  # a healthy 400G PAM4 link's pre-FEC BER in the lab [U: a lab model]
+
+
+def mlxlink(ctx: NicContext, inv: Invocation) -> Result:
+    """``mlxlink -d PCI -c``: operational info (its ``FEC`` line) and physical counters with the pre-FEC (raw) and
+    post-FEC (effective) BER [U: field names recalled from MFT's mlxlink output]. Errored frames (a ``link
+    PORT:errors=R`` fault) raise the raw BER, and the ones FEC cannot correct show as effective errors."""
+    args = inv.argv[1:]
+    if "-d" not in args or args.index("-d") + 1 >= len(args) or "-c" not in args:
+        return Result(err="mlxlink: the lab models `mlxlink -d DEVICE -c`\n", status=1)
+    if not inv.root:
+        return Result(err="-E- Permission denied: run mlxlink as root\n", status=1)
+    device = args[args.index("-d") + 1]
+    nic = next((n for n in ctx.state.nics if device in (n.pci, n.pci[5:], n.rdma)), None)
+    if nic is None:
+        return Result(err=f"-E- Failed to open device: {device}\n", status=1)
+    up = ctx.oper_up(nic)
+    raw = BASE_RAW_BER + nic.error_ratio * 1e-2
+    effective = frames(ctx, nic)[1] // 1000 if nic.error_ratio > 0.0001 else 0
+    rows = [
+        ("State", "Active" if up else "Polling"),
+        ("Physical state", "LinkUp" if up else "Polling"),
+        ("Speed", f"{nic.speed}G" if up else "N/A"),
+        ("Width", "4x" if up else "N/A"),
+        ("FEC", "Standard_RS-FEC - (544,514)" if up else "N/A"),
+    ]
+    counters = [
+        ("Time Since Last Clear [Min]", "42.7"),
+        ("Effective Physical Errors", str(effective)),
+        ("Effective Physical BER", f"{max(effective, 1) * 1e-15:.0E}" if effective else "15E-255"),
+        ("Raw Physical Errors Per Lane", ",".join([str(int(raw * 1e12))] * 4)),
+        ("Raw Physical BER", f"{raw:.0E}"),
+    ]
+
+    def block(title: str, pairs: list[tuple[str, str]]) -> str:
+        return f"{title}\n{'-' * len(title)}\n" + "".join(f"{k:<35}: {v}\n" for k, v in pairs) + "\n"
+
+    return _out(ctx, block("Operational Info", rows) + block("Physical Counters and BER Info", counters))
+
+
 TOOLS: dict[str, Tool] = {
+    "nvidia-smi": nvidia_smi,
+    "mlxlink": mlxlink,
     "ethtool": ethtool,
     "mst": mst,
     "lspci": lspci,
@@ -168,8 +285,9 @@ class PlatformFiles:
         if path == "/proc/cmdline":
             return self.state.kernel_cmdline + "\n"
         if path == "/proc/driver/nvidia/version":
+            flavour = "Open Kernel Module for x86_64" if self.state.nvidia_open else "x86_64 Kernel Module"
             return (
-                f"NVRM version: NVIDIA UNIX x86_64 Kernel Module  {self.state.nvidia_driver}  "
+                f"NVRM version: NVIDIA UNIX {flavour}  {self.state.nvidia_driver}  "
                 "Fri May 31 09:35:42 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n"
             )
         return None

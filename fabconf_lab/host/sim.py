@@ -328,6 +328,7 @@ class GpuHostSim(SimBase):
         commands["sysctl"] = partial(iproute.sysctl, self.state)
         commands["lldpctl"] = self._lldpctl
         commands["ib_send_bw"] = self._ib_send_bw
+        commands["mpirun"] = self._mpirun
         return commands
 
     def _ib_send_bw(self, inv: Invocation) -> Result:
@@ -335,6 +336,13 @@ class GpuHostSim(SimBase):
         from fabconf_lab import perftest
 
         out, err, status = perftest.ib_send_bw(self, inv.argv)
+        return Result(out, err, status)
+
+    def _mpirun(self, inv: Invocation) -> Result:
+        """``mpirun ... all_reduce_perf`` (nccl-tests) across lab hosts, at what their links let through."""
+        from fabconf_lab import ncclperf
+
+        out, err, status = ncclperf.mpirun(self, inv.argv)
         return Result(out, err, status)
 
     def _lldpctl(self, inv: Invocation) -> Result:

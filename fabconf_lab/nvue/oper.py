@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import ipaddress
+import time
 
 from fabconf_lab.nvue.tree import Tree, as_int
 from fabconf_lab.world import BgpSession, DeviceView, NeighborView, PortView, World
@@ -190,6 +191,10 @@ def roce_oper(applied: Tree) -> Tree | None:
     return out
 
 
+FRAMES_PER_S = 1_000_000.0  # a lab model, as a GPU host's NIC port
+_EPOCH = time.monotonic()
+
+
 def operational_tree(
     name: str,
     applied: Tree,
@@ -200,10 +205,13 @@ def operational_tree(
     identity: tuple[str, str] = (RELEASE, MODEL),
     negotiated: dict[str, int] | None = None,
     top: str | None = None,
+    errors: dict[str, float] | None = None,
 ) -> Tree:
     """The applied tree with operational leaves added (what a GET without ``rev`` returns); ``identity`` is the
     (release, model) the switch reports; ``negotiated``: port -> Gb/s its link came up at (a cable/optic fault),
-    else swp ports report 400G [U: the lab's fabric links run at 400G].
+    else swp ports report 400G [U: the lab's fabric links run at 400G]; ``errors``: port -> share of received frames
+    in error (``link PORT:errors=R``), shown in ``link stats`` (``in-pkts``, ``in-errors``: frames grow with time
+    while the link is up) [U: the leaf names of ``nv show interface swpN link stats``].
 
     ``top``: only that top-level key is asked for (``GET /nvue_v1/system``): the rest is neither copied nor worked
     out. A spine's RIB holds a route per leaf prefix of its plane, and building it for every ``GET /system`` was
@@ -245,6 +253,10 @@ def operational_tree(
         if negotiated and ifname in negotiated:
             link["speed"] = f"{negotiated[ifname]}G"
         link.setdefault("speed", "400G" if ifname.startswith("swp") else "1G")
+        if ifname.startswith("swp"):
+            frames = int(FRAMES_PER_S * (time.monotonic() - _EPOCH)) if link["oper-status"] == "up" else 0
+            ratio = (errors or {}).get(ifname, 0.0)
+            link["stats"] = {"in-pkts": frames, "in-errors": int(frames * ratio), "out-pkts": frames, "out-errors": 0}
         if ifname in lldp:
             _, rdev, rport = lldp[ifname]
             node.setdefault("lldp", {})["neighbor"] = {

@@ -185,6 +185,7 @@ class NvueSim(SimBase, HttpDevice):
         self._secret = secrets.token_bytes(32)
         self._booted = time.time()
         self.negotiated: dict[str, int] = {}  # port -> Gb/s its link came up at (a cable/optic fault)
+        self.error_ratio: dict[str, float] = {}  # port -> share of received frames in error (a cable/optic fault)
         self._https: HttpsService | None = None
         self._ssh: Any = None
         self._lock = threading.Lock()
@@ -300,7 +301,16 @@ class NvueSim(SimBase, HttpDevice):
         applied = self.store.tree("applied")
         identity = (self.os_version or RELEASE, self.model or MODEL)
         return operational_tree(
-            self.name, applied, self.ports, self.world, self._booted, time.time(), identity, self.negotiated, top
+            self.name,
+            applied,
+            self.ports,
+            self.world,
+            self._booted,
+            time.time(),
+            identity,
+            self.negotiated,
+            top,
+            self.error_ratio,
         )
 
     # -- tokens -----------------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """``fabconf preflight`` against the lab: a clean fabric passes; each injected fault fails exactly the check that
 names it (a host port at 200G, a DOWN RDMA link, a firmware version that differs, lldpad running, a switch port
-at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table)."""
+at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table, a RoCE active
+MTU below 4096, a NIC's PCIe link trained below its capability, RoCE retransmissions and a PFC storm)."""
 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -27,6 +29,10 @@ def _checks(device: dict) -> set[str]:
 def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     lab: Lab, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    groups = Path(inv(lab)) / "groups.yaml"  # each rail's NIC serves a GPU (the lab's GPU i shares NIC i's switch)
+    text = groups.read_text()
+    text = text.replace("rail: 0, speed_gbps: 400}", "rail: 0, gpu: 0, speed_gbps: 400}")
+    groups.write_text(text.replace("rail: 1, speed_gbps: 400}", "rail: 1, gpu: 1, speed_gbps: 400}"))
     fabric = Path(inv(lab)) / "fabric.yaml"
     fabric.write_text(
         fabric.read_text()
@@ -51,6 +57,19 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     code, devices = _preflight(capsys, lab)
     assert code == 0, {n: d["failed_checks"] for n, d in devices.items() if d["failed_checks"]}
     assert {d["state"] for d in devices.values()} == {"verified"}
+    # evidence on pass: every check run names the values it read
+    host_checks = {"rdma", "firmware", "mlxconfig", "active_mtu", "pcie", "fec_ber", "affinity", "gid", "counters"}
+    host_checks.add("nic_counters")
+    assert host_checks | {"lldpad", "gpudirect", "versions"} == set(devices["gpu01"]["evidence"])
+    assert devices["gpu01"]["evidence"]["active_mtu"]["ibv_devinfo"] == {"mlx5_0": 4096, "mlx5_1": 4096}
+    nic = devices["gpu01"]["evidence"]["pcie"]["lspci -vvv"]["17:00.0"]
+    assert (nic["speed"], nic["width"], nic["cap_speed"], nic["cap_width"]) == (32.0, 16, 32.0, 16)
+    assert "ethtool -S ens1f0np0 (second read)" in devices["gpu01"]["evidence"]["nic_counters"]
+    assert devices["leaf3"]["evidence"]["ports"]["get_interfaces"]["Ethernet1/1"]["is_up"] is True
+    assert set(devices["leaf3"]["evidence"]) == {"ports", "counters"}  # EOS: NAPALM has the counters getter
+    assert set(devices["leaf1"]["evidence"]) == {"ports", "counters"}  # Cumulus: NVUE's link stats
+    code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "gpu01")
+    assert code == 0 and 'gpu01 active_mtu: {"ibv_devinfo":{"mlx5_0":4096,"mlx5_1":4096}}' in text
 
     gpu03 = sim(lab, "gpu03")
     with pytest.raises(ValueError, match="PORT:SPEEDg"):
@@ -64,21 +83,36 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     with sim(lab, "gpu05").lock:
         sim(lab, "gpu05").state.acs_enabled = True
         sim(lab, "gpu05").state.modules.remove("nvidia_peermem")
+    with sim(lab, "gpu08").lock:  # GPUDirect through dma-buf: open kernel modules on Linux 6.8, no nvidia_peermem
+        sim(lab, "gpu08").state.nvidia_open = True
+        sim(lab, "gpu08").state.kernel = "6.8.0-45-generic"
+        sim(lab, "gpu08").state.modules.remove("nvidia_peermem")
     with sim(lab, "gpu06").lock:
         sim(lab, "gpu06").state.ofed_version = "MLNX_OFED_LINUX-23.10-1.1.9.0"
+    lab.fault("gpu06", "pfc-storm")  # pause frames at line rate; the NIC's watchdog acts
+    with pytest.raises(ValueError, match="NETDEV:SIZE"):
+        lab.fault("gpu07", "mtu", "ens1f0np0:9000")
+    lab.fault("gpu07", "mtu", "ens1f0np0:1024")  # RoCE's active MTU fell to 1024
+    with pytest.raises(ValueError, match="NETDEV:xN"):
+        lab.fault("gpu07", "pcie", "ens2f0np0:x3")
+    lab.fault("gpu07", "pcie", "ens2f0np0:x8")  # the card trained at half its lanes
+    lab.fault("gpu03", "numa", "ens2f0np0:1")  # the rail-1 card in a slot of the other socket
     lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
     lab.fault("leaf3", "link", "Ethernet63/1:errors=0.001")  # its uplink to spine1 loses frames
+    lab.fault("leaf1", "link", "swp63:errors=0.001")  # Cumulus: an uplink that loses frames
 
     code, devices = _preflight(capsys, lab)
     assert code == 2
     expected = {
         "gpu01": {"rdma"},
         "gpu02": {"rdma"},
-        "gpu03": {"firmware", "lldpad"},
-        "gpu04": {"counters"},
+        "gpu03": {"firmware", "lldpad", "affinity"},
+        "gpu04": {"counters", "nic_counters", "fec_ber"},  # errored frames cost retransmissions
         "gpu05": {"gpudirect"},
-        "gpu06": {"versions"},
+        "gpu06": {"versions", "nic_counters"},
+        "gpu07": {"active_mtu", "pcie"},
         "leaf3": {"ports", "counters"},
+        "leaf1": {"counters"},
         "leaf2": {"ports"},  # the far end of gpu02's dead link
     }
     failing = {name: _checks(d) for name, d in devices.items() if d["failed_checks"]}
@@ -89,8 +123,15 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "firmware 28.36.1010, the rest of the fleet runs 28.39.1002" in lines["gpu03"]
     assert "ACS redirect" in lines["gpu05"] and "nvidia_peermem is not loaded" in lines["gpu05"]
     assert "ofed 23.10-1.1.9.0 is not in the compatibility table" in lines["gpu06"]
+    assert "mlx5_0 (ens1f0np0): RoCE active MTU 1024, not 4096" in lines["gpu07"]
+    assert "[nic_counters] ens1f0np0 (mlx5_0): out_of_sequence +" in lines["gpu04"]
+    assert "[affinity] mlx5_1 (ens2f0np0) and its GPU1 are SYS apart" in lines["gpu03"]
+    assert "[fec_ber] mlx5_0 (ens1f0np0): pre-FEC BER 1.0E-05 above 1E-06 (mlxlink)" in lines["gpu04"]
+    assert re.search(r"\[nic_counters\] ens1f0np0 \(mlx5_0\): rx_prio3_pause \d+/s", lines["gpu06"])
+    assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
+    assert "[counters] swp63 (to spine1:" in lines["leaf1"]
 
     # the same run as JUnit and Prometheus: one case per device, failures where the checks failed
     report = tmp_path / "preflight.prom"
@@ -101,7 +142,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         for s in family.samples
     }
     assert samples[("fabconf_preflight_check_failures", (("check", "counters"), ("device", "gpu04")))] == 1
-    assert samples[("fabconf_preflight_passed", (("device", "gpu07"), ("platform", "linux")))] == 1
+    assert samples[("fabconf_preflight_passed", (("device", "gpu08"), ("platform", "linux")))] == 1  # dma-buf
     code, out = fab(capsys, "preflight", "-i", inv(lab), "--format", "junit", "--limit", "gpu0[1-4]")
     cases = {c.get("name"): c for c in ET.fromstring(out[out.index("<?xml") :].split("\n", 1)[1]).iter("testcase")}
     assert set(cases) == {"gpu01", "gpu02", "gpu03", "gpu04"}
@@ -123,3 +164,18 @@ def test_a_device_that_cannot_be_checked_is_exit_1(lab: Lab, capsys: pytest.Capt
     code, devices = _preflight(capsys, lab, "--limit", "gpu07,gpu08", "--retries", "0")
     assert code == 1
     assert devices["gpu07"]["state"] == "unreachable"
+
+
+def test_nccl_all_reduce_against_the_links(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--nccl``: nccl-tests' all_reduce_perf from the first selected host (the lab models its output); a host
+    link negotiated at 200G pulls the bus bandwidth below 75 % of the hosts' NIC capacity."""
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--nccl", "--limit", "gpu0[1-4]", "--format", "json")
+    doc = json.loads(out[out.index("{") :])
+    assert code == 0, doc
+    assert doc["launched_from"] == "gpu01" and "all_reduce_perf -b 8 -e 8G -f 2 -g 1" in doc["command"]
+    assert doc["threshold_gbs"] == 75.0 and doc["busbw_gbs"] > 75 and doc["sizes"][-1]["bytes"] == 8 << 30
+    lab.fault("gpu03", "link", "ens1f0np0:200g")
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--nccl", "--limit", "gpu0[1-4]")
+    assert code == 2 and "[nccl] all_reduce_perf bus bandwidth" in out and "below 75.0 GB/s" in out
+    code, out = fab(capsys, "preflight", "-i", inv(lab), "--nccl", "--limit", "gpu01")
+    assert code != 0 and "two GPU hosts or more" in out

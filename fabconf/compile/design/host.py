@@ -103,6 +103,7 @@ def host_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "adapter": hp.nic.card[0],
             "port": hp.nic.card[1],
             "mlxconfig": _mlx_for_port(mlxconfig, hp.nic.card[1]),
+            **({"gpu": hp.nic.gpu} if hp.nic.gpu is not None else {}),
         }
         for hp in ports
     ]

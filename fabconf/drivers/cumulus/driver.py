@@ -504,6 +504,9 @@ class CumulusDriver(DriverBase, RevertTimer):
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         return nvue_getters.interfaces(_as_dict(self.api.get(path_of("interface"))))
 
+    def get_interfaces_counters(self) -> dict[str, dict[str, int]]:
+        return nvue_getters.interfaces_counters(_as_dict(self.api.get(path_of("interface"))))
+
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
         return nvue_getters.lldp_neighbors(_as_dict(self.api.get(path_of("interface"))))
 

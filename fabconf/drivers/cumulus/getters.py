@@ -76,6 +76,22 @@ def facts(system: Tree, platform: Tree, interfaces: Tree) -> dict[str, Any]:
     }
 
 
+def interfaces_counters(tree: Tree) -> dict[str, dict[str, int]]:
+    """NAPALM's ``get_interfaces_counters`` shape from ``interface`` with ``link stats`` (``in-pkts``,
+    ``in-errors``, ``out-pkts``, ``out-errors``) [U: NVUE's leaf names]; ports without stats are left out."""
+    out: dict[str, dict[str, int]] = {}
+    for name, iface in sorted(_dict(tree).items()):
+        stats = _dict(_dict(_dict(iface).get("link")).get("stats"))
+        if stats:
+            out[str(name)] = {
+                "rx_unicast_packets": _num(stats.get("in-pkts"), 0),
+                "rx_errors": _num(stats.get("in-errors"), 0),
+                "tx_unicast_packets": _num(stats.get("out-pkts"), 0),
+                "tx_errors": _num(stats.get("out-errors"), 0),
+            }
+    return out
+
+
 def interfaces(tree: Tree) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in sorted(tree, key=natural_key):

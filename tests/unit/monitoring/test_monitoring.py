@@ -1,11 +1,15 @@
-"""``fabconf monitoring``: rules that promtool accepts and that fire, each on a synthetic series, with the
-device's role and pod; the inventory series; a Grafana dashboard whose queries use the same metric names."""
+"""``fabconf monitoring``: rules that promtool accepts and that fire (``promtool test rules``), each on series in
+the form the documented scrape configuration gives them (the exporters' metric names, ``device`` the inventory
+name), with the device's role and pod; timing from the intent; the inventory series; a Grafana dashboard whose
+queries use the same metric names and pass Prometheus's parser. The real exporters and a real Prometheus are in
+``test_monitoring_real.py``."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,11 +17,14 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabconf.cli import main
+from fabconf.monitoring import dashboard, rules, scrape
 from fabconf.monitoring.names import Names
+from fabconf.monitoring.thresholds import Thresholds, Timing
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMTOOL = shutil.which("promtool")
 N = Names()
+needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool (Debian's prometheus package) is not installed")
 
 INFO = {
     "leaf1": ("leaf", "pod1", "cumulus"),
@@ -28,63 +35,121 @@ INFO = {
     "gpu01": ("gpu_host", "pod1", "linux"),
     "gpu02": ("gpu_host", "pod1", "linux"),
 }
-# alert -> (input series {series: values}, the labels it fires with besides role, pod, severity, source)
-CASES = {
-    "FabconfPortErrorRate": (
+HOST = 'job="fabconf-hosts",instance="gpu01.example.net:9100",device="gpu01"'
+SWITCH = 'job="fabconf-switches",instance="leaf1.example.net"'
+HOST_LABELS = {"job": "fabconf-hosts", "instance": "gpu01.example.net:9100"}
+SWITCH_LABELS = {"job": "fabconf-switches", "instance": "leaf1.example.net"}
+
+
+@dataclass
+class Case:
+    alert: str
+    inputs: dict[str, str]  # series -> values (promtool's expanding notation, one sample a minute)
+    labels: dict[str, str]  # the alert's labels besides role, pod, severity and source
+    severity: str = "warning"
+    minutes: int = 15  # when it is evaluated
+    drift_devices: tuple[str, ...] = tuple(INFO)  # the devices with a drift state in the (fresh) drift report
+
+
+CASES = [
+    Case(
+        "FabconfPortErrorRate",
         {
-            f'{N.switch_in_errors}{{device="leaf1",port="swp1"}}': "0+100x30",
-            f'{N.switch_in_packets}{{device="leaf1",port="swp1"}}': "0+1000000x30",
+            f'{N.switch_in_errors}{{{SWITCH},device="leaf1",port="swp1",ifName="swp1",ifIndex="1"}}': "0+100x30",
+            f'{N.switch_in_packets}{{{SWITCH},device="leaf1",port="swp1",ifName="swp1",ifIndex="1"}}': "0+1000000x30",
         },
-        {"device": "leaf1", "port": "swp1"},
-        "warning",
+        {"device": "leaf1", "port": "swp1", "ifName": "swp1", "ifIndex": "1", **SWITCH_LABELS},
     ),
-    "FabconfRoceRetransmits": (
+    Case(
+        "FabconfPortErrorRate",
         {
-            f'{N.host_rdma_counter}{{device="gpu01",port="ens1f0np0",counter="local_ack_timeout_err"}}': "0+60x30",
-            f'{N.host_rdma_sent}{{device="gpu01",port="ens1f0np0"}}': "0+60000x30",
+            f'{N.host_in_errors}{{{HOST},port="ens1f0np0"}}': "0+100x30",
+            f'{N.host_in_packets}{{{HOST},port="ens1f0np0"}}': "0+1000000x30",
         },
-        {"device": "gpu01", "port": "ens1f0np0"},
-        "warning",
+        {"device": "gpu01", "port": "ens1f0np0", **HOST_LABELS},
     ),
-    "FabconfPfcPauseStorm": (
-        {f'{N.switch_pfc_pauses}{{device="leaf3",port="Ethernet1/1",priority="3"}}': "0+12000000x30"},
-        {"device": "leaf3", "port": "Ethernet1/1", "priority": "3"},
+    Case(
+        "FabconfRoceRetransmits",
+        {
+            f'{N.host_rdma_timeouts}{{{HOST},hca="mlx5_0",port="1"}}': "0+60x30",
+            f'{N.host_rdma_sent}{{{HOST},hca="mlx5_0",port="1"}}': "0+60000x30",
+        },
+        {"device": "gpu01", "hca": "mlx5_0", "port": "1"},  # on(device, hca, port) keeps only those
+    ),
+    Case(
+        "FabconfPfcPauseStorm",
+        {f'{N.per_priority(N.host_pfc_pauses, 3)}{{{HOST},port="ens1f0np0"}}': "0+12000000x30"},
+        {"device": "gpu01", "port": "ens1f0np0", "priority": "3", **HOST_LABELS},
         "critical",
     ),
-    "FabconfPfcWatchdogTriggered": (
-        {f'{N.switch_pfc_watchdog}{{device="leaf4",port="Ethernet1/1"}}': "0+1x30"},
-        {"device": "leaf4", "port": "Ethernet1/1"},
+    Case(
+        "FabconfPfcPauseStorm",
+        {f'{N.per_priority(N.switch_pfc_pauses, 3)}{{{SWITCH},device="leaf1",port="swp2"}}': "0+12000000x30"},
+        {"device": "leaf1", "port": "swp2", "priority": "3", **SWITCH_LABELS},
         "critical",
     ),
-    "FabconfEcnMarkRate": (
-        {f'{N.switch_ecn_marked}{{device="leaf1",port="swp2"}}': "0+60000000x30"},
-        {"device": "leaf1", "port": "swp2"},
-        "warning",
+    # ONE watchdog event fires the alert (the counter goes from 0 to 1 once, two minutes before the evaluation)
+    Case(
+        "FabconfPfcWatchdogTriggered",
+        {f'{N.host_pfc_watchdog}{{{HOST},port="ens1f0np0"}}': "0x5 1x30"},
+        {"device": "gpu01", "port": "ens1f0np0", **HOST_LABELS},
+        "critical",
+        minutes=7,
     ),
-    "FabconfCnpRate": (
-        {f'{N.host_rdma_counter}{{device="gpu02",port="ens1f0np0",counter="np_cnp_sent"}}': "0+60000000x30"},
-        {"device": "gpu02", "port": "ens1f0np0", "counter": "np_cnp_sent"},
-        "warning",
+    Case(
+        "FabconfEcnMarkRate",
+        {f'{N.host_ecn_marked}{{{HOST},hca="mlx5_0",port="1"}}': "0+60000000x30"},
+        {"device": "gpu01", "hca": "mlx5_0", "port": "1", **HOST_LABELS},
     ),
-    "FabconfPortBelowIntendedSpeed": (
+    Case(
+        "FabconfCnpRate",
+        {f'{N.host_cnp_sent}{{{HOST},hca="mlx5_0",port="1"}}': "0+60000000x30"},
+        {"device": "gpu01", "hca": "mlx5_0", "port": "1", **HOST_LABELS},
+    ),
+    Case(
+        "FabconfPortBelowIntendedSpeed",
         {
-            f'{N.switch_speed_mbps}{{device="leaf1",port="swp3"}}': "200000x30",
+            f'{N.switch_speed_mbps}{{{SWITCH},device="leaf1",port="swp3"}}': "200000x30",
             f'{N.intended_speed}{{device="leaf1",port="swp3"}}': "400000000000x30",
         },
         {"device": "leaf1", "port": "swp3"},
-        "warning",
     ),
-    "FabconfBgpSessionDown": (
-        {f'{N.switch_bgp_peer_state}{{device="spine1",peer="10.254.0.1"}}': "3x30"},
-        {"device": "spine1", "peer": "10.254.0.1"},
+    Case(
+        "FabconfPortBelowIntendedSpeed",
+        {
+            f'{N.host_speed_bytes}{{{HOST},port="ens1f0np0"}}': "25000000000x30",
+            f'{N.intended_speed}{{device="gpu01",port="ens1f0np0"}}': "400000000000x30",
+        },
+        {"device": "gpu01", "port": "ens1f0np0"},
+    ),
+    # the peer is named: snmp_exporter labels bgpPeerState with its table index, bgpPeerRemoteAddr
+    Case(
+        "FabconfBgpSessionDown",
+        {f'{N.switch_bgp_peer_state}{{job="fabconf-switches",device="spine1",bgpPeerRemoteAddr="10.254.0.1"}}': "3x30"},
+        {"device": "spine1", "peer": "10.254.0.1", "bgpPeerRemoteAddr": "10.254.0.1", "job": "fabconf-switches"},
         "critical",
     ),
-    "FabconfDrift": (
+    Case(
+        "FabconfDeviceUnreachable",
+        {'up{job="fabconf-hosts",instance="gpu02.example.net:9100",device="gpu02"}': "0x30"},
+        {"device": "gpu02", "job": "fabconf-hosts", "instance": "gpu02.example.net:9100"},
+        "critical",
+    ),
+    Case(
+        "FabconfDrift",
         {f'{N.drift}{{device="leaf2",platform="cumulus",role="leaf"}}': "1x30"},
         {"device": "leaf2", "platform": "cumulus"},
-        "warning",
     ),
-}
+    # the drift report is older than a day: every device of the inventory
+    Case("FabconfDriftReportStale", {}, {"device": "all"}, minutes=24 * 60 + 10),
+    # a device missing from the drift report
+    Case(
+        "FabconfDriftReportStale",
+        {},
+        {"device": "leaf4", "platform": "nxos"},
+        drift_devices=tuple(set(INFO) - {"leaf4"}),
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -104,48 +169,174 @@ def test_inventory_series_and_dashboard(generated: Path) -> None:
     assert samples[(N.intended_speed, (("device", "gpu01"), ("port", "ens1f0np0")))] == 400e9
     assert samples[(N.intended_speed, (("device", "leaf1"), ("port", "swp63")))] == 400e9
     board = json.loads((generated / "fabconf-dashboard.json").read_text())
-    exprs = " ".join(t["expr"] for p in board["panels"] for t in p["targets"])
-    for name in (N.switch_in_errors, N.host_in_errors, N.switch_pfc_pauses, N.switch_ecn_marked, N.drift):
+    exprs = " ".join(dashboard.queries((generated / "fabconf-dashboard.json").read_text()))
+    for name in (
+        N.switch_in_errors,
+        N.host_in_errors,
+        N.per_priority(N.host_pfc_pauses, 3),
+        N.host_ecn_marked,
+        N.host_cnp_sent,
+        N.switch_bgp_peer_state,
+        N.intended_speed,
+        N.drift,
+    ):
         assert name in exprs
     assert {v["name"] for v in board["templating"]["list"]} == {"datasource", "device"}
 
 
-@pytest.mark.skipif(PROMTOOL is None, reason="promtool (Debian's prometheus package) is not installed")
-def test_promtool_accepts_the_rules_and_each_alert_fires(generated: Path, tmp_path: Path) -> None:
-    rules = generated / "fabconf-rules.yml"
-    checked = subprocess.run([str(PROMTOOL), "check", "rules", str(rules)], capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+def test_no_name_is_invented() -> None:
+    """The names the old rules read and no exporter emits are gone (issue 30)."""
+    text = json.dumps(rules.rule_groups(N, Thresholds(), [3], Timing()))
+    for invented in ("rdma_hw_counter_total", "interface_pfc_", "interface_ecn_", "node_ethtool_rx_"):
+        assert invented not in text
+
+
+def _rules_test(rules_file: Path, cases: list[Case], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     summaries = {
-        r["alert"]: r["annotations"]["summary"] for r in yaml.safe_load(rules.read_text())["groups"][0]["rules"]
+        r["alert"]: r["annotations"]["summary"] for r in yaml.safe_load(rules_file.read_text())["groups"][0]["rules"]
     }
-    assert sorted(summaries) == sorted(CASES)
-    series = [
-        {"series": f'{N.device_info}{{device="{d}",role="{r}",pod="{p}",platform="{pl}"}}', "values": "1x30"}
-        for d, (r, p, pl) in INFO.items()
-    ]
+    every = sorted(summaries)
     tests = []
-    for alert, (inputs, labels, severity) in CASES.items():
-        role, pod, _platform = INFO[labels["device"]]
-        expected = {**labels, "role": role, "pod": pod, "severity": severity, "source": "fabconf"}
-        summary = summaries[alert]
-        for key, value in expected.items():
-            summary = summary.replace(f"{{{{ $labels.{key} }}}}", value)
-        annotations = {"summary": summary}
+    for case in cases:
+        steps = case.minutes + 5
+        series = [
+            {"series": f'{N.device_info}{{device="{d}",role="{r}",pod="{p}",platform="{pl}"}}', "values": f"1x{steps}"}
+            for d, (r, p, pl) in INFO.items()
+        ]
+        series += [
+            {"series": f'{N.drift_state}{{device="{d}",state="in_sync"}}', "values": f"1x{steps}"}
+            for d in case.drift_devices
+        ]
+        series.append({"series": N.drift_last_run, "values": f"0x{steps}"})
+        series += [{"series": k, "values": v} for k, v in case.inputs.items()]
+        wanted = [case.labels] if case.labels else []  # no labels: it must not fire
+        if case.labels.get("device") == "all":
+            wanted = [{**case.labels, "device": d, "platform": INFO[d][2]} for d in INFO]
+        expected = []
+        for labels in wanted:
+            role, pod, _platform = INFO[labels["device"]]
+            full = {**labels, "role": role, "pod": pod, "severity": case.severity, "source": "fabconf"}
+            summary = summaries[case.alert]
+            for key, value in full.items():
+                summary = summary.replace(f"{{{{ $labels.{key} }}}}", value)
+            expected.append({"exp_labels": full, "exp_annotations": {"summary": summary}})
         tests.append(
             {
                 "interval": "1m",
-                "input_series": series + [{"series": k, "values": v} for k, v in inputs.items()],
+                "input_series": series,
                 "alert_rule_test": [
-                    {
-                        "eval_time": "15m",
-                        "alertname": a,
-                        "exp_alerts": [{"exp_labels": expected, "exp_annotations": annotations}] if a == alert else [],
-                    }
-                    for a in CASES
+                    {"eval_time": f"{case.minutes}m", "alertname": a, "exp_alerts": expected if a == case.alert else []}
+                    for a in every
                 ],
             }
         )
     spec = tmp_path / "rules_test.yml"
-    spec.write_text(yaml.safe_dump({"rule_files": [str(rules)], "evaluation_interval": "1m", "tests": tests}))
-    tested = subprocess.run([str(PROMTOOL), "test", "rules", str(spec)], capture_output=True, text=True)
+    spec.write_text(yaml.safe_dump({"rule_files": [str(rules_file)], "evaluation_interval": "1m", "tests": tests}))
+    return subprocess.run([str(PROMTOOL), "test", "rules", str(spec)], capture_output=True, text=True)
+
+
+@needs_promtool
+def test_promtool_accepts_the_rules_and_each_alert_fires(generated: Path, tmp_path: Path) -> None:
+    rules_file = generated / "fabconf-rules.yml"
+    checked = subprocess.run([str(PROMTOOL), "check", "rules", str(rules_file)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    alerts = {r["alert"] for r in yaml.safe_load(rules_file.read_text())["groups"][0]["rules"]}
+    assert alerts == {c.alert for c in CASES}
+    tested = _rules_test(rules_file, CASES, tmp_path)
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+@needs_promtool
+def test_watchdog_fires_on_one_event_and_stops_after_a_window(generated: Path, tmp_path: Path) -> None:
+    """The old ``increase(...[5m]) > 0`` with ``for: 5m`` never fired on one event; now it fires at once and
+    resolves one window later."""
+    one = Case(
+        "FabconfPfcWatchdogTriggered",
+        {f'{N.host_pfc_watchdog}{{{HOST},port="ens1f0np0"}}': "0x5 1x30"},
+        {"device": "gpu01", "port": "ens1f0np0", **HOST_LABELS},
+        "critical",
+        minutes=6,
+    )
+    assert _rules_test(generated / "fabconf-rules.yml", [one], tmp_path).returncode == 0
+    later = Case(one.alert, one.inputs, {}, minutes=20)
+    assert _rules_test(generated / "fabconf-rules.yml", [later], tmp_path).returncode == 0
+
+
+def _inventory_with(tmp_path: Path, monitoring: dict[str, object]) -> Path:
+    inv = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", inv)
+    fabric = inv / "fabric.yaml"
+    fabric.write_text(fabric.read_text() + "\n" + yaml.safe_dump({"monitoring": monitoring}))
+    return inv
+
+
+def test_timing_comes_from_the_intent(tmp_path: Path) -> None:
+    inv = _inventory_with(tmp_path, {"window_s": 30, "for_s": 10, "drift_max_age_s": 3600})
+    out = tmp_path / "out"
+    assert main(["monitoring", "-i", str(inv), "-o", str(out)]) == 0
+    groups = yaml.safe_load((out / "fabconf-rules.yml").read_text())["groups"][0]["rules"]
+    by_name = {r["alert"]: r for r in groups}
+    assert "[30s]" in by_name["FabconfPortErrorRate"]["expr"] and "[5m]" not in by_name["FabconfPortErrorRate"]["expr"]
+    assert by_name["FabconfPortErrorRate"]["for"] == "10s"
+    assert "for" not in by_name["FabconfPfcWatchdogTriggered"]
+    assert "> 3600" in by_name["FabconfDriftReportStale"]["expr"]
+    defaults = rules.rule_groups(N, Thresholds(), [3], Timing())["groups"][0]["rules"]
+    assert all(r.get("for", "5m") == "5m" for r in defaults) and "[5m]" in defaults[0]["expr"]
+
+
+def test_timing_is_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inv = _inventory_with(tmp_path, {"window_s": "5m"})
+    assert main(["monitoring", "-i", str(inv), "-o", str(tmp_path / "out")]) != 0
+    err = capsys.readouterr().err
+    assert "fabric.yaml" in err and "window_s" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@needs_promtool
+def test_every_dashboard_query_passes_prometheus_parser(generated: Path, tmp_path: Path) -> None:
+    exprs = dashboard.queries((generated / "fabconf-dashboard.json").read_text())
+    group = [{"record": f"fabconf:panel_query_{i}", "expr": e.replace("$device", ".*")} for i, e in enumerate(exprs)]
+    path = tmp_path / "panels.yml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "panels", "rules": group}]}))
+    checked = subprocess.run([str(PROMTOOL), "check", "rules", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@needs_promtool
+def test_documented_scrape_config_is_valid_and_in_the_readme(generated: Path, tmp_path: Path) -> None:
+    config = ROOT / "contrib" / "prometheus" / "prometheus.yml"
+    assert config.read_text() in (ROOT / "docs" / "operations" / "monitoring.md").read_text()
+    shutil.copy(config, tmp_path / "prometheus.yml")
+    for name in ("fabconf-rules.yml", "fabconf-targets-hosts.json", "fabconf-targets-switches.json"):
+        shutil.copy(generated / name, tmp_path / name)
+    checked = subprocess.run(
+        [str(PROMTOOL), "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    jobs = {j["job_name"]: j for j in yaml.safe_load(config.read_text())["scrape_configs"]}
+    assert jobs["fabconf"]["honor_labels"] is True  # fabconf's own `device` label survives
+    assert all(not j.get("honor_labels") for name, j in jobs.items() if name != "fabconf")
+
+
+def test_scrape_targets_name_every_device(generated: Path) -> None:
+    hosts = json.loads((generated / "fabconf-targets-hosts.json").read_text())
+    switches = json.loads((generated / "fabconf-targets-switches.json").read_text())
+    by_device = {g["labels"]["device"]: g for g in hosts + switches}
+    assert set(INFO) <= set(by_device)
+    assert by_device["gpu01"]["targets"][0].endswith(":9100")
+    assert by_device["leaf1"]["labels"]["__param_module"] == "if_mib,fabconf_bgp4,fabconf_cumulus_pfc"  # Cumulus
+    assert by_device["leaf3"]["labels"]["__param_module"] == "if_mib,fabconf_bgp4"  # EOS
+    assert all(":" not in g["targets"][0] for g in switches)  # an SNMP target, not the exporter
+
+
+def test_the_documented_scrape_config_is_the_one_fabconf_writes() -> None:
+    documented = yaml.safe_load((ROOT / "contrib" / "prometheus" / "prometheus.yml").read_text())
+    assert documented == scrape.config()
+
+
+def test_lab_targets_need_a_lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["monitoring", "-i", str(ROOT / "inventory"), "-o", str(out), "--lab", "--state", str(tmp_path)]) != 0
+    err = capsys.readouterr().err
+    assert "no lab state there" in err and "fabconf lab up" in err and "Traceback" not in err
+    assert not out.exists()

@@ -1,0 +1,242 @@
+"""Every lab device's metrics as its exporter would serve them, on the device's own lab address, for a real
+Prometheus (``fabconf monitoring --lab`` writes its configuration):
+
+- GPU hosts on port ``HOST_PORT``, path ``/metrics``, in node_exporter's format and names
+  (``fabconf.monitoring.names``; node_exporter's own ``device`` label is the netdev or the RDMA device):
+  ``node_network_receive_packets_total``/``_errs_total`` and ``node_network_speed_bytes`` per NIC port,
+  ``node_ethtool_received_prio{N}_pause`` and ``node_ethtool_transmitted_pause_storm_error_events`` (the ethtool
+  collector), ``node_infiniband_port_packets_transmitted_total`` and ``..._local_ack_timeout_errors_total``,
+  ``..._np_cnp_packets_sent_total``, ``..._np_ecn_marked_roce_packets_received_total`` per RDMA port;
+- switches on port ``SWITCH_PORT``, path ``/snmp``, in snmp_exporter's format: IF-MIB ``ifHCInUcastPkts``,
+  ``ifInErrors`` (labels ``ifIndex``, ``ifName``), BGP4-MIB ``bgpPeerState`` (label ``bgpPeerRemoteAddr``; 6 =
+  established) from the lab's BGP sessions, and on Cumulus Linux ``clIntInPfc{N}Pkt``.
+
+The counters are the ones the lab's tools show (``fabconf_lab.host.platcmds.counters``: frames grow with time
+while the link is up, errors in proportion to a ``link PORT:errors=R`` fault). Faults move them:
+
+- ``fabconf lab fault DEV pfc-storm``: pause frames arrive at ``STORM_PAUSES_PER_S`` on every PFC priority of
+  every port (priority 3 where none is enabled), and on a GPU host the NIC's PFC storm watchdog acts once per
+  storm (``tx_pause_storm_error_events``); ``clear`` or any other standing fault ends it (the counters keep
+  their totals);
+- ``hang``: the endpoint accepts the scrape and never answers, as the device does (Prometheus: ``up == 0``).
+
+Ports above 1024 and not the exporters' own (9100, 9116), so that exporters running on the machine do not clash
+with the lab; a port the lab cannot bind leaves that device without metrics, the lab still runs. One thread serves
+every endpoint of a lab process (``MetricsHub``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabconf_lab.host.nicstate import PRIOS
+from fabconf_lab.host.nicsysfs import hw_counters
+from fabconf_lab.host.platcmds import counters
+
+HOST_PORT = 19100
+SWITCH_PORT = 19116
+STORM_PAUSES_PER_S = 1_000_000.0  # a lab model: far above any storm threshold, below a 400G line's frame rate
+SWITCH_FRAMES_PER_S = 1_000_000.0  # a lab model, as a GPU host's NIC port
+HANG_LIMIT_S = 120.0  # a hung scrape is dropped after this, as the device's other requests are
+BGP_STATE = {"Idle": 1, "Connect": 2, "Active": 3, "OpenSent": 4, "OpenConfirm": 5, "Established": 6}
+_EPOCH = time.monotonic()
+
+
+@dataclass
+class Storm:
+    """A PFC pause storm on one device (``fabconf lab fault DEV pfc-storm``), as totals that never go down."""
+
+    since: float | None = None
+    earlier: float = 0.0  # pause frames of the storms that ended
+    events: int = 0  # storms the NIC's watchdog acted on
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def active(self) -> bool:
+        return self.since is not None
+
+    def start(self) -> None:
+        with self.lock:
+            if self.since is None:
+                self.since = time.monotonic()
+                self.events += 1
+
+    def stop(self) -> None:
+        with self.lock:
+            if self.since is not None:
+                self.earlier += (time.monotonic() - self.since) * STORM_PAUSES_PER_S
+                self.since = None
+
+    def snapshot(self) -> tuple[int, int]:
+        """(pause frames so far on each storming priority, storms the NIC's watchdog acted on)."""
+        return self.pauses(), self.events
+
+    def pauses(self) -> int:
+        with self.lock:
+            running = (time.monotonic() - self.since) * STORM_PAUSES_PER_S if self.since is not None else 0.0
+            return int(self.earlier + running)
+
+
+class _Text:
+    """Prometheus's text format, one ``# TYPE`` line per metric."""
+
+    def __init__(self) -> None:
+        self.families: dict[str, tuple[str, list[str]]] = {}
+
+    def add(self, name: str, kind: str, labels: dict[str, str], value: float) -> None:
+        pairs = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        number = str(int(value)) if float(value).is_integer() else repr(float(value))
+        self.families.setdefault(name, (kind, []))[1].append(f"{name}{{{pairs}}} {number}")
+
+    def render(self) -> str:
+        out = []
+        for name, (kind, lines) in self.families.items():
+            out.append(f"# TYPE {name} {kind}")
+            out += lines
+        return "\n".join(out) + "\n"
+
+
+def host_text(sim: Any) -> str:
+    """A lab GPU host as node_exporter shows it (ethtool collector enabled), from the counters its own tools show
+    (``ethtool -S``, ``/sys/class/infiniband/*/ports/1/hw_counters``)."""
+    text = _Text()
+    for nic in list(sim.state.nics):
+        c = counters(sim.ctx, nic)
+        hw = hw_counters(sim.ctx, nic)
+        net = {"device": nic.netdev}
+        text.add("node_network_receive_packets_total", "counter", net, c["rx_packets_phy"])
+        text.add("node_network_receive_errs_total", "counter", net, c["rx_crc_errors_phy"])
+        text.add("node_network_transmit_packets_total", "counter", net, c["tx_packets_phy"])
+        if sim.ctx.oper_up(nic):
+            text.add("node_network_speed_bytes", "gauge", net, nic.speed * 1_000_000_000 / 8)
+        for prio in range(PRIOS):
+            text.add(f"node_ethtool_received_prio{prio}_pause", "untyped", net, c[f"rx_prio{prio}_pause"])
+        text.add("node_ethtool_transmitted_pause_storm_error_events", "untyped", net, c["tx_pause_storm_error_events"])
+        rdma = {"device": nic.rdma, "port": "1"}
+        text.add("node_infiniband_port_packets_transmitted_total", "counter", rdma, c["tx_packets_phy"])
+        text.add("node_infiniband_local_ack_timeout_errors_total", "counter", rdma, hw["local_ack_timeout_err"])
+        text.add("node_infiniband_np_cnp_packets_sent_total", "counter", rdma, hw["np_cnp_sent"])
+        ecn = hw["np_ecn_marked_roce_packets"]
+        text.add("node_infiniband_np_ecn_marked_roce_packets_received_total", "counter", rdma, ecn)
+    return text.render()
+
+
+def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
+    """A lab switch as snmp_exporter shows it with the modules if_mib, fabconf_bgp4 (and fabconf_cumulus_pfc)."""
+    text = _Text()
+    view = sim.lab_view()
+    ratios: dict[str, float] = getattr(sim, "error_ratio", {})
+    frames = int(SWITCH_FRAMES_PER_S * (time.monotonic() - _EPOCH))
+    for index, (name, port) in enumerate(sorted(view.ports.items()), start=1):
+        labels = {"ifIndex": str(index), "ifName": name}
+        received = frames if port.enabled else 0
+        text.add("ifHCInUcastPkts", "counter", labels, received)
+        text.add("ifInErrors", "counter", labels, int(received * ratios.get(name, 0.0)))
+        if platform == "cumulus":
+            for prio in range(PRIOS):
+                text.add(f"clIntInPfc{prio}Pkt", "counter", labels, storm.pauses() if prio == 3 else 0)
+    for session in world.bgp_sessions(sim.name) if world is not None else []:
+        text.add("bgpPeerState", "gauge", {"bgpPeerRemoteAddr": session.peer}, BGP_STATE.get(session.state, 1))
+    return text.render()
+
+
+@dataclass
+class Endpoint:
+    path: str
+    render: Callable[[], str]
+    hung: Callable[[], bool]
+
+
+class MetricsHub:
+    """Every device endpoint of one lab process, on one thread: a selector over their listening sockets (a lab of
+    thousands of devices adds one thread, not one per device); each scrape is answered on a short thread of its
+    own, so a hung device holds only its own scrapes."""
+
+    def __init__(self) -> None:
+        self.selector = selectors.DefaultSelector()
+        self.stopping = threading.Event()
+        self.sockets: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._loop, name="lab-metrics", daemon=True)
+
+    def add(self, address: str, port: int, endpoint: Endpoint) -> bool:
+        """Listen for one device; False when its address and port cannot be bound."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((address, port))
+            sock.listen(16)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            return False
+        self.sockets.append(sock)
+        self.selector.register(sock, selectors.EVENT_READ, endpoint)
+        return True
+
+    def start(self) -> None:
+        if self.sockets and not self.thread.is_alive():
+            self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=5)
+        for sock in self.sockets:
+            with contextlib.suppress(Exception):
+                self.selector.unregister(sock)
+            sock.close()
+        self.sockets = []
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            for key, _events in self.selector.select(timeout=0.5):
+                with contextlib.suppress(OSError):
+                    conn, _peer = key.fileobj.accept()  # type: ignore[union-attr]
+                    threading.Thread(target=self._answer, args=(conn, key.data), daemon=True).start()
+
+    def _answer(self, conn: socket.socket, endpoint: Endpoint) -> None:
+        with conn:
+            conn.settimeout(10)
+            request = b""
+            with contextlib.suppress(OSError):
+                while b"\r\n\r\n" not in request and len(request) < 16384:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    request += chunk
+            parts = request.split(b"\r\n", 1)[0].split()
+            path = parts[1].decode(errors="replace").split("?", 1)[0] if len(parts) > 1 else ""
+            if path != endpoint.path:
+                self._send(conn, 404, b"not found\n")
+                return
+            deadline = time.monotonic() + HANG_LIMIT_S
+            while endpoint.hung() and time.monotonic() < deadline and not self.stopping.is_set():
+                time.sleep(0.1)
+            if endpoint.hung() or self.stopping.is_set():
+                return  # as the device: accepted, never answered
+            self._send(conn, 200, endpoint.render().encode())
+
+    @staticmethod
+    def _send(conn: socket.socket, status: int, body: bytes) -> None:
+        reason = "OK" if status == 200 else "Not Found"
+        head = (
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; version=0.0.4\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        with contextlib.suppress(OSError):
+            conn.sendall(head.encode() + body)
+
+
+def endpoint(platform: str, sim: Callable[[], Any], world: Any, storm: Storm) -> tuple[int, Endpoint]:
+    """A device's port and endpoint: GPU hosts as node_exporter, switches as snmp_exporter."""
+    hung = lambda: bool(sim().faults.hang)  # noqa: E731
+    if platform == "linux":
+        return HOST_PORT, Endpoint("/metrics", lambda: host_text(sim()), hung)
+    return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung)

@@ -1,0 +1,121 @@
+"""fabconf's alerts against the lab, end to end: every lab device serves its metrics in its exporter's format
+(``fabconf_lab.metrics``), ``fabconf monitoring --lab`` writes the scrape configuration and targets for it, a real
+Prometheus (Debian's) scrapes it with fabconf's rules (timing from the intent, in seconds) and fabconf's own
+series from a real node_exporter's textfile collector, and each lab fault fires its alert, read from
+Prometheus's API: link errors, a PFC storm (and the NIC's watchdog), a hung device."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from labkit import fab, lab_fixture
+from promkit import (
+    check_config,
+    free_port,
+    has,
+    needs_prometheus,
+    prometheus,
+    query,
+    start,
+    stop,
+    textfile_exporter,
+    wait_firing,
+    wait_until,
+)
+
+from fabconf.cli import drift_metrics
+from fabconf.cli.drift_report import DriftRun
+from fabconf.deploy.drift import DeviceDrift, DriftState, exit_code
+from fabconf.deploy.job import Outcome, State
+from fabconf_lab.orchestrator import Lab
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = needs_prometheus
+
+
+@pytest.fixture
+def timed_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Lab, Path]]:
+    """The example pod's lab, from an inventory whose intent sets the alert timing in seconds."""
+    inv = tmp_path / "intent"
+    shutil.copytree(ROOT / "inventory", inv)
+    fabric = inv / "fabric.yaml"
+    fabric.write_text(fabric.read_text() + "\nmonitoring: {window_s: 5, for_s: 2}\n")
+    for lab in lab_fixture(tmp_path, monkeypatch, inventory=inv):
+        yield lab, inv
+
+
+def test_lab_faults_fire_their_alerts(
+    timed_lab: tuple[Lab, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lab, intent = timed_lab
+    out, text_dir = tmp_path / "prometheus", tmp_path / "textfiles"
+    ports = {"textfile": free_port(), "prometheus": free_port()}
+    code, printed = fab(
+        capsys,
+        *("monitoring", "-i", str(intent), "-o", str(out), "--lab", "--state", str(lab.state_dir)),
+        *("--textfile-target", f"127.0.0.1:{ports['textfile']}"),
+    )
+    assert code == 0, printed
+    config = yaml.safe_load((out / "prometheus.yml").read_text())
+    assert config["global"]["scrape_interval"] == "1s"
+    check_config(out / "prometheus.yml")
+    # fabconf's own series: the inventory, and a fresh drift report with every device in sync
+    text_dir.mkdir()
+    shutil.copy(out / "fabconf-inventory.prom", text_dir)
+    devices = [
+        DeviceDrift(Outcome(d.name, d.platform, State.UNCHANGED), d.role, DriftState.IN_SYNC)
+        for d in lab.compiled.model.devices.values()
+    ]
+    run = DriftRun(devices, exit_code(devices), started=time.time(), duration=1.0)
+    drift_metrics.write(run, text_dir / "fabconf_drift.prom")
+
+    procs = [
+        start(textfile_exporter(text_dir, ports["textfile"]), tmp_path / "textfile.log"),
+        start(prometheus(out / "prometheus.yml", tmp_path / "tsdb", ports["prometheus"]), tmp_path / "prom.log"),
+    ]
+    api = f"http://127.0.0.1:{ports['prometheus']}/api/v1"
+    try:
+        # every lab device is scraped (its endpoint answers) before the faults
+        every = set(lab.devices)
+        wait_until(lambda: {s.get("device") for s in query(api, "up == 1")} >= every, "every lab device scraped")
+        assert {s["device"] for s in query(api, 'up{job="fabconf-hosts"}')} == {
+            n for n, d in lab.devices.items() if d.platform == "linux"
+        }
+        lab.fault("gpu01", "link", "ens1f0np0:errors=0.01")
+        lab.fault("gpu02", "pfc-storm")
+        lab.fault("leaf1", "pfc-storm")
+        lab.fault("leaf3", "link", "Ethernet1/1:errors=0.01")
+        lab.fault("gpu03", "hang")
+        assert "pfc-storm" in lab.fault("gpu04", "pfc-storm")
+        with pytest.raises(ValueError, match="pfc-storm"):
+            lab.fault("gpu04", "pfc-storm", "3")
+        with pytest.raises(ValueError, match="pfc-storm"):
+            lab.fault("gpu04", "pfc-storm", at="commit")
+
+        def at(device: str) -> dict[str, Any]:
+            role = lab.compiled.model.devices[device].role
+            return {"device": device, "role": role, "pod": "pod1"}
+
+        wanted = [
+            {"alertname": "FabconfPortErrorRate", **at("gpu01"), "port": "ens1f0np0"},
+            {"alertname": "FabconfRoceRetransmits", **at("gpu01"), "hca": "mlx5_0", "port": "1"},
+            {"alertname": "FabconfPfcPauseStorm", **at("gpu02"), "priority": "3"},
+            {"alertname": "FabconfPfcWatchdogTriggered", **at("gpu02")},
+            {"alertname": "FabconfPfcPauseStorm", **at("leaf1"), "priority": "3"},
+            {"alertname": "FabconfPortErrorRate", **at("leaf3"), "port": "Ethernet1/1"},
+            {"alertname": "FabconfDeviceUnreachable", **at("gpu03")},
+        ]
+        firing = wait_firing(api, wanted, tmp_path / "prom.log")
+        # a storm ended by `clear` stops the pause alert (the watchdog alert lasts one window)
+        assert lab.fault("gpu04", "clear") == []
+        assert not has(firing, {"alertname": "FabconfPortErrorRate", "device": "gpu02"})
+        assert not has(firing, {"alertname": "FabconfDriftReportStale"})
+    finally:
+        lab.fault("gpu03", "clear")  # releases the hung scrapes
+        stop(procs)
