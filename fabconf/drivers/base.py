@@ -51,6 +51,11 @@ class DriverBase(ABC):
         self.password = password
         self.timeout = timeout
         self.optional_args = dict(optional_args or {})
+        self.setup()
+
+    def setup(self) -> None:  # noqa: B027 -- a hook with nothing to do by default, not an abstract method
+        """A driver's own settings, read from ``self.optional_args`` (NAPALM's constructor is the same for every
+        driver: subclasses override this, not ``__init__``)."""
 
     # -- connection --------------------------------------------------------------------------------
     @abstractmethod

@@ -23,6 +23,16 @@ Optional capabilities are explicit, never ``getattr`` probes:
 - ``CommandPreview``: exactly what a commit would send, where ``compare_config()`` is not that (GPU hosts
   compare one line per setting; their commands are shell lines). Elsewhere ``compare_config()`` is what is
   sent: EOS/NX-OS remediation, ``nv set``/``nv unset``. Shown with ``--commands``.
+- ``RouteLookup``: the ECMP next hops installed for a prefix (verify's ECMP width check; switches).
+- ``RestoreLimits``: what of a difference no restore can undo (a sysfs value that can be set but never unset;
+  GPU hosts), so a failed rollback is reported for what it is.
+- ``GuardedCommit``: the commit itself checks, under the device's own lock, that the running configuration is
+  still the one the change was computed from, and raises ``CommitConflict`` otherwise (a second changer).
+- ``Unfinished``: a commit a killed or lost run left half-applied on the device is found
+  (``interrupted_commit``) and restored (``finish_interrupted``) before anything else is done (GPU hosts).
+
+Every driver is built with NAPALM's constructor, ``(hostname, username, password, timeout, optional_args)``;
+fabconf's own drivers read their settings in ``DriverBase.setup`` (``fabconf.drivers.base``).
 """
 
 from __future__ import annotations

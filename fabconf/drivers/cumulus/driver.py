@@ -102,15 +102,7 @@ class CumulusDriver(DriverBase, RevertTimer):
 
     platform = "cumulus"
 
-    def __init__(
-        self,
-        hostname: str,
-        username: str,
-        password: str,
-        timeout: int = 60,
-        optional_args: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(hostname, username, password, timeout, optional_args)
+    def setup(self) -> None:
         args = self.optional_args
         self.port = int(args.get("port") or 8765)
         ssh_port = args.get("ssh_port", 22)

@@ -112,23 +112,21 @@ class LinuxDriver(DriverBase):
     platform = "linux"
     supports_revert_timer = False
 
-    def __init__(
-        self,
-        hostname: str,
-        username: str,
-        password: str,
-        timeout: int = 60,
-        optional_args: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(hostname, username, password, timeout, optional_args)
+    def setup(self) -> None:
         self.port = int(self.optional_args.get("port", 22))
         self.allow_fw_reset = bool(self.optional_args.get("allow_fw_reset", False))
         self.check_hostname = bool(self.optional_args.get("check_hostname", True))
-        self.sudo = "" if username == "root" else "sudo -n "
+        self.sudo = "" if self.username == "root" else "sudo -n "
         strict = bool(self.optional_args.get("ssh_strict", True))
         known_hosts = self.optional_args.get("known_hosts")
         self._shell = HostShell(
-            hostname, self.port, username, password, timeout, strict=strict, known_hosts=known_hosts
+            self.hostname,
+            self.port,
+            self.username,
+            self.password,
+            self.timeout,
+            strict=strict,
+            known_hosts=known_hosts,
         )
         self._candidate: HostTarget | None = None
         self._candidate_text = ""
