@@ -11,7 +11,7 @@ the lab CA, the World, a state directory, faults), so each simulator adds only w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Required, TypedDict, runtime_checkable
 
 from fabconf_lab.faults import Faults
 
@@ -30,6 +30,21 @@ class Simulator(Protocol):
     def stop(self) -> None: ...
     def lab_view(self) -> DeviceView: ...
     def running_config(self) -> str: ...
+
+
+class SimArgs(TypedDict, total=False):
+    """The constructor arguments every simulator shares, spelled out once: each simulator takes them as
+    ``**common: Unpack[SimArgs]`` and hands them to ``SimBase`` unchanged."""
+
+    ports: Required[list[str]]
+    username: Required[str]
+    password: Required[str]
+    ca: LabCA | None
+    world: World | None
+    state_dir: Path | None
+    faults: Faults | None
+    model: str | None  # what the device reports as its hardware model (None: the simulator's default)
+    os_version: str | None  # and its OS release
 
 
 class SimBase:

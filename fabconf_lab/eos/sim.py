@@ -56,17 +56,15 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from fabconf.platforms import platform as platform_spec
 from fabconf_lab.cliconf import EOS, CliError, Editor, Node, load, render, unified_diff
-from fabconf_lab.contract import SimBase
+from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.eos import config as ec
 from fabconf_lab.eos import show, strict
-from fabconf_lab.faults import Faults
 from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
-from fabconf_lab.tls import LabCA
-from fabconf_lab.world import DeviceView, World
+from fabconf_lab.world import DeviceView
 
 MAX_OPEN_SESSIONS = 5
 
@@ -124,35 +122,15 @@ class EosSim(SimBase, HttpDevice):
         name: str,
         address: str,
         *,
-        ports: list[str],
-        username: str,
-        password: str,
-        ca: LabCA | None,
-        world: World | None = None,
-        state_dir: Path | None = None,
-        faults: Faults | None = None,
-        model: str | None = None,
-        os_version: str | None = None,
         port: int | None = None,
         startup_config: str | None = None,
         version: str = show.VERSION,
+        **common: Unpack[SimArgs],
     ) -> None:
-        super().__init__(
-            name,
-            address,
-            ports=ports,
-            username=username,
-            password=password,
-            ca=ca,
-            world=world,
-            state_dir=state_dir,
-            faults=faults,
-            model=model,
-            os_version=os_version,
-        )
-        self.port = port if port is not None else (443 if ca is not None else 80)
-        self.version = os_version or version
-        self.model = model or show.MODEL
+        super().__init__(name, address, **common)
+        self.port = port if port is not None else (443 if self.ca is not None else 80)
+        self.version = self.os_version or version
+        self.model = self.model or show.MODEL
         self.family = platform_spec("eos").hardware_family(self.model)  # strata | sand: which queue command it takes
         crc = zlib.crc32(name.encode())
         self.serial = f"JPE{crc % 10**8:08d}"

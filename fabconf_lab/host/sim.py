@@ -39,9 +39,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from fabconf_lab.contract import SimBase
+from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.faults import DropConnection, Faults
 from fabconf_lab.host import iproute, mlnxqos, mlxcmds, niccmds, platcmds
 from fabconf_lab.host import services as hostsvc
@@ -50,8 +50,7 @@ from fabconf_lab.host.nicstate import HostState, NicPort, default_host_state
 from fabconf_lab.host.nicsysfs import NicContext, NicSysfs
 from fabconf_lab.host.shell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
 from fabconf_lab.sshd import CloseSession, SessionContext, ShellSession, SshService, garble_text
-from fabconf_lab.tls import LabCA
-from fabconf_lab.world import DeviceView, PortView, World
+from fabconf_lab.world import DeviceView, PortView
 
 __all__ = ["GpuHostSim", "HostFaults", "default_startup_config"]
 
@@ -162,42 +161,26 @@ class GpuHostSim(SimBase):
         name: str,
         address: str,
         *,
-        ports: list[str],
-        username: str,
-        password: str,
-        ca: LabCA | None = None,
-        world: World | None = None,
-        state_dir: Path | None = None,
-        faults: Faults | None = None,
         port: int | None = None,
         startup_config: HostState | None = None,
         nics: list[dict[str, Any]] | None = None,
         boot_seconds: float = 0.0,
+        **common: Unpack[SimArgs],
     ) -> None:
-        super().__init__(
-            name,
-            address,
-            ports=ports,
-            username=username,
-            password=password,
-            ca=ca,
-            world=world,
-            state_dir=state_dir,
-            faults=faults,
-        )
+        super().__init__(name, address, **common)
         saved = self._saved_state()
         if startup_config is not None:
             self.state = startup_config.copy()
         elif saved is not None and saved.exists():  # the host as `lab down` left it
             self.state = HostState.from_json(saved.read_text())
         else:
-            self.state = default_host_state(name, ports, nics)
+            self.state = default_host_state(name, self.ports, nics)
         self.lock = threading.RLock()
         self.boot_seconds = boot_seconds  # SSH is down this long after a reboot (0: back at once)
         self._booting = False
         self._running = False
         self.ctx = NicContext(self.state, self._carrier, lambda: bool(getattr(self.faults, "garbled", False)))
-        home = "/root" if username == "root" else f"/home/{username}"
+        home = "/root" if self.username == "root" else f"/home/{self.username}"
         platform = platcmds.PlatformFiles(self.state)
         virtual = {"/sys": NicSysfs(self.ctx), "/proc/sys": ProcSys(self.state), "/proc/cmdline": platform}
         self.fs = MemoryFs(self.state.files, {**virtual, "/proc/driver": platform}, home=home)
@@ -208,19 +191,19 @@ class GpuHostSim(SimBase):
             name,
             address,
             22 if port is None else port,
-            username=username,
-            password=password,
+            username=self.username,
+            password=self.password,
             session_factory=self._session,
             faults=self.faults,
-            state_dir=state_dir,
+            state_dir=self.state_dir,
             moment=self.ssh_moment,
             refuse=refusal,
             connect_moment=True,
             part_moment=self.ssh_part_moment,
         )
-        self._phase = "idle"  # of a push, as the host sees it: idle, commit, verify, rollback (step faults)
-        if world is not None:
-            world.register(self)
+        self._phase = "idle"  # of a push, as the host sees it: idle, commit, verify, rollback (step self.faults)
+        if self.world is not None:
+            self.world.register(self)
 
     # -- lifecycle ------------------------------------------------------------------------------------
     @property

@@ -55,12 +55,10 @@ import secrets
 import threading
 import time
 from http import HTTPStatus
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import unquote
 
-from fabconf_lab.contract import SimBase
-from fabconf_lab.faults import Faults
+from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf_lab.nvue import tree as nvue_tree
 from fabconf_lab.nvue.cli import NvCli
@@ -68,8 +66,7 @@ from fabconf_lab.nvue.oper import MODEL, RELEASE, device_view, operational_tree
 from fabconf_lab.nvue.revisions import NAMED, ConfigStore, NvueError
 from fabconf_lab.nvue.schema import DEFAULT_RELEASE, Validator
 from fabconf_lab.nvue.tree import Tree
-from fabconf_lab.tls import LabCA
-from fabconf_lab.world import DeviceView, World
+from fabconf_lab.world import DeviceView
 
 BASE = "/nvue_v1"
 DEFAULT_PORT = 8765
@@ -133,15 +130,6 @@ class NvueSim(SimBase, HttpDevice):
         name: str,
         address: str,
         *,
-        ports: list[str],
-        username: str,
-        password: str,
-        ca: LabCA | None,
-        world: World | None = None,
-        state_dir: Path | None = None,
-        faults: Faults | None = None,
-        model: str | None = None,
-        os_version: str | None = None,
         port: int | None = None,
         startup_config: Tree | None = None,
         ssh_port: int | None = 22,
@@ -149,27 +137,16 @@ class NvueSim(SimBase, HttpDevice):
         apply_seconds: float = 0.2,
         patch_validation: bool = True,
         validator: Validator | None = None,
+        **common: Unpack[SimArgs],
     ) -> None:
-        super().__init__(
-            name,
-            address,
-            ports=ports,
-            username=username,
-            password=password,
-            ca=ca,
-            world=world,
-            state_dir=state_dir,
-            faults=faults,
-            model=model,
-            os_version=os_version,
-        )
+        super().__init__(name, address, **common)
         self.lab_state_dir = self.state_dir
         self.state_dir = self.lab_state_dir / "nvue" / name if self.lab_state_dir is not None else None
         self.port = port if port is not None else DEFAULT_PORT
         self.ssh_port = ssh_port
         self.patch_validation = patch_validation
-        if os_version:  # the schema of the release the inventory names (5.12.0 -> nvueschema 5.12)
-            release = ".".join(os_version.split(".")[:2])
+        if self.os_version:  # the schema of the release the inventory names (5.12.0 -> nvueschema 5.12)
+            release = ".".join(self.os_version.split(".")[:2])
         self.release = release
         self.validator = validator if validator is not None else Validator(release)
         startup = startup_config if startup_config is not None else default_startup_config(name, self.ports, release)

@@ -35,18 +35,15 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from fabconf_lab.contract import SimBase
-from fabconf_lab.faults import Faults
+from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf_lab.nxos.cli import NxosDevice
 from fabconf_lab.nxos.config import NXOS_VERSION, ExecSession, NxosCliError, ensure_ports, load
 from fabconf_lab.nxos.render import default_startup_config, render_config
 from fabconf_lab.sshd import CloseSession, SessionContext, ShellSession, SshService
-from fabconf_lab.tls import LabCA
-from fabconf_lab.world import DeviceView, World
+from fabconf_lab.world import DeviceView
 
 __all__ = ["NxosSim", "default_startup_config"]
 
@@ -92,33 +89,13 @@ class NxosSim(SimBase, HttpDevice):
         name: str,
         address: str,
         *,
-        ports: list[str],
-        username: str,
-        password: str,
-        ca: LabCA | None,
-        world: World | None = None,
-        state_dir: Path | None = None,
-        faults: Faults | None = None,
-        model: str | None = None,
-        os_version: str | None = None,
         port: int | None = None,
         startup_config: str | None = None,
         ssh_port: int | None = 22,
+        **common: Unpack[SimArgs],
     ) -> None:
-        super().__init__(
-            name,
-            address,
-            ports=ports,
-            username=username,
-            password=password,
-            ca=ca,
-            world=world,
-            state_dir=state_dir,  # this device's own directory
-            faults=faults,
-            model=model,
-            os_version=os_version,
-        )
-        self.http_port = (443 if ca is not None else 80) if port is None else port
+        super().__init__(name, address, **common)
+        self.http_port = (443 if self.ca is not None else 80) if port is None else port
         self.ssh_port = ssh_port
         startup = startup_config if startup_config is not None else default_startup_config(name, self.ports)
         saved = self.state_dir / "startup-config" if self.state_dir is not None else None
@@ -132,10 +109,10 @@ class NxosSim(SimBase, HttpDevice):
             running=running,
             startup=render_config(running),
             faults=self.faults,
-            world=world,
+            world=self.world,
             state_dir=self.state_dir,
-            version=os_version or NXOS_VERSION,
-            model=model,
+            version=self.os_version or NXOS_VERSION,
+            model=self.model,
         )
         self._https: HttpsService | None = None
         self._ssh: SshService | None = None
