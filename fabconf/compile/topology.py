@@ -371,6 +371,19 @@ def _uplinks(
             upper_facts.downlinks.append(uplink)
 
 
+def _vlans_by_rail(fab: dict[str, Any], ffile: str, problems: Problems) -> dict[int, dict[str, Any]]:
+    """Each rail's VLAN (with its index in fabric.yaml); a second VLAN for a rail is a problem."""
+    vlan_by_rail: dict[int, dict[str, Any]] = {}
+    for i, vlan in enumerate(fab["vlans"]):
+        if vlan["rail"] in vlan_by_rail:
+            problems.add(
+                ffile, ["vlans", i, "rail"], f"rail {vlan['rail']} already has VLAN {vlan_by_rail[vlan['rail']]['id']}"
+            )
+            continue
+        vlan_by_rail[vlan["rail"]] = {**vlan, "_index": i}
+    return vlan_by_rail
+
+
 def _host_ports(
     model: Model,
     switches: dict[str, SwitchFacts],
@@ -383,14 +396,7 @@ def _host_ports(
     ffile = model.files.get("fabric", "fabric.yaml")
     cfile = model.files.get("cabling", "cabling.yaml")
     devices = model.devices
-    vlan_by_rail: dict[int, dict] = {}
-    for i, vlan in enumerate(fab["vlans"]):
-        if vlan["rail"] in vlan_by_rail:
-            problems.add(
-                ffile, ["vlans", i, "rail"], f"rail {vlan['rail']} already has VLAN {vlan_by_rail[vlan['rail']]['id']}"
-            )
-            continue
-        vlan_by_rail[vlan["rail"]] = {**vlan, "_index": i}
+    vlan_by_rail = _vlans_by_rail(fab, ffile, problems)
     host_ports: dict[str, list[HostPort]] = {}
     groups: dict[tuple[str, int], list[tuple[Endpoint, Endpoint, int, Nic]]] = {}
     for host, leaf, idx in host_links:

@@ -33,10 +33,7 @@ def _per_priority(template: str, prio: int, window: str) -> str:
 
 
 def build(names: Names, title: str, roce_priorities: list[int], window: str = "5m") -> str:
-    prio = roce_priorities[0] if roce_priorities else 3
-    w = window
-    rdma = "{{device}} {{hca}} {{port}}"
-    bgp_legend = "{{device}} {{" + names.switch_bgp_peer_label + "}}"
+    """The Grafana dashboard, as JSON: a device picker, then ``_panels``."""
     board = (
         dashboard.Dashboard(title)
         .uid("fabconf-fabric")
@@ -52,72 +49,68 @@ def build(names: Names, title: str, roce_priorities: list[int], window: str = "5
             .multi(True)
             .include_all(True)
         )
-        .with_panel(
-            _panel(
-                "Port errors (share of received frames)",
-                "percentunit",
-                (_share(names.switch_in_errors, names.switch_in_packets, w), "{{device}} {{port}}"),
-                (_share(names.host_in_errors, names.host_in_packets, w), "{{device}} {{port}}"),
-            )
-        )
-        .with_panel(
-            _panel(
-                "Port packets per second",
-                "pps",
-                (f"rate({names.switch_in_packets}{{{SELECT}}}[{w}])", "{{device}} {{port}}"),
-                (f"rate({names.host_in_packets}{{{SELECT}}}[{w}])", "{{device}} {{port}}"),
-            )
-        )
-        .with_panel(
-            _panel(
-                "Port speed against intent (bits/s)",
-                "bps",
-                (f"{names.switch_speed_mbps}{{{SELECT}}} * 1e6", "{{device}} {{port}}"),
-                (f"{names.host_speed_bytes}{{{SELECT}}} * 8", "{{device}} {{port}}"),
-                (f"{names.intended_speed}{{{SELECT}}}", "intended {{device}} {{port}}"),
-            )
-        )
-        .with_panel(
-            _panel(
-                "RoCE retransmission timeouts per second",
-                "ops",
-                (f"rate({names.host_rdma_timeouts}{{{SELECT}}}[{w}])", rdma),
-            )
-        )
-        .with_panel(
-            _panel(
-                f"PFC pause frames received per second (priority {prio})",
-                "ops",
-                (_per_priority(names.switch_pfc_pauses, prio, w), "{{device}} {{port}}"),
-                (_per_priority(names.host_pfc_pauses, prio, w), "{{device}} {{port}}"),
-                (f"increase({names.host_pfc_watchdog}{{{SELECT}}}[{w}])", "watchdog {{device}} {{port}}"),
-            )
-        )
-        .with_panel(
-            _panel(
-                "ECN-marked RoCE packets and CNPs per second",
-                "ops",
-                (f"rate({names.host_ecn_marked}{{{SELECT}}}[{w}])", "ECN " + rdma),
-                (f"rate({names.host_cnp_sent}{{{SELECT}}}[{w}])", "CNP " + rdma),
-            )
-        )
-        .with_panel(
-            _panel(
-                "BGP sessions not established (6 = established)",
-                "none",
-                (f"{names.switch_bgp_peer_state}{{{SELECT}}} != 6", bgp_legend),
-            )
-        )
-        .with_panel(
-            _panel(
-                "Drift (1 = drifted) and scrape health",
-                "none",
-                (f"{names.drift}{{{SELECT}}}", "drift {{device}}"),
-                (f"{names.up}{{{SELECT}}}", "up {{device}} {{job}}"),
-            )
-        )
     )
+    for panel in _panels(names, roce_priorities, window):
+        board = board.with_panel(panel)
     return json.dumps(board.build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"
+
+
+def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries.Panel]:
+    """Port errors and packets, speed against intent, RoCE retransmissions, PFC pauses and the watchdog, ECN
+    marks and CNPs, BGP sessions, drift and scrape health; every query selects the chosen devices."""
+    prio = roce_priorities[0] if roce_priorities else 3
+    rdma = "{{device}} {{hca}} {{port}}"
+    bgp_legend = "{{device}} {{" + names.switch_bgp_peer_label + "}}"
+    return [
+        _panel(
+            "Port errors (share of received frames)",
+            "percentunit",
+            (_share(names.switch_in_errors, names.switch_in_packets, w), "{{device}} {{port}}"),
+            (_share(names.host_in_errors, names.host_in_packets, w), "{{device}} {{port}}"),
+        ),
+        _panel(
+            "Port packets per second",
+            "pps",
+            (f"rate({names.switch_in_packets}{{{SELECT}}}[{w}])", "{{device}} {{port}}"),
+            (f"rate({names.host_in_packets}{{{SELECT}}}[{w}])", "{{device}} {{port}}"),
+        ),
+        _panel(
+            "Port speed against intent (bits/s)",
+            "bps",
+            (f"{names.switch_speed_mbps}{{{SELECT}}} * 1e6", "{{device}} {{port}}"),
+            (f"{names.host_speed_bytes}{{{SELECT}}} * 8", "{{device}} {{port}}"),
+            (f"{names.intended_speed}{{{SELECT}}}", "intended {{device}} {{port}}"),
+        ),
+        _panel(
+            "RoCE retransmission timeouts per second",
+            "ops",
+            (f"rate({names.host_rdma_timeouts}{{{SELECT}}}[{w}])", rdma),
+        ),
+        _panel(
+            f"PFC pause frames received per second (priority {prio})",
+            "ops",
+            (_per_priority(names.switch_pfc_pauses, prio, w), "{{device}} {{port}}"),
+            (_per_priority(names.host_pfc_pauses, prio, w), "{{device}} {{port}}"),
+            (f"increase({names.host_pfc_watchdog}{{{SELECT}}}[{w}])", "watchdog {{device}} {{port}}"),
+        ),
+        _panel(
+            "ECN-marked RoCE packets and CNPs per second",
+            "ops",
+            (f"rate({names.host_ecn_marked}{{{SELECT}}}[{w}])", "ECN " + rdma),
+            (f"rate({names.host_cnp_sent}{{{SELECT}}}[{w}])", "CNP " + rdma),
+        ),
+        _panel(
+            "BGP sessions not established (6 = established)",
+            "none",
+            (f"{names.switch_bgp_peer_state}{{{SELECT}}} != 6", bgp_legend),
+        ),
+        _panel(
+            "Drift (1 = drifted) and scrape health",
+            "none",
+            (f"{names.drift}{{{SELECT}}}", "drift {{device}}"),
+            (f"{names.up}{{{SELECT}}}", "up {{device}} {{job}}"),
+        ),
+    ]
 
 
 def queries(board_json: str) -> list[str]:

@@ -38,6 +38,13 @@ def _per_priority(template: str, priorities: list[int], window: str) -> str:
 
 
 def rule_groups(names: Names, th: Thresholds, roce_priorities: list[int], timing: Timing) -> dict[str, Any]:
+    """The alerting rules: the ports' and NICs' (``_port_alerts``), then the devices' (``_device_alerts``)."""
+    alerts = _port_alerts(names, th, roce_priorities, timing) + _device_alerts(names, timing)
+    return {"groups": [{"name": "fabconf-fabric", "rules": alerts}]}
+
+
+def _port_alerts(names: Names, th: Thresholds, roce_priorities: list[int], timing: Timing) -> list[dict[str, Any]]:
+    """Errors, RoCE retransmissions, PFC storms and the watchdog, ECN marks and CNPs, speed below intent."""
     w, hold = timing.window, timing.for_duration
     prios = sorted(roce_priorities) or [3]
     switch_errors = f"rate({names.switch_in_errors}[{w}]) / clamp_min(rate({names.switch_in_packets}[{w}]), 1)"
@@ -50,14 +57,9 @@ def rule_groups(names: Names, th: Thresholds, roce_priorities: list[int], timing
     )
     slow_switch = f"{names.switch_speed_mbps} * 1e6 < on(device, port) {names.intended_speed}"
     slow_host = f"{names.host_speed_bytes} * 8 < on(device, port) {names.intended_speed}"
-    bgp = f'label_replace({names.switch_bgp_peer_state} != 6, "peer", "$1", "{names.switch_bgp_peer_label}", "(.+)")'
-    stale = (
-        f"({names.device_info} unless on(device) {names.drift_state}) or on(device) ({names.device_info} and on() "
-        f"((time() - {names.drift_last_run}) > {timing.drift_max_age_s}))"
-    )
     port = "{{ $labels.device }} {{ $labels.port }}"
     rdma = "{{ $labels.device }} {{ $labels.hca }} port {{ $labels.port }}"
-    alerts = [
+    return [
         _alert(
             "FabconfPortErrorRate",
             _join(f"({switch_errors} > {th.port_error_rate:g}) or ({host_errors} > {th.port_error_rate:g})", names),
@@ -103,6 +105,18 @@ def rule_groups(names: Names, th: Thresholds, roce_priorities: list[int], timing
             f"{port}: running below its intended speed",
             hold,
         ),
+    ]
+
+
+def _device_alerts(names: Names, timing: Timing) -> list[dict[str, Any]]:
+    """A BGP session down, a device that cannot be scraped, drift, and a drift report that stopped coming."""
+    hold = timing.for_duration
+    bgp = f'label_replace({names.switch_bgp_peer_state} != 6, "peer", "$1", "{names.switch_bgp_peer_label}", "(.+)")'
+    stale = (
+        f"({names.device_info} unless on(device) {names.drift_state}) or on(device) ({names.device_info} and on() "
+        f"((time() - {names.drift_last_run}) > {timing.drift_max_age_s}))"
+    )
+    return [
         _alert(
             "FabconfBgpSessionDown",
             _join(bgp, names),
@@ -130,4 +144,3 @@ def rule_groups(names: Names, th: Thresholds, roce_priorities: list[int], timing
             hold,
         ),
     ]
-    return {"groups": [{"name": "fabconf-fabric", "rules": alerts}]}

@@ -6,7 +6,7 @@ from typing import Any
 
 from fabconf.compile.design.qos import QOS_BUILDERS, Hardware
 from fabconf.compile.model import Device, Model, natural_key
-from fabconf.compile.topology import Topology
+from fabconf.compile.topology import SwitchFacts, Topology
 from fabconf.platforms import PLATFORMS
 
 
@@ -24,12 +24,8 @@ DEFAULT_MAX_PATHS = 64
 # keyed by the platform table's ``qos_dialect``
 
 
-def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
-    fabric = model.fabric
-    facts = topo.switches[dev.name]
-    plat = PLATFORMS[dev.platform]
-    mtu = min(facts.mtu, plat.max_mtu)
-    wd = bool(fabric["roce"]["pfc_watchdog"]["enabled"])
+def _fabric_ports(facts: SwitchFacts, topo: Topology, wd: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The switch's fabric interfaces (uplinks and downlinks, a /31 each) and its BGP neighbour on each."""
     interfaces: list[dict[str, Any]] = []
     neighbors: list[dict[str, Any]] = []
     links = [(up, True) for up in facts.uplinks] + [(down, False) for down in facts.downlinks]
@@ -56,20 +52,36 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
                 "peer": peer,
             }
         )
-    for hp in facts.host_ports:
-        interfaces.append(
-            {
-                "name": hp.leaf_port,
-                "description": f"{hp.host}:{hp.nic.netdev}",
-                "mtu": mtu,
-                "kind": "host",
-                "address": None,
-                "vlan": hp.vlan,
-                "pfc": True,
-                "pfc_watchdog": wd,
-                "peer": f"{hp.host}:{hp.nic.netdev}",
-            }
-        )
+    return interfaces, neighbors
+
+
+def _host_facing(facts: SwitchFacts, mtu: int, wd: bool) -> list[dict[str, Any]]:
+    """A leaf's ports that face GPU hosts: access ports in the rail's VLAN."""
+    return [
+        {
+            "name": hp.leaf_port,
+            "description": f"{hp.host}:{hp.nic.netdev}",
+            "mtu": mtu,
+            "kind": "host",
+            "address": None,
+            "vlan": hp.vlan,
+            "pfc": True,
+            "pfc_watchdog": wd,
+            "peer": f"{hp.host}:{hp.nic.netdev}",
+        }
+        for hp in facts.host_ports
+    ]
+
+
+def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
+    """A switch's device data (``fabconf.compile.devicedata.Switch``)."""
+    fabric = model.fabric
+    facts = topo.switches[dev.name]
+    plat = PLATFORMS[dev.platform]
+    mtu = min(facts.mtu, plat.max_mtu)
+    wd = bool(fabric["roce"]["pfc_watchdog"]["enabled"])
+    interfaces, neighbors = _fabric_ports(facts, topo, wd)
+    interfaces += _host_facing(facts, mtu, wd)
     interfaces.sort(key=lambda i: natural_key(i["name"]))
     neighbors.sort(key=lambda n: tuple(int(x) for x in n["address"].split(".")))
     vlans = []
