@@ -40,22 +40,28 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     return out
 
 
-def parse_ibv_firmware(text: str) -> dict[str, str]:
-    """``ibv_devinfo``: hca_id -> fw_ver."""
+def _ibv_field(text: str, field: str, value: str) -> dict[str, list[str]]:
+    """``ibv_devinfo``: hca_id -> every value of ``field`` (one per port for a port field) matching ``value``."""
     check_clean(text)
-    out: dict[str, str] = {}
+    out: dict[str, list[str]] = {}
     hca: str | None = None
+    line = re.compile(rf"\s+{field}:\s*({value})")
     for raw in text.splitlines():
         match = re.match(r"hca_id:\s*(\S+)", raw)
         if match:
             hca = match.group(1)
             continue
-        match = re.match(r"\s+fw_ver:\s*(\S+)", raw)
+        match = line.match(raw)
         if match and hca is not None:
-            out[hca] = match.group(1)
+            out.setdefault(hca, []).append(match.group(1))
     if not out:
-        raise ParseError("no hca_id with fw_ver")
+        raise ParseError(f"no hca_id with {field}")
     return out
+
+
+def parse_ibv_firmware(text: str) -> dict[str, str]:
+    """``ibv_devinfo``: hca_id -> fw_ver."""
+    return {hca: values[-1] for hca, values in _ibv_field(text, "fw_ver", r"\S+").items()}
 
 
 def parse_grep_values(text: str) -> dict[str, int]:
@@ -99,20 +105,7 @@ def parse_lsmod(text: str) -> set[str]:
 
 def parse_ibv_active_mtu(text: str) -> dict[str, int]:
     """``ibv_devinfo``: hca_id -> the smallest ``active_mtu`` of its ports, in bytes (``active_mtu: 4096 (5)``)."""
-    check_clean(text)
-    out: dict[str, int] = {}
-    hca: str | None = None
-    for raw in text.splitlines():
-        match = re.match(r"hca_id:\s*(\S+)", raw)
-        if match:
-            hca = match.group(1)
-            continue
-        match = re.match(r"\s+active_mtu:\s*(\d+)", raw)
-        if match and hca is not None:
-            out[hca] = min(out.get(hca, 1 << 30), int(match.group(1)))
-    if not out:
-        raise ParseError("no hca_id with active_mtu")
-    return out
+    return {hca: min(int(v) for v in values) for hca, values in _ibv_field(text, "active_mtu", r"\d+").items()}
 
 
 @dataclass(frozen=True)
