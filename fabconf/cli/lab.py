@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,16 @@ from fabconf_lab.faults import MOMENTS
 
 DEFAULT_STATE = ".fabconf-lab"
 DEFAULT_NETWORK = "127.77.0.0/16"
+NETWORK_ENV = "FABCONF_LAB_NETWORK"
+NETWORK_HELP = (
+    f"loopback range for the lab's device addresses, when the command starts the lab "
+    f"(default: ${NETWORK_ENV}, else {DEFAULT_NETWORK})"
+)
+
+
+def lab_network(value: str | None) -> str:
+    """The lab's network: ``--network``, else ``$FABCONF_LAB_NETWORK``, else ``DEFAULT_NETWORK``."""
+    return value or os.environ.get(NETWORK_ENV, "").strip() or DEFAULT_NETWORK
 
 
 def _print_status(reply: dict) -> None:
@@ -108,7 +119,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
 def cmd_lab(args: argparse.Namespace) -> int:
     state = Path(args.state)
     if args.lab_command == "up":
-        return start_lab(Path(args.inventory), state, args.network, workers=args.workers)
+        return start_lab(Path(args.inventory), state, lab_network(args.network), workers=args.workers)
     try:
         if args.lab_command == "status":
             _print_status(daemon.request(state, {"cmd": "status"}))
@@ -151,7 +162,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     up = common(labsub.add_parser("up", help="start the lab in the background; returns once every device answers"))
     up.add_argument("-i", "--inventory", default="inventory", metavar="DIR")
-    up.add_argument("--network", default=DEFAULT_NETWORK, help="loopback range for device addresses")
+    up.add_argument("--network", default=None, help=NETWORK_HELP)
     up.add_argument(
         "--workers",
         type=int,

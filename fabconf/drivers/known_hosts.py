@@ -108,7 +108,19 @@ def narrowed_file(host: str, port: int, known_hosts: str | None) -> str:
         keys = _listed(name, known_hosts)
     except OSError:
         keys = []
-    text = "".join(f"{name} {keytype} {key.get_base64()}\n" for keytype, key in keys)
+    return _private_file("".join(f"{name} {keytype} {key.get_base64()}\n" for keytype, key in keys))
+
+
+def ssh_port_config(host: str, port: int) -> str:
+    """An ssh_config file that sends SSH to ``host`` to ``port``, in the same private directory: netmiko reads
+    ``Port`` from its ``ssh_config_file`` when it was asked for port 22 ([V] netmiko 4.x
+    ``BaseConnection._use_ssh_config``), which is how NX-OS's SCP reaches a device whose SSH is not on 22 (napalm
+    5.2's ``nxos.py`` sets netmiko's port to 22 whatever it is given)."""
+    return _private_file(f"Host {host}\n    HostName {host}\n    Port {int(port)}\n")
+
+
+def _private_file(text: str) -> str:
+    """A file of ``text`` in this process's private directory (0700, removed at exit), written once per content."""
     with _lock:
         if not _narrowed:
             where = tempfile.mkdtemp(prefix="fabconf-known-hosts-")  # 0700
