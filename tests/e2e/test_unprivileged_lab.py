@@ -139,5 +139,9 @@ def test_shared_address_layout_diffs_and_pushes_nxos_over_its_own_ssh_port(tmp_p
         assert push.returncode in (0, 1), push.stdout[-3000:] + push.stderr[-3000:]
         again = _run([], tmp_path, "diff", *where, "--limit", "leaf4", "--format", "json", env=env)
         assert json.loads(again.stdout)["devices"][0]["state"] == "unchanged", again.stdout[-2000:]
+        # its exporters share an address too: monitoring --lab says what it needs instead of wrong targets
+        out = tmp_path / "monitoring"
+        mon = _run([], tmp_path, "monitoring", "-i", "inventory", "-o", str(out), "--lab", "--state", str(state))
+        assert mon.returncode == 1 and "FABCONF_LAB_PORTS=high" in mon.stderr and "Traceback" not in mon.stderr
     finally:
         _run([], tmp_path, "lab", "down", "--state", str(state))
