@@ -11,11 +11,15 @@
 ``choose`` picks the layout: ``FABCONF_LAB_PORTS`` (standard, high, shared) forces one; otherwise a probe of the
 network's first address decides: it cannot be bound (EADDRNOTAVAIL): shared; port 22 cannot be bound for lack of
 privilege (EACCES): high; else standard. The shared layout's base port is ``FABCONF_LAB_BASE_PORT`` (default
-``DEFAULT_BASE_PORT``). Every port chosen here is written into ``STATE/inventory`` (``fabconf_lab.orchestrator``)."""
+``DEFAULT_BASE_PORT``). Every port chosen here is written into ``STATE/inventory`` (``fabconf_lab.orchestrator``).
+
+A simulator started on its own (tests, scripts) listens where its port argument says; left to its default it takes
+its vendor's port, or that port's unprivileged twin (+10000) in a process that may not bind it (``default_port``)."""
 
 from __future__ import annotations
 
 import errno
+import functools
 import ipaddress
 import os
 import socket
@@ -35,9 +39,23 @@ SERVICES: dict[str, tuple[str, ...]] = {
     "cumulus": ("https", "ssh"),
     "linux": ("ssh",),
 }
+HIGH_OFFSET = 10000  # a privileged port's unprivileged twin: 22 -> 10022, 443 -> 10443, 80 -> 10080
 _STANDARD = {"https": 443, "ssh": 22}
-_HIGH = {"https": 10443, "ssh": 10022}
+_HIGH = {"https": 443 + HIGH_OFFSET, "ssh": 22 + HIGH_OFFSET}
 NVUE_PORT = 8765  # NVUE's REST port, unprivileged already: the same in every per-address layout
+
+
+VENDOR = -1  # a simulator's SSH port argument left to its default: ``default_port(22)``
+
+
+@functools.cache
+def _may_bind_privileged() -> bool:
+    return _probe("127.0.0.1", _STANDARD["ssh"]) != errno.EACCES
+
+
+def default_port(vendor: int) -> int:
+    """``vendor``, or ``vendor + HIGH_OFFSET`` when it is privileged and this process may not bind it."""
+    return vendor if vendor >= 1024 or _may_bind_privileged() else vendor + HIGH_OFFSET
 
 
 @dataclass(frozen=True)

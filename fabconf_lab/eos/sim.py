@@ -65,6 +65,7 @@ from fabconf_lab.eos import config as ec
 from fabconf_lab.eos import show, strict
 from fabconf_lab.faults import Faults
 from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
+from fabconf_lab.ports import default_port
 from fabconf_lab.tls import LabCA
 from fabconf_lab.world import DeviceView, World
 
@@ -150,7 +151,7 @@ class EosSim(SimBase, HttpDevice):
             model=model,
             os_version=os_version,
         )
-        self.port = port if port is not None else (443 if ca is not None else 80)
+        self.port = port if port is not None else default_port(443 if ca is not None else 80)
         self.version = os_version or version
         self.model = model or show.MODEL
         self.family = platform_spec("eos").hardware_family(self.model)  # strata | sand: which queue command it takes
