@@ -31,12 +31,12 @@ def lab_network(value: str | None) -> str:
 def _print_status(reply: dict) -> None:
     devices = reply.get("devices", [])
     width = max((len(d["name"]) for d in devices), default=6)
-    print(f"{'device':<{width}}  {'platform':<8}  {'address':<15}  ports     faults")
+    ports = {d["name"]: ",".join(map(str, d["ports"])) for d in devices}
+    pw = max((len(p) for p in ports.values()), default=5)
+    print(f"{'device':<{width}}  {'platform':<8}  {'address':<15}  {'ports':<{pw}}  faults")
     for d in devices:
-        ports = ",".join(map(str, d["ports"]))
-        print(
-            f"{d['name']:<{width}}  {d['platform']:<8}  {d['address']:<15}  {ports:<8}  {', '.join(d['faults']) or '-'}"
-        )
+        where = f"{d['address']:<15}  {ports[d['name']]:<{pw}}"
+        print(f"{d['name']:<{width}}  {d['platform']:<8}  {where}  {', '.join(d['faults']) or '-'}")
     print(f"inventory: {reply.get('inventory')}")
 
 
