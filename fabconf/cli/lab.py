@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fabconf.errors import UsageError
 from fabconf_lab import daemon
+from fabconf_lab import ports as labports
 from fabconf_lab.faults import MOMENTS
 
 DEFAULT_STATE = ".fabconf-lab"
@@ -60,9 +61,13 @@ def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
 def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, workers: int = 0) -> int:
     """Start the lab daemon unless one already runs for ``state``; returns an exit status. ``quiet`` (a ``--lab``
     command) uses a running lab; ``fabconf lab up`` over a running one is refused, saying what to do. Only a
-    loopback ``network`` is accepted, before anything binds."""
+    loopback ``network`` and a known forced port layout (``fabconf_lab.ports``) are accepted, before anything
+    binds."""
     try:
         daemon.loopback_network(network)
+        if os.environ.get(labports.LAYOUT_ENV, "").strip():
+            labports.choose(network)  # a forced layout that does not exist
+        labports.base_port()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     state.mkdir(parents=True, exist_ok=True)

@@ -44,3 +44,19 @@ def test_lab_up_reads_the_environment_too(monkeypatch: pytest.MonkeyPatch) -> No
 def test_a_network_off_loopback_is_refused_before_anything_binds(tmp_path) -> None:
     with pytest.raises(UsageError, match="the lab binds only loopback addresses"):
         start_lab(tmp_path / "inventory", tmp_path / "state", "10.0.0.0/16", quiet=True)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("FABCONF_LAB_PORTS", "low", "FABCONF_LAB_PORTS=low: expected one of standard, high, shared"),
+        ("FABCONF_LAB_BASE_PORT", "80", "FABCONF_LAB_BASE_PORT=80: expected a port number from 1024 to 65535"),
+    ],
+)
+def test_a_bad_port_setting_is_refused_before_the_lab_starts(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(UsageError, match=message):
+        start_lab(tmp_path / "inventory", tmp_path / "state", DEFAULT_NETWORK, quiet=True)
+    assert not (tmp_path / "state" / "lab.log").exists()  # nothing was started
