@@ -188,12 +188,27 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     from fabconf_lab.shards import ShardedLab, default_workers
 
     workers = workers or default_workers(len(compiled.model.devices))
-    lab = (
-        ShardedLab(compiled, inventory, state, network=network, workers=workers)
-        if workers > 1
-        else Lab(compiled, inventory, state, network=network)
-    )
-    lab.start()
+
+    def started(layout: str | None) -> Lab:
+        lab = (
+            ShardedLab(compiled, inventory, state, network=network, workers=workers, layout=layout)
+            if workers > 1
+            else Lab(compiled, inventory, state, network=network, layout=layout)
+        )
+        lab.start()
+        return lab
+
+    try:
+        try:
+            lab = started(None)
+        except PermissionError:  # a privileged port the probe let through (fabconf_lab.ports.choose)
+            if os.environ.get("FABCONF_LAB_PORTS"):
+                raise
+            print("fabconf lab: no privilege to bind ports below 1024: using high ports", file=sys.stderr)
+            lab = started("high")
+    except (OSError, ValueError, RuntimeError) as exc:
+        print(f"fabconf lab: cannot start the lab on {network}: {exc}", file=sys.stderr)
+        return 1
     token = secrets.token_hex(16)
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(0.5)  # the accept loop looks at `stop` twice a second
@@ -220,7 +235,7 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     path = control_path(state)
     path.write_text(json.dumps({"port": server.getsockname()[1], "token": token, "pid": os.getpid()}))
     os.chmod(path, 0o600)
-    print(f"lab ready: {len(lab.addresses)} devices in {workers} process(es)", flush=True)
+    print(f"lab ready: {len(lab.addresses)} devices in {workers} process(es), {lab.layout} ports", flush=True)
     try:
         while not stop.is_set():
             try:

@@ -1,5 +1,6 @@
 """Build, start and describe a lab for an inventory: one simulator per device, each at its own
-loopback address on its vendor's standard ports, all cabled together in one World.
+loopback address on its vendor's standard ports (or, without the privilege to bind them or per-device loopback
+addresses, on unprivileged ports: ``fabconf_lab.ports``), all cabled together in one World.
 
 ``Lab`` is used in-process by the test fixture and by the ``fabconf lab`` daemon alike. It writes
 ``STATE/inventory/`` — a complete fabconf inventory of the lab (same names, platforms, groups, data,
@@ -26,8 +27,10 @@ import yaml
 from fabconf import Compiled
 from fabconf.platforms import platform as platform_spec
 from fabconf_lab import metrics as labmetrics
+from fabconf_lab import ports as labports
 from fabconf_lab.contract import Simulator
 from fabconf_lab.daemon import loopback_network
+from fabconf_lab.ports import DevicePorts
 from fabconf_lab.tls import LabCA
 from fabconf_lab.world import World
 
@@ -54,8 +57,9 @@ SIMULATORS: dict[str, tuple[str, str]] = {
     "cumulus": ("fabconf_lab.nvue.sim", "NvueSim"),
     "linux": ("fabconf_lab.host.sim", "GpuHostSim"),
 }
-# the service ports each platform answers on (what `lab up` waits for and the inventory names)
-SERVICE_PORTS: dict[str, tuple[int, ...]] = {"eos": (443,), "nxos": (443, 22), "cumulus": (8765, 22), "linux": (22,)}
+# the exporter port of each platform's metrics where every device has its own address (``fabconf_lab.metrics``)
+METRICS_PORTS = {"linux": labmetrics.HOST_PORT, "eos": labmetrics.SWITCH_PORT}
+METRICS_PORTS |= {"nxos": labmetrics.SWITCH_PORT, "cumulus": labmetrics.SWITCH_PORT}
 
 
 @dataclass
@@ -64,10 +68,12 @@ class LabDevice:
     platform: str
     address: str
     sim: Simulator
+    service_ports: DevicePorts
 
     @property
     def ports(self) -> tuple[int, ...]:
-        return SERVICE_PORTS[self.platform]
+        """The ports its services answer on (what `lab up` waits for and the inventory names)."""
+        return self.service_ports.services
 
 
 def _sim_class(platform: str) -> type:
@@ -101,10 +107,13 @@ class Lab:
         password: str | None = None,
         names: list[str] | None = None,
         addresses: dict[str, str] | None = None,
+        ports: dict[str, DevicePorts] | None = None,
+        layout: str | None = None,
         build: bool = True,
     ) -> None:
-        """``names`` selects devices (default: all), at consecutive addresses of ``network``; ``addresses`` gives
-        them instead (a shard of a lab spread over processes, ``fabconf_lab.shards``). ``build=False`` builds no
+        """``names`` selects devices (default: all), at the addresses and ports ``fabconf_lab.ports`` plans on
+        ``network`` in ``layout`` (default: what ``ports.choose`` finds); ``addresses`` and ``ports`` give them
+        instead (a shard of a lab spread over processes, ``fabconf_lab.shards``). ``build=False`` builds no
         simulator here (the shards do)."""
         self.compiled = compiled
         self.inventory_dir = Path(inventory_dir).resolve()
@@ -116,13 +125,15 @@ class Lab:
         model = compiled.model
         cables = [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in model.links]
         self.world = World(cables, max_age=world_max_age(len(model.devices)))
-        if addresses is None:
-            net = ipaddress.IPv4Network(loopback_network(network))
+        if addresses is None or ports is None:
+            ipaddress.IPv4Network(loopback_network(network))
+            layout = labports.choose(network, layout)
             selected = sorted(names if names is not None else model.devices)
-            if len(selected) > net.num_addresses - 2:
-                raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(selected)}")
-            addresses = {name: str(net.network_address + i) for i, name in enumerate(selected, start=1)}
+            platforms = {name: model.devices[name].platform for name in selected}
+            addresses, ports = labports.plan(layout, network, platforms, METRICS_PORTS)
+        self.layout = layout
         self.addresses = dict(addresses)  # every device of this lab (a shard runs some of them)
+        self.ports = dict(ports)
         self.devices: dict[str, LabDevice] = {}
         cabled: dict[str, set[str]] = {}  # ports in use, for devices whose model declares no port list
         for lk in model.links:
@@ -133,7 +144,8 @@ class Lab:
         self.metrics = labmetrics.MetricsHub()  # every device's exporter endpoint
         for name in sorted(self.addresses) if build else ():
             address = self.addresses[name]
-            self.devices[name] = LabDevice(name, model.devices[name].platform, address, self._build(name, address))
+            platform = model.devices[name].platform
+            self.devices[name] = LabDevice(name, platform, address, self._build(name, address), self.ports[name])
 
     def _build(self, name: str, address: str) -> Simulator:
         """A brownfield simulator of one inventory device at ``address`` (its saved state, if any, is loaded)."""
@@ -152,6 +164,7 @@ class Lab:
         else:  # each switch runs the release and is the model its inventory names
             kwargs["model"] = dev.data.get("model")
             kwargs["os_version"] = dev.data.get("os_version")
+        kwargs |= _port_kwargs(dev.platform, self.ports[name])
         sim: Simulator = _sim_class(dev.platform)(name, address, **kwargs)
         return sim
 
@@ -169,8 +182,8 @@ class Lab:
         for dev in self.devices.values():
             storm = self.storms.setdefault(dev.name, labmetrics.Storm())
             self._feel_storm(dev)
-            port, endpoint = labmetrics.endpoint(dev.platform, self._sim_of(dev.name), self.world, storm)
-            self.metrics.add(dev.address, port, endpoint)
+            _port, endpoint = labmetrics.endpoint(dev.platform, self._sim_of(dev.name), self.world, storm)
+            self.metrics.add(dev.address, dev.service_ports.metrics, endpoint)
         self.metrics.start()
         if write_state:
             self.write_state()
@@ -264,6 +277,7 @@ class Lab:
                 "platform": d.platform,
                 "address": d.address,
                 "ports": list(d.ports),
+                "metrics_port": d.service_ports.metrics,
                 "faults": self._active(d.name) + link_faults(d.sim),
             }
             for d in self.devices.values()
@@ -315,7 +329,9 @@ class Lab:
             entry = dict(raw_hosts.get(name) or {})
             entry["hostname"] = address
             platform = self.compiled.model.devices[name].platform
-            entry["connection_options"] = _connection_options(platform, ca, known_hosts)
+            ports = self.ports[name]
+            entry["port"] = ports.https if ports.https is not None else ports.ssh
+            entry["connection_options"] = _connection_options(platform, ports, ca, known_hosts)
             hosts[name] = entry
         header = (
             "# The fabconf lab's inventory: the same devices, groups and data as the source inventory,\n"
@@ -328,19 +344,31 @@ class Lab:
         return inv
 
 
-def _connection_options(platform: str, ca_file: str, known_hosts: str) -> dict[str, Any]:
-    """How fabconf reaches a lab device: the platform table names the connection section and default port;
-    the lab adds what is its own (HTTPS on 443 for NAPALM's eAPI/NX-API, the SSH port for NVUE) and how to
-    trust it: its CA and its known_hosts, checked like any device's (``fabconf.drivers.trust``)."""
+def _port_kwargs(platform: str, ports: DevicePorts) -> dict[str, Any]:
+    """A simulator's port arguments: EOS its eAPI ``port``; NX-OS and Cumulus their HTTPS ``port`` and
+    ``ssh_port``; a GPU host its SSH ``port``."""
+    if platform == "linux":
+        return {"port": ports.ssh}
+    if platform == "eos":
+        return {"port": ports.https}
+    return {"port": ports.https, "ssh_port": ports.ssh}
+
+
+def _connection_options(platform: str, ports: DevicePorts, ca_file: str, known_hosts: str) -> dict[str, Any]:
+    """How fabconf reaches a lab device: the platform table names the connection section; the lab adds its own
+    ports (NAPALM's eAPI/NX-API port, NX-OS's SSH port for its SCP, NVUE's REST and SSH ports, a host's SSH port)
+    and how to trust it: its CA and its known_hosts, checked like any device's (``fabconf.drivers.trust``)."""
     spec = platform_spec(platform)
     section = spec.connection_section
     trust = {"ca_file": ca_file, "known_hosts": known_hosts}
     if section == "napalm":
-        extras: dict[str, Any] = {"optional_args": {"transport": "https", "port": 443}, **trust}
-        return {section: {"port": 443, "extras": extras}}
+        extras: dict[str, Any] = {"optional_args": {"transport": "https", "port": ports.https}, **trust}
+        if ports.ssh is not None:
+            extras["ssh_port"] = ports.ssh
+        return {section: {"port": ports.https, "extras": extras}}
     if section == "nvue":
-        return {section: {"port": spec.default_port, "extras": {"ssh_port": 22, **trust}}}
-    return {section: {"port": spec.default_port, "extras": {"device_type": "linux", **trust}}}
+        return {section: {"port": ports.https, "extras": {"ssh_port": ports.ssh, **trust}}}
+    return {section: {"port": ports.ssh, "extras": {"device_type": "linux", **trust}}}
 
 
 def link_faults(sim: Any) -> list[str]:

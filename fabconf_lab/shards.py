@@ -33,6 +33,7 @@ from typing import Any
 
 from fabconf import Compiled
 from fabconf_lab.orchestrator import Lab
+from fabconf_lab.ports import DevicePorts
 
 PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of the devices that answered requests)
 SWEEP_EVERY = 2.0  # seconds between looks at every device's view (timers change views without a request)
@@ -113,6 +114,7 @@ class ShardedLab(Lab):
                     str(self.inventory_dir),
                     str(self.state_dir),
                     {n: self.addresses[n] for n in share},
+                    {n: self.ports[n] for n in share},
                     self.username,
                     self.password,
                 ),
@@ -222,7 +224,13 @@ class ShardedLab(Lab):
 
 # -- the worker process ----------------------------------------------------------------------------------
 def _worker_main(
-    conn: Connection, inventory: str, state: str, addresses: dict[str, str], username: str, password: str
+    conn: Connection,
+    inventory: str,
+    state: str,
+    addresses: dict[str, str],
+    ports: dict[str, DevicePorts],
+    username: str,
+    password: str,
 ) -> None:
     from fabconf import compile_inventory
     from fabconf_lab.daemon import _quiet_libraries
@@ -230,7 +238,15 @@ def _worker_main(
     _quiet_libraries()
     try:
         compiled = compile_inventory(Path(inventory))
-        lab = Lab(compiled, Path(inventory), Path(state), username=username, password=password, addresses=addresses)
+        lab = Lab(
+            compiled,
+            Path(inventory),
+            Path(state),
+            username=username,
+            password=password,
+            addresses=addresses,
+            ports=ports,
+        )
         lab.start(write_state=False)
     except Exception as exc:  # the coordinator reports it; nothing else would see it
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))

@@ -23,7 +23,7 @@ import yaml
 
 from fabconf.cli import report
 from fabconf.cli.auditlog import warn_unfinished
-from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, start_lab
+from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
 from fabconf.cli.progress import RunProgress
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.render import render
@@ -293,7 +293,7 @@ def run_push(
 
 # -- the argparse layer -------------------------------------------------------------------------------------------
 def target_of(args: argparse.Namespace) -> Target:
-    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), args.network)
+    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), lab_network(args.network))
 
 
 def device_options_of(args: argparse.Namespace) -> DeviceOptions:
@@ -340,10 +340,10 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def add_target_args(p: argparse.ArgumentParser) -> None:
-    """--lab, --state and the hidden --network: where the devices are."""
+    """--lab, --state and --network: where the devices are."""
     p.add_argument("--lab", action="store_true", help="run against the built-in lab (started if needed)")
     p.add_argument("--state", default=DEFAULT_STATE, metavar="DIR", help="lab state directory (with --lab)")
-    p.add_argument("--network", default=DEFAULT_NETWORK, help=argparse.SUPPRESS)
+    p.add_argument("--network", default=None, metavar="CIDR", help=NETWORK_HELP)
 
 
 def add_report_args(p: argparse.ArgumentParser, inventory_arg: Any, formats: tuple[str, ...]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import subprocess
 import sys
@@ -11,21 +12,32 @@ from pathlib import Path
 
 from fabconf.errors import UsageError
 from fabconf_lab import daemon
+from fabconf_lab import ports as labports
 from fabconf_lab.faults import MOMENTS
 
 DEFAULT_STATE = ".fabconf-lab"
 DEFAULT_NETWORK = "127.77.0.0/16"
+NETWORK_ENV = "FABCONF_LAB_NETWORK"
+NETWORK_HELP = (
+    f"loopback range for the lab's device addresses, when the command starts the lab "
+    f"(default: ${NETWORK_ENV}, else {DEFAULT_NETWORK})"
+)
+
+
+def lab_network(value: str | None) -> str:
+    """The lab's network: ``--network``, else ``$FABCONF_LAB_NETWORK``, else ``DEFAULT_NETWORK``."""
+    return value or os.environ.get(NETWORK_ENV, "").strip() or DEFAULT_NETWORK
 
 
 def _print_status(reply: dict) -> None:
     devices = reply.get("devices", [])
     width = max((len(d["name"]) for d in devices), default=6)
-    print(f"{'device':<{width}}  {'platform':<8}  {'address':<15}  ports     faults")
+    ports = {d["name"]: ",".join(map(str, d["ports"])) for d in devices}
+    pw = max((len(p) for p in ports.values()), default=5)
+    print(f"{'device':<{width}}  {'platform':<8}  {'address':<15}  {'ports':<{pw}}  faults")
     for d in devices:
-        ports = ",".join(map(str, d["ports"]))
-        print(
-            f"{d['name']:<{width}}  {d['platform']:<8}  {d['address']:<15}  {ports:<8}  {', '.join(d['faults']) or '-'}"
-        )
+        where = f"{d['address']:<15}  {ports[d['name']]:<{pw}}"
+        print(f"{d['name']:<{width}}  {d['platform']:<8}  {where}  {', '.join(d['faults']) or '-'}")
     print(f"inventory: {reply.get('inventory')}")
 
 
@@ -49,9 +61,13 @@ def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
 def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, workers: int = 0) -> int:
     """Start the lab daemon unless one already runs for ``state``; returns an exit status. ``quiet`` (a ``--lab``
     command) uses a running lab; ``fabconf lab up`` over a running one is refused, saying what to do. Only a
-    loopback ``network`` is accepted, before anything binds."""
+    loopback ``network`` and a known forced port layout (``fabconf_lab.ports``) are accepted, before anything
+    binds."""
     try:
         daemon.loopback_network(network)
+        if os.environ.get(labports.LAYOUT_ENV, "").strip():
+            labports.choose(network)  # a forced layout that does not exist
+        labports.base_port()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     state.mkdir(parents=True, exist_ok=True)
@@ -108,7 +124,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
 def cmd_lab(args: argparse.Namespace) -> int:
     state = Path(args.state)
     if args.lab_command == "up":
-        return start_lab(Path(args.inventory), state, args.network, workers=args.workers)
+        return start_lab(Path(args.inventory), state, lab_network(args.network), workers=args.workers)
     try:
         if args.lab_command == "status":
             _print_status(daemon.request(state, {"cmd": "status"}))
@@ -151,7 +167,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     up = common(labsub.add_parser("up", help="start the lab in the background; returns once every device answers"))
     up.add_argument("-i", "--inventory", default="inventory", metavar="DIR")
-    up.add_argument("--network", default=DEFAULT_NETWORK, help="loopback range for device addresses")
+    up.add_argument("--network", default=None, help=NETWORK_HELP)
     up.add_argument(
         "--workers",
         type=int,

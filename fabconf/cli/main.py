@@ -56,13 +56,14 @@ def _inventory_arg(p: argparse.ArgumentParser) -> None:
 
 def _run_book(args: argparse.Namespace) -> int:
     from fabconf.cli import devices, runbook
+    from fabconf.cli.lab import lab_network
 
     options = runbook.RunOptions(
         check=args.check,
         yes=args.yes,
         inventory=Path(args.inventory) if args.inventory else None,
         limit=args.limit,
-        target=devices.Target(Path("inventory"), None, args.lab, Path(args.state), args.network),
+        target=devices.Target(Path("inventory"), None, args.lab, Path(args.state), lab_network(args.network)),
         timeout=args.timeout,
     )
     return runbook.run(args.file, options)

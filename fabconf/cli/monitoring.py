@@ -35,7 +35,14 @@ def _lab_addresses(state: Path) -> dict[str, str]:
     if not hosts_file.is_file():
         raise UsageError(f"{state}: no lab state there (start the lab: fabconf lab up --state {state})")
     hosts = yaml.safe_load(hosts_file.read_text()) or {}
-    return {name: str(entry["hostname"]) for name, entry in hosts.items() if isinstance(entry, dict)}
+    addresses = {name: str(entry["hostname"]) for name, entry in hosts.items() if isinstance(entry, dict)}
+    if len(addresses) > 1 and len(set(addresses.values())) == 1:
+        raise UsageError(
+            f"{state}: the lab runs every device on {next(iter(addresses.values()))}, each on its own ports (no "
+            "per-device loopback addresses here), and its exporters are not on the ports monitoring targets; "
+            "monitoring --lab needs a lab with an address per device (FABCONF_LAB_PORTS=high)"
+        )
+    return addresses
 
 
 def generate(

@@ -29,7 +29,9 @@ def driver_for(
     """A contract-conforming driver for one device, not yet opened.
 
     ``connection_options`` are Nornir's (``{section: {"port": …, "extras": {…}}}``); the platform table names
-    the section. ``extra_args`` reach our own drivers' ``optional_args`` (e.g. ``allow_fw_reset`` for hosts).
+    the section. ``extras.ssh_port`` is a device's SSH port where the port names another service (NVUE's REST,
+    NX-API: NX-OS's SCP then goes to ``ssh_port``). ``extra_args`` reach our own drivers' ``optional_args``
+    (e.g. ``allow_fw_reset`` for hosts).
     ``trust``: how certificates and host keys are checked (``fabconf.drivers.trust``; default: verified, from
     the environment); the section's ``ca_file`` / ``known_hosts`` extras win for this device.
     """
@@ -46,7 +48,11 @@ def driver_for(
         from fabconf.drivers.cli.staging import StagedCliDriver, StagedTimerDriver
 
         napalm_driver = spec.driver.partition(":")[2]
-        optional_args = {**trusted.napalm_args(napalm_driver, hostname), **dict(extras.get("optional_args") or {})}
+        ssh_port = int(extras.pop("ssh_port", None) or 22)  # NX-OS's SCP (fabconf's key, as for NVUE)
+        optional_args = {
+            **trusted.napalm_args(napalm_driver, hostname, ssh_port),
+            **dict(extras.get("optional_args") or {}),
+        }
         if port is not None:
             optional_args.setdefault("port", port)
         optional_args.setdefault("transport", "https")

@@ -69,7 +69,7 @@ def keys_for(path: str, name: str) -> list[tuple[str, paramiko.PKey]]:
     return found
 
 
-def _name(host: str, port: int) -> str:
+def host_port_name(host: str, port: int) -> str:
     """How known_hosts names ``host:port`` (OpenSSH: the bare host on port 22)."""
     return host if port == 22 else f"[{host}]:{port}"
 
@@ -89,7 +89,7 @@ def _listed(name: str, known_hosts: str | None) -> list[tuple[str, paramiko.PKey
 def trust_host(client: paramiko.SSHClient, host: str, port: int, known_hosts: str | None) -> None:
     """Give ``client`` the keys the user's ``~/.ssh/known_hosts`` and ``known_hosts`` list for ``host:port``.
     A missing user file is no error; an unreadable ``known_hosts`` raises OSError."""
-    name = _name(host, port)
+    name = host_port_name(host, port)
     keys = client.get_host_keys()
     for keytype, key in _listed(name, known_hosts):
         keys.add(name, keytype, key)
@@ -103,12 +103,24 @@ def narrowed_file(host: str, port: int, known_hosts: str | None) -> str:
     private directory of this process (removed at exit); files of the same content are written once. A
     ``known_hosts`` that cannot be read lists nothing here, as netmiko skips a missing ``alt_key_file``: the host's
     key is then unknown and refused."""
-    name = _name(host, port)
+    name = host_port_name(host, port)
     try:
         keys = _listed(name, known_hosts)
     except OSError:
         keys = []
-    text = "".join(f"{name} {keytype} {key.get_base64()}\n" for keytype, key in keys)
+    return _private_file("".join(f"{name} {keytype} {key.get_base64()}\n" for keytype, key in keys))
+
+
+def ssh_port_config(host: str, port: int) -> str:
+    """An ssh_config file that sends SSH to ``host`` to ``port``, in the same private directory: netmiko reads
+    ``Port`` from its ``ssh_config_file`` when it was asked for port 22 ([V] netmiko 4.x
+    ``BaseConnection._use_ssh_config``), which is how NX-OS's SCP reaches a device whose SSH is not on 22 (napalm
+    5.2's ``nxos.py`` sets netmiko's port to 22 whatever it is given)."""
+    return _private_file(f"Host {host}\n    HostName {host}\n    Port {int(port)}\n")
+
+
+def _private_file(text: str) -> str:
+    """A file of ``text`` in this process's private directory (0700, removed at exit), written once per content."""
     with _lock:
         if not _narrowed:
             where = tempfile.mkdtemp(prefix="fabconf-known-hosts-")  # 0700

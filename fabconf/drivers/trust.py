@@ -13,8 +13,8 @@ keys (GPU hosts, NVUE's ``nv`` CLI, NX-OS's SCP). Verification is ON by default;
 
 What each driver is given: napalm's EOS driver an ``ssl.SSLContext`` (pyeapi's ``context``; without one pyeapi
 does not verify at all); napalm's NX-OS driver ``ssl_verify`` (requests' ``verify``: the CA bundle or True) and
-netmiko's ``ssh_strict``/``alt_key_file`` for its SCP; fabconf's Cumulus driver ``ca_file``/``verify`` and
-``ssh_known_hosts``; fabconf's Linux driver ``ssh_strict`` and ``known_hosts``.
+netmiko's ``ssh_strict``/``alt_key_file`` for its SCP (and ``ssh_config_file`` for its port); fabconf's Cumulus
+driver ``ca_file``/``verify`` and ``ssh_known_hosts``; fabconf's Linux driver ``ssh_strict`` and ``known_hosts``.
 """
 
 from __future__ import annotations
@@ -57,18 +57,22 @@ class Trust:
             return ssl._create_unverified_context()
         return ssl.create_default_context(cafile=self.ca_file)
 
-    def napalm_args(self, driver: str, host: str) -> dict[str, Any]:
-        """optional_args for napalm's ``eos`` or ``nxos`` driver. netmiko (NX-OS's SCP; port 22 always, [V] napalm
-        5.2's ``nxos.py`` sets netmiko's port to 22) parses every known_hosts file it is given on each connection:
-        it is given one that lists only ``host``'s keys from the user's file and ``known_hosts``
-        (``fabconf.drivers.known_hosts.narrowed_file``)."""
+    def napalm_args(self, driver: str, host: str, ssh_port: int = 22) -> dict[str, Any]:
+        """optional_args for napalm's ``eos`` or ``nxos`` driver. netmiko (NX-OS's SCP) parses every known_hosts
+        file it is given on each connection: it is given one that lists only ``host:ssh_port``'s keys from the
+        user's file and ``known_hosts`` (``fabconf.drivers.known_hosts.narrowed_file``). [V] napalm 5.2's
+        ``nxos.py`` sets netmiko's port to 22 whatever it is given; an ``ssh_port`` other than 22 reaches netmiko
+        as an ``ssh_config_file`` naming the port (``known_hosts.ssh_port_config``)."""
         if driver == "eos":
             return {"context": self.ssl_context()}
         ssh: dict[str, Any] = {"ssh_strict": not self.insecure, "system_host_keys": False}
-        if not self.insecure:
-            from fabconf.drivers.known_hosts import narrowed_file  # imports paramiko: only device commands pay
+        if not self.insecure or ssh_port != 22:
+            from fabconf.drivers import known_hosts  # imports paramiko: only device commands pay
 
-            ssh.update(alt_host_keys=True, alt_key_file=narrowed_file(host, 22, self.known_hosts))
+            if not self.insecure:
+                ssh.update(alt_host_keys=True, alt_key_file=known_hosts.narrowed_file(host, ssh_port, self.known_hosts))
+            if ssh_port != 22:
+                ssh["ssh_config_file"] = known_hosts.ssh_port_config(host, ssh_port)
         return {"ssl_verify": False if self.insecure else (self.ca_file or True), **ssh}
 
     def own_args(self) -> dict[str, Any]:

@@ -64,6 +64,7 @@ from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.eos import config as ec
 from fabconf_lab.eos import show, strict
 from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
+from fabconf_lab.ports import default_port
 from fabconf_lab.world import DeviceView
 
 MAX_OPEN_SESSIONS = 5
@@ -128,7 +129,7 @@ class EosSim(SimBase, HttpDevice):
         **common: Unpack[SimArgs],
     ) -> None:
         super().__init__(name, address, **common)
-        self.port = port if port is not None else (443 if self.ca is not None else 80)
+        self.port = port if port is not None else default_port(443 if self.ca is not None else 80)
         self.version = self.os_version or version
         self.model = self.model or show.MODEL
         self.family = platform_spec("eos").hardware_family(self.model)  # strata | sand: which queue command it takes

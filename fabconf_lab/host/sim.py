@@ -1,12 +1,12 @@
 """A lab GPU host with ConnectX NICs, reached over real SSH (exec and interactive shell).
 
 ``GpuHostSim(name, address, *, ports, username, password, ca=None, world=None, state_dir=None, faults=None,
-port=None, startup_config=None, nics=None)``: ``ports`` are the NIC netdevs (default ``ens1f0np0``,
-``ens1f1np1``); ``nics`` (list of dicts: netdev, rdma, pci, speed, mac, address, fw_version, part, psid,
-mlxconfig overrides) takes precedence; ``startup_config`` is a ``HostState`` (``default_startup_config`` builds
-the brownfield default). ``ca`` is unused (SSH only). ``.start()``, ``.stop()``, ``.reboot()``,
-``.lab_view()``, ``.state`` (the live ``HostState``; hold ``.lock`` when changing it from another thread),
-``.faults`` (a ``HostFaults``: the shared kinds plus ``garbled``), ``.ssh`` (the ``SshService``), ``.port``.
+port=None (22; 10022 without the privilege to bind 22), startup_config=None, nics=None)``: ``ports`` are the NIC
+netdevs (default ``ens1f0np0``, ``ens1f1np1``); ``nics`` (list of dicts: netdev, rdma, pci, speed, mac, address,
+fw_version, part, psid, mlxconfig overrides) takes precedence; ``startup_config`` is a ``HostState``
+(``default_startup_config`` builds the brownfield default). ``ca`` is unused (SSH only). ``.start()``, ``.stop()``,
+``.reboot()``, ``.lab_view()``, ``.state`` (the live ``HostState``; hold ``.lock`` when changing it from another
+thread), ``.faults`` (a ``HostFaults``: the shared kinds plus ``garbled``), ``.ssh`` (the ``SshService``), ``.port``.
 
 Users: the login user gets a ``user@host:~$`` prompt and needs ``sudo`` for privileged commands (passwordless);
 ``sudo -s``/``sudo -i``/``sudo su`` in a shell switch it to ``root@host:~#`` until ``exit``. Logging in as
@@ -49,6 +49,7 @@ from fabconf_lab.host.memfs import FsError
 from fabconf_lab.host.nicstate import HostState, NicPort, default_host_state
 from fabconf_lab.host.nicsysfs import NicContext, NicSysfs
 from fabconf_lab.host.shell import CommandFn, Invocation, MemoryFs, Output, Result, Shell, is_incomplete
+from fabconf_lab.ports import default_port
 from fabconf_lab.sshd import CloseSession, SessionContext, ShellSession, SshService, garble_text
 from fabconf_lab.world import DeviceView, PortView
 
@@ -190,7 +191,7 @@ class GpuHostSim(SimBase):
         self.ssh = SshService(
             name,
             address,
-            22 if port is None else port,
+            default_port(22) if port is None else port,
             username=self.username,
             password=self.password,
             session_factory=self._session,

@@ -31,9 +31,9 @@ Faults: ``reject PATTERN`` fails an apply whose ``nv set``/``nv unset`` lines (a
 CLI ``nv config apply``) before anything is applied; delay, hang and auth-refuse come from httpd/sshd.
 
 Public API: ``NvueSim(name, address, *, ports, username, password, ca, world=None, state_dir=None,
-faults=None, port=None (8765), startup_config=None (``default_startup_config``), ssh_port=22 (None: no
-SSH), release="5.12", apply_seconds=0.2, patch_validation=True, validator=None)``; ``start()``,
-``stop()``, ``lab_view()``, ``cli(line)`` (one ``nv`` command as the lab user), ``operational()``,
+faults=None, port=None (8765), startup_config=None (``default_startup_config``), ssh_port=22 (10022 without the
+privilege to bind 22; None: no SSH), release="5.12", apply_seconds=0.2, patch_validation=True, validator=None)``;
+``start()``, ``stop()``, ``lab_view()``, ``cli(line)`` (one ``nv`` command as the lab user), ``operational()``,
 ``store`` (``ConfigStore``: applied/startup trees, revisions, history). ``state_dir`` keeps
 ``nvue/<name>/startup.yaml`` (read back at construction, like a reboot) and the SSH host key.
 
@@ -66,6 +66,7 @@ from fabconf_lab.nvue.oper import MODEL, RELEASE, device_view, operational_tree
 from fabconf_lab.nvue.revisions import NAMED, ConfigStore, NvueError
 from fabconf_lab.nvue.schema import DEFAULT_RELEASE, Validator
 from fabconf_lab.nvue.tree import Tree
+from fabconf_lab.ports import VENDOR, default_port
 from fabconf_lab.world import DeviceView
 
 BASE = "/nvue_v1"
@@ -132,7 +133,7 @@ class NvueSim(SimBase, HttpDevice):
         *,
         port: int | None = None,
         startup_config: Tree | None = None,
-        ssh_port: int | None = 22,
+        ssh_port: int | None = VENDOR,
         release: str = DEFAULT_RELEASE,
         apply_seconds: float = 0.2,
         patch_validation: bool = True,
@@ -143,7 +144,7 @@ class NvueSim(SimBase, HttpDevice):
         self.lab_state_dir = self.state_dir
         self.state_dir = self.lab_state_dir / "nvue" / name if self.lab_state_dir is not None else None
         self.port = port if port is not None else DEFAULT_PORT
-        self.ssh_port = ssh_port
+        self.ssh_port = default_port(22) if ssh_port == VENDOR else ssh_port
         self.patch_validation = patch_validation
         if self.os_version:  # the schema of the release the inventory names (5.12.0 -> nvueschema 5.12)
             release = ".".join(self.os_version.split(".")[:2])

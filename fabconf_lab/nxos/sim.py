@@ -42,6 +42,7 @@ from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService
 from fabconf_lab.nxos.cli import NxosDevice
 from fabconf_lab.nxos.config import NXOS_VERSION, ExecSession, NxosCliError, ensure_ports, load
 from fabconf_lab.nxos.render import default_startup_config, render_config
+from fabconf_lab.ports import VENDOR, default_port
 from fabconf_lab.sshd import CloseSession, SessionContext, ShellSession, SshService
 from fabconf_lab.world import DeviceView
 
@@ -77,7 +78,8 @@ _MODE_PROMPTS = {
 class NxosSim(SimBase, HttpDevice):
     """One NX-OS switch.
 
-    ``port`` is the NX-API port: 443 with TLS (``ca`` given), 80 plain HTTP without; 0 picks a free one.
+    ``port`` is the NX-API port: 443 with TLS (``ca`` given), 80 plain HTTP without (each +10000 in a process
+    that may not bind it: ``fabconf_lab.ports.default_port``); 0 picks a free one.
     SSH listens on ``ssh_port`` (22 by default, as the NAPALM driver forces 22 for its SCP session;
     None disables SSH). ``state_dir`` is this device's own directory: it keeps ``startup-config``,
     ``bootflash/`` and ``ssh/`` (host key) there across restarts; a saved startup-config wins over
@@ -91,12 +93,12 @@ class NxosSim(SimBase, HttpDevice):
         *,
         port: int | None = None,
         startup_config: str | None = None,
-        ssh_port: int | None = 22,
+        ssh_port: int | None = VENDOR,
         **common: Unpack[SimArgs],
     ) -> None:
         super().__init__(name, address, **common)
-        self.http_port = (443 if self.ca is not None else 80) if port is None else port
-        self.ssh_port = ssh_port
+        self.http_port = default_port(443 if self.ca is not None else 80) if port is None else port
+        self.ssh_port = default_port(22) if ssh_port == VENDOR else ssh_port
         startup = startup_config if startup_config is not None else default_startup_config(name, self.ports)
         saved = self.state_dir / "startup-config" if self.state_dir is not None else None
         if saved is not None and saved.exists():

@@ -89,12 +89,12 @@ def open_connections(lab: Lab) -> list[str]:
             continue
         if link.startswith("socket:["):
             inodes.add(link[8:-1])
-    addresses = {d.address: d.name for d in lab.devices.values()}
+    services = {(d.address, port): d.name for d in lab.devices.values() for port in d.ports}  # the lab's own ports
     found = []
     for line in Path("/proc/self/net/tcp").read_text().splitlines()[1:]:
         cols = line.split()
-        addr, port = cols[2].split(":")
-        ip = ".".join(str(int(addr[i : i + 2], 16)) for i in (6, 4, 2, 0))
-        if cols[9] in inodes and cols[3] == "01" and ip in addresses and int(port, 16) in (22, 443, 8765):
-            found.append(f"{addresses[ip]}:{int(port, 16)}")
+        addr, hexport = cols[2].split(":")
+        ip, port = ".".join(str(int(addr[i : i + 2], 16)) for i in (6, 4, 2, 0)), int(hexport, 16)
+        if cols[9] in inodes and cols[3] == "01" and (ip, port) in services:
+            found.append(f"{services[ip, port]}:{port}")
     return sorted(found)

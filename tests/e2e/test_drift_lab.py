@@ -36,7 +36,13 @@ def _ssh(lab: Lab, name: str, *commands: str) -> None:
     client = paramiko.SSHClient()
     client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
     client.connect(
-        lab.devices[name].address, 22, lab.username, PASSWORD, look_for_keys=False, allow_agent=False, timeout=10
+        lab.devices[name].address,
+        lab.devices[name].service_ports.ssh,
+        lab.username,
+        PASSWORD,
+        look_for_keys=False,
+        allow_agent=False,
+        timeout=10,
     )
     try:
         for command in commands:
@@ -48,7 +54,7 @@ def _ssh(lab: Lab, name: str, *commands: str) -> None:
 
 
 def _napalm(lab: Lab, name: str, platform: str, config: str) -> None:
-    args = {"transport": "https", "port": 443}
+    args = {"transport": "https", "port": lab.devices[name].service_ports.https}
     driver = napalm.get_network_driver(platform)(lab.devices[name].address, lab.username, PASSWORD, optional_args=args)
     driver.open()
     try:

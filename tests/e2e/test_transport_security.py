@@ -10,6 +10,7 @@ import pytest
 import yaml
 from labkit import fab, inv
 
+from fabconf.drivers.known_hosts import host_port_name
 from fabconf_lab.orchestrator import Lab
 
 DEVICES = "leaf1,leaf3,leaf4,gpu01"  # NVUE, eAPI, NX-API, SSH host
@@ -58,7 +59,9 @@ def test_unverified_devices_are_not_talked_to_and_insecure_is_explicit(
 def test_a_changed_host_key_is_refused(lab: Lab, capsys: pytest.CaptureFixture[str], device: str, command: str) -> None:
     known = lab.known_hosts_path
     text = known.read_text()
-    address = lab.devices[device].address
+    ssh_port = lab.devices[device].service_ports.ssh
+    assert ssh_port is not None
+    address = host_port_name(lab.devices[device].address, ssh_port)  # as known_hosts names it: [addr]:port off 22
     line = next(ln for ln in text.splitlines() if ln.startswith(address + " "))
     other = next(ln for ln in text.splitlines() if not ln.startswith(address + " "))
     forged = f"{address} {other.split(' ', 1)[1]}"  # another device's key under this device's address

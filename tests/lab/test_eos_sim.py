@@ -1,6 +1,7 @@
 """The EOS eAPI simulator driven by the UNMODIFIED napalm ``eos`` driver and pyeapi over real HTTPS sockets.
 
-Addresses: 127.10.0.0/16 (this helper's range), the vendor's standard port 443.
+Addresses: 127.10.0.0/16 (this helper's range), the vendor's standard port 443 (10443 without the privilege to
+bind it).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pyeapi.eapilib import ConnectionError as EapiConnectionError
 from fabconf.drivers.cli.remediation import keep_management
 from fabconf_lab.eos.sim import EosSim, default_startup_config
 from fabconf_lab.faults import Faults
+from fabconf_lab.ports import default_port
 from fabconf_lab.tls import LabCA
 from fabconf_lab.world import World
 
@@ -49,7 +51,7 @@ def make_sim(ca: LabCA) -> Iterator[Callable[..., EosSim]]:
     started: list[EosSim] = []
 
     def make(name: str = "leaf1", ports: list[str] | None = None, **kwargs) -> EosSim:
-        port = kwargs.pop("port", 443)
+        port = kwargs.pop("port", default_port(443))  # 10443 where this process may not bind 443
         for attempt in range(5):
             sim = EosSim(
                 name,

@@ -147,7 +147,12 @@ def test_gpu_host_tools_over_ssh(lab_state: Path) -> None:
     client = paramiko.SSHClient()
     client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
     client.connect(
-        host["hostname"], 22, env["FABCONF_USERNAME"], env["FABCONF_PASSWORD"], look_for_keys=False, allow_agent=False
+        host["hostname"],
+        host["port"],  # the lab's SSH port: 22, or 10022 without the privilege to bind 22
+        env["FABCONF_USERNAME"],
+        env["FABCONF_PASSWORD"],
+        look_for_keys=False,
+        allow_agent=False,
     )
     try:
 
@@ -193,17 +198,18 @@ def test_lab_down_stops_every_device(tmp_path: Path) -> None:
     network = free_network()
     leaf = network.replace("0.0/16", "0.11")
     fabconf("lab", "up", "--state", str(state), "--network", network)
-    assert socket.create_connection((leaf, 443), timeout=2)
+    port = next(h["port"] for h in _hosts(state).values() if h["hostname"] == leaf)  # 443, or 10443 unprivileged
+    assert socket.create_connection((leaf, port), timeout=2)
     fabconf("lab", "down", "--state", str(state))
     deadline = time.monotonic() + 10  # `down` returns once the daemon is told; its sockets close right after
     while time.monotonic() < deadline:
         try:
-            socket.create_connection((leaf, 443), timeout=1).close()
+            socket.create_connection((leaf, port), timeout=1).close()
         except OSError:
             break
         time.sleep(0.1)
     with pytest.raises(OSError):
-        socket.create_connection((leaf, 443), timeout=1)
+        socket.create_connection((leaf, port), timeout=1)
     assert fabconf("lab", "status", "--state", str(state), check=False).returncode == 1
 
 
@@ -229,7 +235,7 @@ def test_fifty_devices_concurrently(tmp_path: Path) -> None:
             if dev.platform == "linux":
                 c = paramiko.SSHClient()
                 c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-                c.connect(dev.address, 22, "fabconf", "pw50", look_for_keys=False, allow_agent=False)
+                c.connect(dev.address, dev.service_ports.ssh, "fabconf", "pw50", look_for_keys=False, allow_agent=False)
                 _, out, _ = c.exec_command("hostname")
                 name = out.read().decode().strip()
                 c.close()
@@ -237,7 +243,7 @@ def test_fifty_devices_concurrently(tmp_path: Path) -> None:
             if dev.platform == "cumulus":
                 ctx = ssl.create_default_context(cafile=str(lab.ca.ca_cert_path))
                 ctx.check_hostname = False
-                conn = http.client.HTTPSConnection(dev.address, 8765, context=ctx, timeout=20)
+                conn = http.client.HTTPSConnection(dev.address, dev.service_ports.https, context=ctx, timeout=20)
                 conn.request(
                     "GET",
                     "/nvue_v1/system?rev=applied",
@@ -247,7 +253,7 @@ def test_fifty_devices_concurrently(tmp_path: Path) -> None:
                 conn.close()
                 return name
             drv = napalm.get_network_driver(dev.platform)(
-                dev.address, "fabconf", "pw50", optional_args={"transport": "https"}
+                dev.address, "fabconf", "pw50", optional_args={"transport": "https", "port": dev.service_ports.https}
             )
             drv.open()
             name = drv.get_facts()["hostname"]

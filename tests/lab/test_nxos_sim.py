@@ -1,5 +1,6 @@
 """The NX-OS simulator driven by real clients over real sockets: the unmodified NAPALM ``nxos`` driver
-(NX-API over HTTPS, plus netmiko SSH/SCP on port 22 for replace), netmiko ``cisco_nxos`` and raw HTTP."""
+(NX-API over HTTPS, plus netmiko SSH/SCP on port 22, or 10022 without the privilege to bind 22, for replace),
+netmiko ``cisco_nxos`` and raw HTTP."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from napalm.base.exceptions import ConnectionException, MergeConfigException
 from netmiko import ConnectHandler
 from netmiko.exceptions import NetmikoAuthenticationException
 
+from fabconf.drivers.known_hosts import ssh_port_config
 from fabconf_lab.faults import Faults
 from fabconf_lab.nxos.sim import NxosSim, default_startup_config
+from fabconf_lab.ports import default_port
 from fabconf_lab.tls import LabCA
 from fabconf_lab.world import World
 
@@ -139,9 +142,10 @@ def fabric(ca: LabCA, tmp_path_factory: pytest.TempPathFactory):
 
 
 def driver(sim: NxosSim, timeout: int = 10):
-    d = get_network_driver("nxos")(
-        sim.address, USER, PASSWORD, timeout=timeout, optional_args={"transport": "https", "port": sim.http_port}
-    )
+    args: dict[str, Any] = {"transport": "https", "port": sim.http_port}
+    if sim.ssh_port not in (None, 22):  # napalm sends its SCP to 22: netmiko takes the port from an ssh_config
+        args["ssh_config_file"] = ssh_port_config(sim.address, sim.ssh_port)
+    d = get_network_driver("nxos")(sim.address, USER, PASSWORD, timeout=timeout, optional_args=args)
     d.open()
     return d
 
@@ -256,8 +260,9 @@ def test_plain_http_transport_without_ca(tmp_path: Path) -> None:
     sim = NxosSim("leaf9", next(_addresses), ports=PORTS, username=USER, password=PASSWORD, ca=None, ssh_port=None)
     sim.start()
     try:
-        assert sim.http_port == 80
-        d = get_network_driver("nxos")(sim.address, USER, PASSWORD, optional_args={"transport": "http"})
+        assert sim.http_port == default_port(80)  # 10080 where this process may not bind 80
+        args = {"transport": "http", "port": sim.http_port}
+        d = get_network_driver("nxos")(sim.address, USER, PASSWORD, optional_args=args)
         d.open()
         assert d.get_facts()["hostname"] == "leaf9"
     finally:
@@ -510,7 +515,7 @@ def _scp_put(sim: NxosSim, name: str, data: bytes) -> None:
 
     client = paramiko.SSHClient()
     client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-    client.connect(sim.address, 22, USER, PASSWORD, look_for_keys=False, allow_agent=False)
+    client.connect(sim.address, sim.ssh_port, USER, PASSWORD, look_for_keys=False, allow_agent=False)
     try:
         transport = client.get_transport()
         assert transport is not None
@@ -565,7 +570,9 @@ def test_configure_replace_commit_timeout(make_sim) -> None:
 
 def test_netmiko_cisco_nxos_session(make_sim) -> None:
     sim = make_sim()
-    conn = ConnectHandler(device_type="cisco_nxos", host=sim.address, username=USER, password=PASSWORD, port=22)
+    conn = ConnectHandler(
+        device_type="cisco_nxos", host=sim.address, username=USER, password=PASSWORD, port=sim.ssh_port
+    )
     try:
         assert conn.find_prompt() == "leaf1#"
         out = conn.send_config_set(["interface Ethernet1/5-6", "description via-ssh", "mtu 9216"])
@@ -609,7 +616,7 @@ def test_fault_drop_on_commit_over_ssh(make_sim) -> None:
     sim.faults.set("drop-on-commit")
     client = paramiko.SSHClient()
     client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-    client.connect(sim.address, 22, USER, PASSWORD, look_for_keys=False, allow_agent=False)
+    client.connect(sim.address, sim.ssh_port, USER, PASSWORD, look_for_keys=False, allow_agent=False)
     try:
         shell = client.invoke_shell()
         shell.settimeout(5)
@@ -650,11 +657,11 @@ def test_fault_auth_refuse(make_sim) -> None:
     with pytest.raises(ConnectionException):
         driver(sim)
     with pytest.raises(NetmikoAuthenticationException):
-        ConnectHandler(device_type="cisco_nxos", host=sim.address, username=USER, password=PASSWORD)
+        ConnectHandler(device_type="cisco_nxos", host=sim.address, username=USER, password=PASSWORD, port=sim.ssh_port)
     client = paramiko.SSHClient()
     client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
     with pytest.raises(paramiko.AuthenticationException):
-        client.connect(sim.address, 22, USER, PASSWORD, look_for_keys=False, allow_agent=False)
+        client.connect(sim.address, sim.ssh_port, USER, PASSWORD, look_for_keys=False, allow_agent=False)
     client.close()
     sim.faults.clear()
     assert driver(sim).get_facts()["hostname"] == "leaf1"

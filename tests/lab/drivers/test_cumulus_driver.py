@@ -38,6 +38,7 @@ from fabconf.drivers.cumulus.plan import (
     tree_yaml,
     unowned_paths,
 )
+from fabconf.drivers.known_hosts import host_port_name
 from fabconf_lab.faults import Faults
 from fabconf_lab.nvue.sim import NvueSim, default_startup_config
 from fabconf_lab.tls import LabCA
@@ -96,7 +97,8 @@ class Lab:
             return None
         key = sim._ssh.host_key
         path = self.tmp / f"known_hosts_{sim.name}"
-        path.write_text(f"{sim.address} {key.get_name()} {key.get_base64()}\n")
+        name = host_port_name(sim.address, sim._ssh.port)
+        path.write_text(f"{name} {key.get_name()} {key.get_base64()}\n")
         return str(path)
 
     def driver(self, sim: NvueSim, password: str = PASSWORD, timeout: int = 10, **extra: Any) -> CumulusDriver:
@@ -380,7 +382,7 @@ def test_unknown_ssh_host_key_refuses_revert_in_commit_and_leaves_nothing(lab: L
     other = lab.sim("leaf9")  # its host key is not leaf1's
     wrong = lab.tmp / "wrong_known_hosts"
     key = other._ssh.host_key
-    wrong.write_text(f"{sim.address} {key.get_name()} {key.get_base64()}\n")
+    wrong.write_text(f"{host_port_name(sim.address, sim.ssh_port)} {key.get_name()} {key.get_base64()}\n")
     drv = lab.driver(sim, ssh_known_hosts=str(wrong))
     drv.open()
     drv.load_merge_candidate(config=leaf1_doc)

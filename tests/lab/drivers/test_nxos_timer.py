@@ -49,7 +49,7 @@ def leaf4(example: Compiled, tmp_path: Path) -> Iterator[tuple[NxosSim, str]]:
 
 def _driver(sim: NxosSim):
     trusted = known_hosts(Path(tempfile.mkdtemp()) / "known_hosts", sim)
-    extras = {"optional_args": {"ssl_verify": False}, "known_hosts": trusted}
+    extras = {"optional_args": {"ssl_verify": False}, "known_hosts": trusted, "ssh_port": sim.ssh_port}
     options = {"napalm": {"port": sim.http_port, "extras": extras}}
     driver = driver_for("nxos", sim.address, USER, PASSWORD, connection_options=options, timeout=20)
     driver.open()
