@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from fabconf.platforms import platform as platform_spec
 from fabconf_lab.cliconf import Dialect, Editor
 
 INVALID = "% Invalid command at '^' marker."
@@ -107,6 +108,24 @@ def _pfc(line: str, mode: str) -> str | None:
     return INVALID
 
 
+def _reserved_vlan(line: str) -> str | None:
+    """``vlan N`` or an access / trunk VLAN inside the reserved block (fabconf.platforms cites Cisco's Layer 2
+    guide for 3968-4094)."""
+    m = re.fullmatch(r"(?:vlan|switchport access vlan|switchport trunk (?:native|allowed) vlan(?: add)?) ([\d,\-]+)", line)
+    if m is None:
+        return None
+    values: list[int] = []
+    for part in m.group(1).split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            values += range(int(lo), int(hi or lo) + 1)
+    for lo_r, hi_r in platform_spec("nxos").reserved_vlans:
+        bad = [v for v in values if lo_r <= v <= hi_r]
+        if bad:
+            return f"ERROR: VLAN {bad[0]} is in the reserved range {lo_r}-{hi_r}"  # [U] wording
+    return None
+
+
 def _landing(line: str, editor: Editor, dialect: Dialect) -> int | None:
     """The stack depth whose mode takes ``line`` (NX-OS falls back to the parent modes), or None."""
     for depth in range(len(editor.stack) - 1, -1, -1):
@@ -165,6 +184,11 @@ def check(line: str, editor: Editor, dialect: Dialect) -> str | None:
     if words[0] == "feature" and mode == "root":
         name = " ".join(words[1:])
         return None if name in FEATURES or name == "nv overlay" else INVALID
+    if line in ("match dscp", "match cos", "match qos-group", "match precedence"):
+        return "% Incomplete command at '^' marker."
+    reserved = _reserved_vlan(line)
+    if reserved is not None:
+        return reserved
     if line.startswith("match dscp "):
         named = r"(af[1-4][1-3]|cs[0-7]|ef|default)"
         if not re.fullmatch(rf"match dscp ((\d+|{named})([,-]|, | - )?)+", line):
