@@ -277,10 +277,9 @@ class ConfigSession:
         address = body[1] if body[0] in ("router-id", "neighbor") and len(body) >= 2 else None
         if body[:2] == ["ip", "address"] and len(body) >= 3:
             address = body[2]
-        if address is not None and address.split("/")[0] and valid_ipv4(address.split("/")[0]):
-            if mode != "root" or body[0] != "neighbor":
-                if host_address_error(address):
-                    raise NxosCliError(line, INVALID_IP)  # [U] NX-OS answers a multicast/class E address so
+        usable = address is not None and valid_ipv4(address.split("/")[0])
+        if usable and (mode != "root" or body[0] != "neighbor") and host_address_error(str(address)):
+            raise NxosCliError(line, INVALID_IP)  # [U] that NX-OS answers a multicast/class E address so
         if body[0] == "neighbor" and len(body) >= 2 and mode in ("router-bgp", "bgp-vrf"):
             peer = body[1].split("/")[0]
             if re.fullmatch(r"[\d.]+", peer) and not valid_ipv4(peer):

@@ -111,7 +111,8 @@ def _pfc(line: str, mode: str) -> str | None:
 def _reserved_vlan(line: str) -> str | None:
     """``vlan N`` or an access / trunk VLAN inside the reserved block (fabconf.platforms cites Cisco's Layer 2
     guide for 3968-4094)."""
-    m = re.fullmatch(r"(?:vlan|switchport access vlan|switchport trunk (?:native|allowed) vlan(?: add)?) ([\d,\-]+)", line)
+    forms = r"vlan|switchport access vlan|switchport trunk (?:native|allowed) vlan(?: add)?"
+    m = re.fullmatch(rf"(?:{forms}) ([\d,\-]+)", line)
     if m is None:
         return None
     values: list[int] = []
