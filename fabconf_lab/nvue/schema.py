@@ -526,6 +526,16 @@ def _neighbor_key_error(key: str, interfaces: Tree) -> str | None:
     return "not an IP address or an interface name"
 
 
+def _addresses(iface: Tree) -> dict[str, Any]:
+    """An interface's addresses: under ``ip`` (5.x) or ``ipv4`` / ``ipv6`` (5.15 renamed them [V: nvueschema])."""
+    out: dict[str, Any] = {}
+    for key in ("ip", "ipv4", "ipv6"):
+        section = iface.get(key)
+        if isinstance(section, dict) and isinstance(section.get("address"), dict):
+            out.update(section["address"])
+    return out
+
+
 def _interface_cross_errors(tree: Tree, interfaces: Tree) -> list[str]:
     out: list[str] = []
     vlans = _bridge_vlans(tree)
@@ -548,7 +558,7 @@ def _interface_cross_errors(tree: Tree, interfaces: Tree) -> list[str]:
                 v = as_int((dom or {}).get(leaf))
                 if v is not None and v not in have:
                     out.append(f"interface {ifname} bridge domain {dname} {leaf} {v}: VLAN {v} is not in the bridge")
-        addresses = ((iface.get("ip", {}) or {}).get("address", {}) or {}) if isinstance(iface.get("ip"), dict) else {}
+        addresses = _addresses(iface)
         if domains and addresses:
             out.append(f"interface {ifname}: an IP address cannot be set on a bridge member")
         for key in addresses:

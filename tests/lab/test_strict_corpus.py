@@ -72,6 +72,30 @@ EOS_CORPUS: list[tuple[str, list[str], str]] = [
     (STRATA, QUEUE, "random-detect ecn minimum-threshold 150 furlongs maximum-threshold 1500 kbytes"),
     (STRATA, QUEUE, "random-detect ecn minimum-threshold 1500 kbytes maximum-threshold 150 kbytes"),
     (STRATA, QUEUE, "priority strict now"),
+    # issue 29: trailing and missing tokens, values out of range, addresses that are no host address, a second
+    # BGP instance, a port the switch lacks, a peer group that does not exist
+    (STRATA, QUEUE, "bandwidth percent 50 extra"),
+    (STRATA, QUEUE, "bandwidth percent"),
+    (STRATA, ETH, "mtu 9214 extra"),
+    (STRATA, [], "hostname"),
+    (STRATA, [], "qos map traffic-class 3 to dscp 64"),
+    (STRATA, [], "qos map traffic-class 3 to cos 8"),
+    (STRATA, [], "qos map cos 8 to traffic-class 3"),
+    (STRATA, ETH, "qos cos 8"),
+    (STRATA, ETH, "qos dscp 64"),
+    (STRATA, ETH, "switchport trunk allowed vlan 5000"),
+    (STRATA, ETH, "speed flibble"),
+    (STRATA, ETH, "ip address 224.0.0.1/24"),
+    (STRATA, ETH, "ip address 10.0.0.1/33"),
+    (STRATA, ETH, "ip address 300.1.1.1/24"),
+    (STRATA, ETH, "ip address 0.0.0.0/0"),
+    (STRATA, ETH, "ip address 127.0.0.1/8"),
+    (STRATA, BGP, "router-id 224.0.0.1"),
+    (STRATA, BGP, "neighbor 224.0.0.5 remote-as 65000"),
+    (STRATA, BGP, "network 224.0.0.0/4"),
+    (STRATA, BGP, "router bgp 65002"),
+    (STRATA, BGP, "neighbor 10.0.0.1 peer group NOPE"),
+    (STRATA, [], "interface Ethernet99/1"),
 ]
 
 QOS = ["class-map type qos match-any C", "  match dscp 26", "policy-map type qos Q", "  class C"]
@@ -79,6 +103,7 @@ QUEUING = ["policy-map type queuing QU", "  class type queuing c-out-8q-q3"]
 NQ = ["policy-map type network-qos NQ", "  class type network-qos c-8q-nq3"]
 NX_BGP = ["feature bgp", "router bgp 65001"]
 NX_ETH = ["interface Ethernet1/1"]
+NX_L3 = [*NX_ETH, "no switchport"]
 
 NXOS_CORPUS: list[tuple[list[str], str]] = [
     ([], "feature flibble"),
@@ -129,6 +154,30 @@ NXOS_CORPUS: list[tuple[list[str], str]] = [
     ([*NX_BGP, "  address-family ipv4 unicast"], "maximum-paths 65"),
     ([*NX_BGP, "  address-family ipv4 unicast"], "network 10.0.0.0/33"),
     ([*NX_BGP, "  neighbor 10.0.0.1"], "remote-as abc"),
+    # issue 29
+    ([], "system jumbomtu 9216 extra"),
+    ([], "system jumbomtu"),
+    ([], "vlan 3968"),  # Cisco's reserved block, as fabconf.platforms cites it
+    ([], "vlan 4000"),
+    (NX_ETH, "switchport access vlan 3968"),
+    (QUEUING, "bandwidth remaining percent"),
+    (QUEUING, "bandwidth remaining percent 50 extra"),
+    (QOS, "set dscp 64"),
+    (QOS, "set cos 8"),
+    (["class-map type qos match-any C"], "match dscp"),
+    (NX_L3, "ip address 224.0.0.1/24"),
+    (NX_L3, "ip address 10.0.0.1/33"),
+    (NX_L3, "ip address 300.1.1.1/24"),
+    (NX_ETH, "mtu"),
+    (NX_ETH, "speed flibble"),
+    (NX_BGP, "router bgp 65002"),
+    (NX_BGP, "router-id 224.0.0.1"),
+    (NX_BGP, "neighbor 300.0.0.1"),
+    ([*NX_BGP, "  address-family ipv4 unicast"], "network 224.0.0.0/4"),
+    ([], "interface Ethernet1/99"),
+    (NX_ETH, "service-policy type qos input NOPE"),
+    (["system qos"], "service-policy type network-qos NOPE"),
+    (["policy-map type qos Q"], "class NOPE"),
 ]
 
 
@@ -211,6 +260,64 @@ NVUE_CORPUS: list[tuple[str, NvueEdit]] = [
         "neighbor type maybe",
         lambda t: next(iter(t["vrf"]["default"]["router"]["bgp"]["neighbor"].values())).update({"type": "maybe"}),
     ),
+]
+
+
+def _neighbor(t: dict[str, Any]) -> dict[str, Any]:
+    return dict(t["vrf"]["default"]["router"]["bgp"]["neighbor"])
+
+
+def _rekey_neighbor(t: dict[str, Any], key: str) -> None:
+    neighbors = t["vrf"]["default"]["router"]["bgp"]["neighbor"]
+    first = next(iter(neighbors))
+    neighbors[key] = neighbors.pop(first)
+
+
+def _ip(t: dict[str, Any], port: str) -> dict[str, Any]:
+    iface = t["interface"][port]
+    return dict(iface.get("ip") or iface.get("ipv4"))["address"]  # 5.15 renamed ip to ipv4
+
+
+def _set_ip(t: dict[str, Any], port: str, address: str) -> None:
+    key = "ipv4" if "ipv4" in t["interface"]["swp63"] else "ip"
+    t["interface"][port][key] = {"address": {address: {}}}
+
+
+def _two_lossless_pools(t: dict[str, Any]) -> None:
+    t["qos"]["traffic-pool"]["default-lossy"]["memory-percent"] = 40
+    t["qos"]["traffic-pool"]["roce-lossless"] = {"memory-percent": 10}
+
+
+# issue 29: cross-object rules, addresses, neighbour keys, link-pause with PFC, one lossless pool
+NVUE_CORPUS += [
+    ("two lossless pools", _two_lossless_pools),
+    (
+        "access VLAN not in the bridge",
+        lambda t: t["interface"]["swp1"]["bridge"]["domain"]["br_default"].update({"access": 999}),
+    ),
+    (
+        "a bridge domain that does not exist",
+        lambda t: t["interface"]["swp1"]["bridge"].update({"domain": {"br_other": {"access": 101}}}),
+    ),
+    ("an SVI for a VLAN not in the bridge", lambda t: t["interface"].update({"vlan999": {"type": "svi", "vlan": 999}})),
+    ("an address on a bridge member", lambda t: _set_ip(t, "swp1", "10.9.9.1/31")),
+    ("the same address on two ports", lambda t: _set_ip(t, "swp64", next(iter(_ip(t, "swp63"))))),
+    ("a multicast address", lambda t: _set_ip(t, "swp63", "224.0.0.1/31")),
+    ("a class E address", lambda t: _set_ip(t, "swp63", "240.0.0.1/31")),
+    ("an address /33", lambda t: _set_ip(t, "swp63", "10.254.0.1/33")),
+    ("address 300.1.1.1", lambda t: _set_ip(t, "swp63", "300.1.1.1/24")),
+    ("an address without a prefix length", lambda t: _set_ip(t, "swp63", "10.254.0.1")),
+    (
+        "link-pause with PFC (default-global)",
+        lambda t: t["qos"].update({"link-pause": {"default-global": {"tx": "enable"}}}),
+    ),
+    (
+        "link-pause with PFC on a port",
+        lambda t: t["interface"]["swp1"]["qos"].update({"link-pause": {"profile": "default-global"}}),
+    ),
+    ("neighbour key 10.254.0.300", lambda t: _rekey_neighbor(t, "10.254.0.300")),
+    ("neighbour key with a prefix length", lambda t: _rekey_neighbor(t, "10.254.0.0/31")),
+    ("neighbour key that is a name", lambda t: _rekey_neighbor(t, "spine1")),
 ]
 
 
