@@ -5,7 +5,7 @@
   ``bandwidth``, ``priority``, ``random-detect``, ``shape``, ``queue-limit`` in type queuing; ``mtu`` and
   ``pause`` in type network-qos ([V] docs/reference/roce-lossless.md §3 shows each action under its type).
 - The queuing classes' ``bandwidth remaining percent`` add up to at most 100; ``priority level`` is 1-8;
-  ``random-detect`` thresholds are in bytes/kbytes/mbytes with min < max and a drop probability 0-100.
+  ``random-detect`` thresholds are in bytes/kbytes/mbytes with min <= max and a drop probability 0-100.
 - ``match dscp`` values are 0-63; global and interface PFC commands are the known forms
   (``priority-flow-control mode on|off|auto``, the watchdog interval 100-1000 ms and shutdown multiplier
   1-10 [U: recalled from the Nexus 9000 QoS guide]).
@@ -155,8 +155,10 @@ def _action(line: str, editor: Editor, depth: int) -> str | None:
     if line.startswith("random-detect ") and m is None:
         return INVALID
     if m is not None:
-        if int(m.group(1)) * _UNITS[m.group(2)] >= int(m.group(3)) * _UNITS[m.group(4)]:
-            return "% minimum-threshold must be less than maximum-threshold"  # [U] wording
+        # equal thresholds are allowed: Microsoft's Azure Local TOR reference configures 300/300 kbytes
+        # [V: docs/reference/roce-lossless.md section 3]
+        if int(m.group(1)) * _UNITS[m.group(2)] > int(m.group(3)) * _UNITS[m.group(4)]:
+            return "% minimum-threshold must not exceed maximum-threshold"  # [U] wording
         return _ranged(m.group(5), (0, 100)) or _ranged(m.group(6), (0, 15))
     m = re.fullmatch(r"bandwidth remaining percent (\d+)", line)
     if m is not None and kind == "queuing":
