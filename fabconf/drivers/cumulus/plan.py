@@ -247,9 +247,8 @@ def keep_used_vlans(doc: Tree, applied: Tree) -> Tree:
     (issue 29's corpus; [U] the device's exact rule), and fabconf may not change the port itself. The VLAN stays
     until the port is reconfigured or cleared.
     """
-    want = get_at(doc, ["bridge", "domain", "br_default", "vlan"])
-    if not isinstance(want, dict):
-        return doc
+    found = get_at(doc, ["bridge", "domain", "br_default", "vlan"])
+    want: dict[str, Any] = found if isinstance(found, dict) else {}  # a document without VLANs removes them all
     named = set(doc.get("interface") or {})
     have_ifs = applied.get("interface") if isinstance(applied.get("interface"), dict) else {}
     keep: list[str] = []
@@ -262,10 +261,8 @@ def keep_used_vlans(doc: Tree, applied: Tree) -> Tree:
             keep.append(str(access))
     if not keep:
         return doc
-    out = copy_tree(doc)
-    vlans = out["bridge"]["domain"]["br_default"]["vlan"]
-    for vlan in keep:
-        vlans[vlan] = {}
+    out: Tree = copy_tree(doc)
+    merge_into(out, wrap(("bridge", "domain", "br_default", "vlan"), {vlan: {} for vlan in keep}))
     return out
 
 

@@ -601,14 +601,14 @@ def test_merge_keeps_a_bridge_vlan_an_unowned_port_still_uses() -> None:
     outside the bridge on apply); an owned port's old VLAN is still removed."""
     from fabconf.drivers.cumulus.plan import keep_used_vlans
 
-    applied = {
+    applied: dict[str, Any] = {
         "interface": {
             "swp1": {"bridge": {"domain": {"br_default": {"access": 99}}}},
             "swp9": {"bridge": {"domain": {"br_default": {"access": 100}}}},
         },
         "bridge": {"domain": {"br_default": {"vlan": {"99": {}, "100": {}}}}},
     }
-    doc = {
+    doc: dict[str, Any] = {
         "interface": {"swp1": {"bridge": {"domain": {"br_default": {"access": 101}}}}},
         "bridge": {"domain": {"br_default": {"vlan": {"101": {}}}}},
     }
@@ -616,3 +616,6 @@ def test_merge_keeps_a_bridge_vlan_an_unowned_port_still_uses() -> None:
     assert kept["bridge"]["domain"]["br_default"]["vlan"] == {"101": {}, "100": {}}
     assert doc["bridge"]["domain"]["br_default"]["vlan"] == {"101": {}}  # the document itself is not changed
     assert keep_used_vlans(doc, {"interface": {}}) is doc
+    # a routed switch: no VLANs at all
+    spine: dict[str, Any] = {"interface": {"swp1": {"ip": {"address": {"10.0.0.1/31": {}}}}}}
+    assert keep_used_vlans(spine, applied)["bridge"] == {"domain": {"br_default": {"vlan": {"100": {}}}}}
