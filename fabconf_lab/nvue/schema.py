@@ -12,7 +12,10 @@ Two layers:
    3725-3999 (the CL default range; a configured ``system global reserved vlan internal range`` is
    honoured), swp interfaces that do not exist on the box, BGP neighbors without a remote-as or with
    an unknown peer-group, neighbors without a local ASN, unnumbered neighbors on unknown interfaces,
-   traffic pools above 100 %, ECN min >= max.
+   traffic pools above 100 %, ECN min >= max; and the rules between objects (``cross_object_errors``): an
+   access VLAN or SVI whose VLAN is not in the bridge, an address on a bridge member, one address on two
+   interfaces, an address that is malformed, lacks a prefix length or is no host address, link-pause with
+   PFC on a port, a BGP neighbor key that is neither an address nor an interface name, two lossless pools.
 
 Messages imitate NVUE's tone; their exact wording is [U] (not checked against a real switch).
 """

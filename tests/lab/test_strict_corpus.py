@@ -1,7 +1,9 @@
 """A strict lab: a corpus of wrong commands the real CLIs refuse (at least 30 per switch platform) is refused by
 the simulators, with the device's own kind of error; and every rendered golden configuration is accepted.
 
-Each EOS / NX-OS case is (context lines entered first, the wrong line); each NVUE case edits a rendered tree.
+Each EOS / NX-OS case is (context lines entered first, the wrong line); each NVUE case edits a rendered tree; each
+host case is one shell command. The positive corpus is configuration written as the vendors' guides write it
+(docs/reference/roce-lossless.md), which every simulator must accept.
 """
 
 from __future__ import annotations
