@@ -20,6 +20,24 @@ import threading
 import time
 from typing import Any
 
+# perftest's usage, as ``ib_send_bw -h``/``--help`` prints it (exit 0) [U: abridged from perftest 4.5's usage()]
+USAGE = (
+    " Usage:\n"
+    "   ib_send_bw            start a server and wait for connection\n"
+    "   ib_send_bw <host>     connect to server at <host>\n"
+    "\n"
+    " Options:\n"
+    "  -a, --all  Run sizes from 2 till 2^23\n"
+    "  -d, --ib-dev=<dev>  Use IB device <dev> (default first device found)\n"
+    "  -D, --duration  Run test for a customized period of seconds.\n"
+    "  -F, --CPU-freq  Do not show a warning even if cpufreq_ondemand module is loaded, and cpu-freq is not on max.\n"
+    "  -h, --help  Show this help screen.\n"
+    "  -p, --port=<port>  Listen on/connect to port <port> (default 18515)\n"
+    "  -s, --size=<size>  Size of message to exchange (default 65536)\n"
+    "  -x, --gid-index=<index>  Test uses GID with GID index\n"
+    "      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MiB/sec)\n"
+    "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)\n"
+)
 LISTEN = 60.0
 STARTUP = 0.5  # seconds before a server listens
 EFFICIENCY = 0.96
@@ -109,6 +127,8 @@ def bandwidth(links: list[tuple[str, int, float]]) -> float:
 
 def ib_send_bw(host: Any, argv: list[str]) -> tuple[str, str, int]:
     """(stdout, stderr, status) of one ib_send_bw run on lab host ``host``."""
+    if any(a in ("-h", "--help") for a in argv[1:]):
+        return USAGE, "", 0
     try:
         flags, rest = _flags(argv)
     except ValueError as exc:
@@ -130,6 +150,9 @@ def ib_send_bw(host: Any, argv: list[str]) -> tuple[str, str, int]:
     server_address = rest[0]
     with _LOCK:
         since, until = _LISTENERS.get(id(world), {}).get(server_address, (0.0, 0.0))
+    wait = since - time.monotonic()
+    if until and 0 < wait <= STARTUP:
+        time.sleep(wait)  # the server was started and is still opening its device: the client waits for it
     far = _host_nic(world, server_address)
     if not since <= time.monotonic() <= until or far is None:
         refused = (

@@ -96,7 +96,9 @@ _EOS_INTERFACE = (
     r"ip ospf .+",
     r"vrf \S+",
     r"vrf forwarding \S+",
-    r"speed .+",
+    # [3P: EOS manual "Ethernet Ports", speed command] auto (with an optional speed), forced NNNfull and the
+    # lane forms such as 100g-2 / 400g-8
+    r"speed (auto( \d+g(-\d)?)?|forced \d+(g|m)?full|\d+(g(-\d)?|gfull|mfull|full))",
     r"load-interval \d+",
     r"channel-group \d+ mode \S+",
     r"service-profile \S+",
@@ -151,7 +153,6 @@ _EOS_QOS_PROFILE = (
     r"priority-flow-control pause watchdog port .+",
     r"shape rate .+",
     r"service-policy .+",
-    r"bandwidth .+",
 )
 _EOS_TX_QUEUE = (
     r"bandwidth percent \d+",
@@ -374,6 +375,14 @@ EOS = Dialect(
         (r"^neighbor \S+ remote-as (\d+)$", 1, 4294967295),
         (r"^qos map (?:dscp|cos) (?:\d+ )*?(\d+)(?: \d+)* to", 0, 63),
         (r"^qos map traffic-class (\d+)", 0, 7),
+        (r"^qos map traffic-class (?:\d+ )*?(\d+)(?: \d+)* to", 0, 7),
+        (r"^qos map traffic-class .* to dscp (\d+)$", 0, 63),
+        (r"^qos map traffic-class .* to (?:cos|tx-queue|uc-tx-queue|mc-tx-queue) (\d+)$", 0, 7),
+        (r"^qos map cos (?:\d+ )*?(\d+)(?: \d+)* to", 0, 7),
+        (r"^qos map cos .* to traffic-class (\d+)$", 0, 7),
+        (r"^qos cos (\d+)$", 0, 7),
+        (r"^qos dscp (\d+)$", 0, 63),
+        (r"^switchport trunk (?:allowed|native) vlan (?:add |remove )?(\d+)$", 1, 4094),
         (r"^ip address [\d.]+/(\d+)", 0, 32),
         (r"^network [\d.]+/(\d+)", 0, 32),
     ),
@@ -443,7 +452,7 @@ NXOS = Dialect(
             r"ssh .+",
             r"telnet .+",
             r"power redundancy-mode .+",
-            r"system .+",
+            r"system (?!jumbomtu( |$)).+",  # system jumbomtu is only its own form above
             r"nxapi .+",
             r"version .+",
         ),
@@ -459,7 +468,7 @@ NXOS = Dialect(
             r"ip forward",
             r"ip unnumbered .+",
             r"vrf member \S+",
-            r"speed .+",
+            r"speed (auto|\d+)",  # [3P: Nexus 9000 interfaces guide] speed in Mb/s or auto
             r"duplex .+",
             r"channel-group \d+.*",
             r"priority-flow-control .+",
@@ -562,6 +571,8 @@ NXOS = Dialect(
         (r"^bandwidth(?: remaining)? percent (\d+)$", 0, 100),
         (r"^vlan (\d+)$", 1, 4094),
         (r"^set qos-group (\d+)$", 0, 7),
+        (r"^set cos (\d+)$", 0, 7),
+        (r"^set dscp (\d+)$", 0, 63),
         (r"^maximum-paths (\d+)$", 1, 64),
     ),
 )

@@ -418,7 +418,7 @@ class EosSim(SimBase, HttpDevice):
         if self.faults.rejects(cmd):
             word = cmd.split()[0] if cmd else ""
             raise _invalid(f"Invalid input (at token 0: '{word}')")
-        refused = strict.check(cmd, cli.editor, self.family)
+        refused = strict.check(cmd, cli.editor, self.family, self.ports)
         if refused is not None:
             raise _invalid(refused)
         try:

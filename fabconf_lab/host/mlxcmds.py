@@ -30,6 +30,18 @@ def render_value(key: str, value: int) -> str:
     return str(value)
 
 
+# The integer keys whose values have a width: an 802.1p priority is 3 bits (0-7) [V: IEEE 802.1Q, the PCP field],
+# a DSCP 6 bits (0-63) [V: RFC 2474], the congestion-control priority mask one bit per priority (0-255) [U: MFT
+# does not print the range; the mask's meaning is in docs/reference/roce-lossless.md 4.4]. mlxconfig answers
+# another value with "-E- Bad value" [U: the wording is the lab's usual one].
+INT_RANGES = {"CNP_802P_PRIO": (0, 7), "CNP_DSCP": (0, 63), "ROCE_CC_PRIO_MASK": (0, 255)}
+
+
+def _in_range(key: str, value: int) -> bool:
+    lo, hi = INT_RANGES.get(key.rpartition("_P")[0] or key, (0, 2**32 - 1))
+    return lo <= value <= hi
+
+
 def parse_value(key: str, text: str) -> int | None:
     kind = (spec_of(key) or ("int", 0))[0]
     word = text.strip()
@@ -43,7 +55,7 @@ def parse_value(key: str, text: str) -> int | None:
         value = int(word, 0)
     except ValueError:
         return None
-    return value if value >= 0 else None
+    return value if value >= 0 and _in_range(key, value) else None
 
 
 def _header(nic: NicPort, number: int) -> str:

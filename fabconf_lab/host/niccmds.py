@@ -99,17 +99,37 @@ def _link_text(link: dict[str, object]) -> str:
     )
 
 
+def _oneline(links: list[dict[str, object]], addrs: dict[str, list[str]], addresses: bool) -> str:
+    """``ip -o``: each record on one line, its line feeds replaced by ``\\`` [V: ip(8), -o, -oneline]; for
+    ``addr`` a record is one address (``N: IF    inet A/P scope S IF\\       valid_lft ...``)."""
+    out = []
+    for link in links:
+        if not addresses:
+            out.append(_link_text(link).rstrip("\n").replace("\n", "\\") + "\n")
+            continue
+        name = str(link["ifname"])
+        scope = "host" if name == "lo" else "global"
+        for a in addrs.get(name, []):
+            out.append(
+                f"{link['ifindex']}: {name}    inet {a} scope {scope} {name}\\"
+                "       valid_lft forever preferred_lft forever\n"
+            )
+    return "".join(out)
+
+
 def _addrs(ctx: NicContext) -> dict[str, list[str]]:
     return ctx.state.addresses
 
 
 def ip(ctx: NicContext, inv: Invocation) -> Result:
     args = inv.argv[1:]
-    as_json = pretty = False
+    as_json = pretty = oneline = False
     while args and args[0].startswith("-"):
         flag = args.pop(0)
         if flag in ("-j", "-json"):
             as_json = True
+        elif flag in ("-o", "-oneline"):
+            oneline = True
         elif flag in ("-p", "-pretty"):
             pretty = True
         elif flag in ("-d", "-details", "-4", "-s", "-stats", "-br", "-brief"):
@@ -122,11 +142,11 @@ def ip(ctx: NicContext, inv: Invocation) -> Result:
     if obj in ("link", "l"):
         if rest and rest[0] == "set":
             return _ip_link_set(ctx, inv, rest[1:])
-        return _ip_show(ctx, rest, as_json, pretty, addresses=False)
+        return _ip_show(ctx, rest, as_json, pretty, addresses=False, oneline=oneline)
     if obj in ("addr", "address", "a"):
         if rest and rest[0] in ("add", "del", "delete", "replace", "change", "flush"):
             return iproute.addr_change(ctx.state, inv, rest)
-        return _ip_show(ctx, rest, as_json, pretty, addresses=True)
+        return _ip_show(ctx, rest, as_json, pretty, addresses=True, oneline=oneline)
     if obj in ("route", "r", "ro"):
         return iproute.route(ctx.state, inv, rest, as_json)
     if obj in ("rule", "ru"):
@@ -134,7 +154,9 @@ def ip(ctx: NicContext, inv: Invocation) -> Result:
     return Result(err=f'Object "{obj}" is unknown, try "ip help".\n', status=255)
 
 
-def _ip_show(ctx: NicContext, rest: list[str], as_json: bool, pretty: bool, addresses: bool) -> Result:
+def _ip_show(
+    ctx: NicContext, rest: list[str], as_json: bool, pretty: bool, addresses: bool, oneline: bool = False
+) -> Result:
     if rest and rest[0] in ("show", "list", "ls", "sh"):
         rest = rest[1:]
     if rest and rest[0] == "dev":
@@ -163,6 +185,8 @@ def _ip_show(ctx: NicContext, rest: list[str], as_json: bool, pretty: bool, addr
         return _out(
             ctx, json.dumps(links, indent=4 if pretty else None, separators=None if pretty else (",", ":")) + "\n"
         )
+    if oneline:
+        return _out(ctx, _oneline(links, addrs, addresses))
     text = []
     for link in links:
         block = _link_text(link)

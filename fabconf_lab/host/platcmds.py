@@ -13,7 +13,8 @@ usual output rather than checked against a manual:
   Counters grow with time while the link is up (``frames_per_s``), errors in proportion (``error_ratio``), so
   two reads give rates.
 - ``mst status -v``: the PCI devices table (DEVICE_TYPE, MST, PCI, RDMA, NET, NUMA) [U].
-- ``lspci -vvv``: per NIC its PCIe switch downstream port, with ``ACSCtl:`` (``+`` = enabled) [U], and the NIC.
+- ``lspci -vvv``: per NIC its PCIe switch downstream port, with ``ACSCtl:`` (``+`` = enabled) [U], and the NIC;
+  plain ``lspci`` (and ``-D``, ``-s SLOT``, ``-d VENDOR:``): one ``BB:DD.F Class: Vendor Device`` line each.
 - ``lsmod``: ``Module Size Used by`` table. ``ofed_info -s``: ``MLNX_OFED_LINUX-24.04-0.6.6.0:``.
   ``dpkg-query -W -f=${Version} libnccl2``: the version. ``/proc/driver/nvidia/version``: ``NVRM version: NVIDIA
   UNIX x86_64 Kernel Module  550.90.07  ...`` (the open modules: ``NVIDIA UNIX Open Kernel Module for x86_64
@@ -22,6 +23,7 @@ usual output rather than checked against a manual:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from fabconf_lab.host.nicstate import PRIOS, HostState, NicPort
@@ -127,9 +129,63 @@ def _express(nic: NicPort) -> str:
     )
 
 
+_LSPCI_HELP = "Usage: lspci [<switches>]\n\nBasic display modes:\n-mm\t\tProduce machine-readable output\n"
+
+
+def _lspci_args(argv: list[str]) -> tuple[dict[str, str], str | None]:
+    """lspci's switches the lab knows: -v/-vv/-vvv, -D (domains), -n/-nn, -k, -s SLOT, -d VENDOR:[DEVICE]
+    [V: lspci(8)]; another switch is getopt's "invalid option" and the usage, exit 2 [U: the status]."""
+    opts: dict[str, str] = {}
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-s", "-d"):
+            if i + 1 >= len(argv):
+                return opts, f"lspci: option requires an argument -- '{arg[1]}'\n"
+            opts[arg] = argv[i + 1]
+            i += 2
+            continue
+        if not re.fullmatch(r"-(v{1,3}|D|nn?|k|vvvD|Dvvv)", arg):
+            return opts, f"lspci: invalid option -- '{arg.lstrip('-')[:1] or arg}'\n"
+        for ch in arg[1:]:
+            opts[f"-{ch}"] = opts.get(f"-{ch}", "") + ch
+        i += 1
+    return opts, None
+
+
+def _slot(pci: str, domain: bool) -> str:
+    return pci if domain else pci[5:]
+
+
+def _lspci_brief(ctx: NicContext, opts: dict[str, str]) -> Result:
+    """One line per function, bridges included, as plain ``lspci`` prints them; ``-s``/``-d`` filter."""
+    domain = "-D" in opts
+    rows: list[tuple[str, str, str]] = []  # (full address, vendor:device, text)
+    for nic in ctx.state.nics:
+        bridge = f"0000:{_bridge(nic)}"
+        rows.append((bridge, "1000:c030", "PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"))
+        rows.append((nic.pci, "15b3:1021", "Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]"))
+    slot = opts.get("-s")
+    ids = opts.get("-d")
+    out = []
+    for full, vendev, text in sorted(set(rows)):
+        if slot and not (full.endswith(slot) or full[5:].startswith(slot)):
+            continue
+        if ids:
+            want_v, _, want_d = ids.partition(":")
+            have_v, have_d = vendev.split(":")
+            if (want_v and want_v != have_v) or (want_d and want_d != have_d):
+                continue
+        out.append(f"{_slot(full, domain)} {text}\n")
+    return _out(ctx, "".join(out))
+
+
 def lspci(ctx: NicContext, inv: Invocation) -> Result:
-    if "-vvv" not in inv.argv:
-        return Result(err="lspci: the lab models `lspci -vvv`\n", status=1)
+    opts, bad = _lspci_args(inv.argv)
+    if bad is not None:
+        return Result(err=bad + _LSPCI_HELP, status=2)
+    if "-v" not in opts:
+        return _lspci_brief(ctx, opts)
     flag = "+" if ctx.state.acs_enabled else "-"
     acs = " ".join(f"{name}{flag}" for name in ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd"))
     blocks = []

@@ -330,14 +330,18 @@ class GpuHostSim(SimBase):
         return Result(out, err, status)
 
     def _lldpctl(self, inv: Invocation) -> Result:
-        """``lldpctl -f json``: lldpd's neighbours of the NIC ports, from the World's cabling (a port that is
-        down shows none). [U] the JSON shape of lldpd 1.0: a list of {interface: {chassis: {NAME: {..}},
-        port: {id: {type, value}}}}."""
+        """``lldpctl [-f json|plain|keyvalue] [IF...]``: lldpd's neighbours of the NIC ports, from the World's
+        cabling (a port that is down shows none). [U] the JSON shape of lldpd 1.0: a list of {interface:
+        {chassis: {NAME: {..}}, port: {id: {type, value}}}}."""
         if not self.state.lldpd_running:
             return Result(err="lldpctl: unable to connect to lldpd daemon: No such file or directory\n", status=1)
-        if inv.argv[1:] != ["-f", "json"]:
-            return Result(err="lldpctl: only `lldpctl -f json` is modelled in the lab\n", status=1)
+        fmt, only, bad = _lldpctl_args(inv.argv[1:])
+        if bad is not None:
+            return Result(err=bad, status=1)
         rows = self.world.lldp_neighbors(self.name) if self.world is not None else []
+        rows = [r for r in rows if not only or r[0] in only]
+        if fmt != "json":
+            return Result(_lldp_text(rows, fmt))
         interfaces = [
             {
                 port: {
@@ -501,3 +505,48 @@ class HostSession(ShellSession):
                 self.sim.lock.acquire()
 
         return reply
+
+
+def _lldpctl_args(args: list[str]) -> tuple[str, list[str], str | None]:
+    """``lldpctl [-f plain|keyvalue|json] [IFNAME...]`` [V: lldpctl(8)]: the format (plain by default) and the
+    interfaces asked for (none: all)."""
+    fmt, only, i = "plain", [], 0
+    while i < len(args):
+        if args[i] == "-f":
+            if i + 1 >= len(args):
+                return fmt, only, "lldpctl: option requires an argument -- 'f'\n"
+            fmt = args[i + 1]
+            if fmt not in ("plain", "keyvalue", "json"):
+                return fmt, only, f"lldpctl: unknown output format {fmt!r}\n"  # [U] wording; xml not modelled
+            i += 2
+        elif args[i].startswith("-"):
+            return fmt, only, f"lldpctl: invalid option -- '{args[i].lstrip('-')[:1]}'\n"
+        else:
+            only.append(args[i])
+            i += 1
+    return fmt, only, None
+
+
+def _lldp_text(rows: list[tuple[str, str, str]], fmt: str) -> str:
+    """lldpd's plain (boxed, one block per interface) or keyvalue (``lldp.IF.chassis.name=X``) output [U: the
+    layout of lldpd 1.0's ``lldpctl``]."""
+    rule = "-" * 79 + "\n"
+    if fmt == "keyvalue":
+        return "".join(
+            f"lldp.{port}.via=LLDP\nlldp.{port}.chassis.name={device}\nlldp.{port}.port.ifname={rport}\n"
+            f"lldp.{port}.port.descr={rport}\n"
+            for port, device, rport in rows
+        )
+    out = [rule, "LLDP neighbors:\n", rule]
+    for port, device, rport in rows:
+        out += [
+            f"Interface:    {port}, via: LLDP, RID: 1, Time: 0 day, 00:00:10\n",
+            "  Chassis:     \n",
+            "    ChassisID:    mac 00:00:00:00:00:00\n",
+            f"    SysName:      {device}\n",
+            "  Port:        \n",
+            f"    PortID:       ifname {rport}\n",
+            f"    PortDescr:    {rport}\n",
+            rule,
+        ]
+    return "".join(out)

@@ -12,7 +12,10 @@ Two layers:
    3725-3999 (the CL default range; a configured ``system global reserved vlan internal range`` is
    honoured), swp interfaces that do not exist on the box, BGP neighbors without a remote-as or with
    an unknown peer-group, neighbors without a local ASN, unnumbered neighbors on unknown interfaces,
-   traffic pools above 100 %, ECN min >= max.
+   traffic pools above 100 %, ECN min >= max; and the rules between objects (``cross_object_errors``): an
+   access VLAN or SVI whose VLAN is not in the bridge, an address on a bridge member, one address on two
+   interfaces, an address that is malformed, lacks a prefix length or is no host address, link-pause with
+   PFC on a port, a BGP neighbor key that is neither an address nor an interface name, two lossless pools.
 
 Messages imitate NVUE's tone; their exact wording is [U] (not checked against a real switch).
 """
@@ -21,10 +24,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import ipaddress
+import re
 import types
 import typing
 from typing import Any
 
+from fabconf_lab.cliconf.addresses import host_address_error
 from fabconf_lab.nvue.tree import Tree, as_int
 
 try:  # optional dependency: Pydantic models of the NVUE OpenAPI spec
@@ -378,6 +384,7 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
                 out.append(f"vrf {vname} router bgp neighbor {nname}: remote-as is required")
             if nb.get("type") == "unnumbered" and nname not in interfaces and nname not in ports:
                 out.append(f"vrf {vname} router bgp neighbor {nname}: unnumbered neighbor needs an existing interface")
+    out += cross_object_errors(tree)
     qos = tree.get("qos", {}) or {}
     total = sum(as_int((p or {}).get("memory-percent")) or 0 for p in (qos.get("traffic-pool", {}) or {}).values())
     if total > 100:
@@ -394,8 +401,12 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
 # [U] Cumulus's default egress scheduler (traffic.conf of 4.x, assumed unchanged in 5.x): all eight traffic
 # classes DWRR with a 12 % or 13 % share each (100 % in all); a class a profile leaves out keeps its default.
 DEFAULT_DWRR = {tc: 12 if tc < 4 else 13 for tc in range(8)}
-# [U] the traffic pools NVUE knows by default; another name is refused
-KNOWN_POOLS = ("default-lossless", "default-lossy")
+# The traffic pools NVUE knows: default-lossy and default-lossless [U], and roce-lossless, the lossless pool of
+# NVIDIA's RoCE page example (``nv set qos traffic-pool roce-lossless memory-percent 60``) [V: Cumulus Linux 5.14
+# "RDMA over Converged Ethernet" page]. Only one lossless pool at a time [V: same page, via
+# docs/reference/roce-lossless.md 1.2]. Another name is refused.
+KNOWN_POOLS = ("default-lossless", "default-lossy", "roce-lossless")
+LOSSLESS_POOLS = ("default-lossless", "roce-lossless")
 
 
 def _keys(where: str, table: Any, high: int, what: str) -> list[str]:
@@ -451,6 +462,9 @@ def _qos_semantics(qos: Tree, interfaces: Tree) -> list[str]:
             if str(sp) in owner:
                 out.append(f"qos traffic-pool {pname}: switch-priority {sp} is already in pool {owner[str(sp)]}")
             owner.setdefault(str(sp), pname)
+    lossless = [p for p in pools if p in LOSSLESS_POOLS]
+    if len(lossless) > 1:
+        out.append(f"qos traffic-pool: only one lossless pool at a time ({', '.join(lossless)})")
     for ifname, iface in interfaces.items():
         wd = ((iface or {}).get("qos", {}) or {}).get("pfc-watchdog") if isinstance(iface, dict) else None
         if wd and not str(ifname).startswith("swp"):
@@ -478,3 +492,107 @@ class Validator:
 
     def apply_errors(self, tree: Tree, ports: list[str]) -> list[str]:
         return self.schema.errors(tree) + semantic_errors(tree, ports)
+
+
+# --------------------------------------------------------------------------------------------------
+# Rules between objects, checked on apply [U: NVUE's wording; the rules themselves as listed]
+# --------------------------------------------------------------------------------------------------
+def _bridge_vlans(tree: Tree) -> dict[str, set[int]]:
+    """Each bridge domain's VLANs; a domain that lists none has VLAN 1 (the NVUE default) [U]."""
+    out: dict[str, set[int]] = {}
+    for dname, dom in (tree.get("bridge", {}).get("domain", {}) or {}).items():
+        ids = {v for key in ((dom or {}).get("vlan", {}) or {}) for v in _vlan_ids(key)}
+        out[str(dname)] = ids or {1}
+    return out
+
+
+def _address_error(key: str) -> str | None:
+    if key == "dhcp":
+        return None
+    try:
+        iface = ipaddress.ip_interface(key)
+    except ValueError:
+        return "not a valid address with a prefix length"
+    if "/" not in key:
+        return "a prefix length is required"
+    return host_address_error(key) if iface.version == 4 else None
+
+
+def _neighbor_key_error(key: str, interfaces: Tree) -> str | None:
+    try:
+        ipaddress.ip_address(key)
+        return None
+    except ValueError:
+        pass
+    if key in interfaces or (re.fullmatch(r"(swp|eth|bond|vlan|peerlink)\S*", key) and not re.search(r"[/.]", key)):
+        return None
+    return "not an IP address or an interface name"
+
+
+def _addresses(iface: Tree) -> dict[str, Any]:
+    """An interface's addresses: under ``ip`` (5.x) or ``ipv4`` / ``ipv6`` (5.15 renamed them [V: nvueschema])."""
+    out: dict[str, Any] = {}
+    for key in ("ip", "ipv4", "ipv6"):
+        section = iface.get(key)
+        if isinstance(section, dict) and isinstance(section.get("address"), dict):
+            out.update(section["address"])
+    return out
+
+
+def _interface_cross_errors(tree: Tree, interfaces: Tree) -> list[str]:
+    out: list[str] = []
+    vlans = _bridge_vlans(tree)
+    owner: dict[str, str] = {}
+    qos = tree.get("qos", {}) or {}
+    global_pfc = bool((qos.get("pfc") or {}).get("default-global"))
+    global_lp = bool((qos.get("link-pause") or {}).get("default-global"))
+    if global_pfc and global_lp:
+        out.append("qos: link-pause and PFC cannot both be enabled on a port (default-global of both)")
+    for ifname, iface in interfaces.items():
+        if not isinstance(iface, dict):
+            continue
+        domains = (iface.get("bridge", {}) or {}).get("domain", {}) or {}
+        for dname, dom in domains.items():
+            if str(dname) not in vlans and dname != "br_default":
+                out.append(f"interface {ifname} bridge domain {dname}: no such bridge domain")
+                continue
+            have = vlans.get(str(dname), {1})
+            for leaf in ("access",):
+                v = as_int((dom or {}).get(leaf))
+                if v is not None and v not in have:
+                    out.append(f"interface {ifname} bridge domain {dname} {leaf} {v}: VLAN {v} is not in the bridge")
+        addresses = _addresses(iface)
+        if domains and addresses:
+            out.append(f"interface {ifname}: an IP address cannot be set on a bridge member")
+        for key in addresses:
+            why = _address_error(str(key))
+            if why:
+                out.append(f"interface {ifname} ip address {key}: {why}")
+                continue
+            ip = str(key).split("/")[0]
+            if ip in owner and key != "dhcp":
+                out.append(f"interface {ifname} ip address {key}: address already in use on {owner[ip]}")
+            owner.setdefault(ip, str(ifname))
+        svi = as_int(iface.get("vlan")) if iface.get("type") == "svi" or str(ifname).startswith("vlan") else None
+        if svi is not None and not any(svi in ids for ids in vlans.values()) and not (svi == 1 and not vlans):
+            out.append(f"interface {ifname}: VLAN {svi} is not in any bridge domain")
+        iqos = iface.get("qos", {}) or {}
+        if iqos.get("link-pause") and (iqos.get("pfc") or global_pfc):
+            out.append(f"interface {ifname} qos: link-pause and PFC cannot both be enabled on a port")
+    return out
+
+
+def cross_object_errors(tree: Tree) -> list[str]:
+    """Access VLANs and SVIs need their VLAN in the bridge; no address on a bridge member nor the same
+    address on two interfaces; addresses are real host addresses with a prefix; link-pause and PFC are
+    exclusive on a port [V: docs/reference/roce-lossless.md 1.2, from the Cumulus QoS page]; a BGP neighbor
+    key is an IP address or an interface name."""
+    interfaces = tree.get("interface", {}) or {}
+    out = _interface_cross_errors(tree, interfaces)
+    for vname, vrf in (tree.get("vrf", {}) or {}).items():
+        bgp = ((vrf or {}).get("router", {}) or {}).get("bgp", {}) or {}
+        for nname in bgp.get("neighbor", {}) or {}:
+            why = _neighbor_key_error(str(nname), interfaces)
+            if why:
+                out.append(f"vrf {vname} router bgp neighbor {nname}: {why}")
+    return out

@@ -27,7 +27,7 @@ from typing import Any
 
 from fabconf_lab import cliconf
 from fabconf_lab.cliconf import CliError, Editor, Node
-from fabconf_lab.cliconf.addresses import valid_ipv4, valid_prefix
+from fabconf_lab.cliconf.addresses import host_address_error, network_error, valid_ipv4, valid_prefix
 from fabconf_lab.nxos import strict
 
 NXOS_VERSION = "10.3(4a)"
@@ -274,10 +274,22 @@ class ConfigSession:
             self._check_asn(line, body[1])
         if body[0] == "router-id" and len(body) == 2 and not valid_ipv4(body[1]):
             raise NxosCliError(line, INVALID_IP)
+        address = body[1] if body[0] in ("router-id", "neighbor") and len(body) >= 2 else None
+        if body[:2] == ["ip", "address"] and len(body) >= 3:
+            address = body[2]
+        usable = address is not None and valid_ipv4(address.split("/")[0])
+        if usable and (mode != "root" or body[0] != "neighbor") and host_address_error(str(address)):
+            raise NxosCliError(line, INVALID_IP)  # [U] that NX-OS answers a multicast/class E address so
+        if body[0] == "neighbor" and len(body) >= 2 and mode in ("router-bgp", "bgp-vrf"):
+            peer = body[1].split("/")[0]
+            if re.fullmatch(r"[\d.]+", peer) and not valid_ipv4(peer):
+                raise NxosCliError(line, INVALID_IP)
         if body[:2] == ["ip", "address"] and len(body) >= 3 and not valid_prefix(body[2], strict=False):
             raise NxosCliError(line, INVALID_IP)
         in_af = mode in ("address-family", "neighbor-af", "bgp-vrf")
         if body[0] == "network" and len(body) >= 2 and in_af and not valid_prefix(body[1], strict=True):
+            raise NxosCliError(line, INVALID_IP)
+        if body[0] == "network" and len(body) >= 2 and in_af and network_error(body[1]):
             raise NxosCliError(line, INVALID_IP)
 
     def _check_qos_references(self, line: str, neg: bool, body: list[str]) -> None:

@@ -5,7 +5,7 @@
   ``bandwidth``, ``priority``, ``random-detect``, ``shape``, ``queue-limit`` in type queuing; ``mtu`` and
   ``pause`` in type network-qos ([V] docs/reference/roce-lossless.md §3 shows each action under its type).
 - The queuing classes' ``bandwidth remaining percent`` add up to at most 100; ``priority level`` is 1-8;
-  ``random-detect`` thresholds are in bytes/kbytes/mbytes with min < max and a drop probability 0-100.
+  ``random-detect`` thresholds are in bytes/kbytes/mbytes with min <= max and a drop probability 0-100.
 - ``match dscp`` values are 0-63; global and interface PFC commands are the known forms
   (``priority-flow-control mode on|off|auto``, the watchdog interval 100-1000 ms and shutdown multiplier
   1-10 [U: recalled from the Nexus 9000 QoS guide]).
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from fabconf.platforms import platform as platform_spec
 from fabconf_lab.cliconf import Dialect, Editor
 
 INVALID = "% Invalid command at '^' marker."
@@ -107,6 +108,25 @@ def _pfc(line: str, mode: str) -> str | None:
     return INVALID
 
 
+def _reserved_vlan(line: str) -> str | None:
+    """``vlan N`` or an access / trunk VLAN inside the reserved block (fabconf.platforms cites Cisco's Layer 2
+    guide for 3968-4094)."""
+    forms = r"vlan|switchport access vlan|switchport trunk (?:native|allowed) vlan(?: add)?"
+    m = re.fullmatch(rf"(?:{forms}) ([\d,\-]+)", line)
+    if m is None:
+        return None
+    values: list[int] = []
+    for part in m.group(1).split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            values += range(int(lo), int(hi or lo) + 1)
+    for lo_r, hi_r in platform_spec("nxos").reserved_vlans:
+        bad = [v for v in values if lo_r <= v <= hi_r]
+        if bad:
+            return f"ERROR: VLAN {bad[0]} is in the reserved range {lo_r}-{hi_r}"  # [U] wording
+    return None
+
+
 def _landing(line: str, editor: Editor, dialect: Dialect) -> int | None:
     """The stack depth whose mode takes ``line`` (NX-OS falls back to the parent modes), or None."""
     for depth in range(len(editor.stack) - 1, -1, -1):
@@ -135,8 +155,10 @@ def _action(line: str, editor: Editor, depth: int) -> str | None:
     if line.startswith("random-detect ") and m is None:
         return INVALID
     if m is not None:
-        if int(m.group(1)) * _UNITS[m.group(2)] >= int(m.group(3)) * _UNITS[m.group(4)]:
-            return "% minimum-threshold must be less than maximum-threshold"  # [U] wording
+        # equal thresholds are allowed: Microsoft's Azure Local TOR reference configures 300/300 kbytes
+        # [V: docs/reference/roce-lossless.md section 3]
+        if int(m.group(1)) * _UNITS[m.group(2)] > int(m.group(3)) * _UNITS[m.group(4)]:
+            return "% minimum-threshold must not exceed maximum-threshold"  # [U] wording
         return _ranged(m.group(5), (0, 100)) or _ranged(m.group(6), (0, 15))
     m = re.fullmatch(r"bandwidth remaining percent (\d+)", line)
     if m is not None and kind == "queuing":
@@ -165,6 +187,11 @@ def check(line: str, editor: Editor, dialect: Dialect) -> str | None:
     if words[0] == "feature" and mode == "root":
         name = " ".join(words[1:])
         return None if name in FEATURES or name == "nv overlay" else INVALID
+    if line in ("match dscp", "match cos", "match qos-group", "match precedence"):
+        return "% Incomplete command at '^' marker."
+    reserved = _reserved_vlan(line)
+    if reserved is not None:
+        return reserved
     if line.startswith("match dscp "):
         named = r"(af[1-4][1-3]|cs[0-7]|ef|default)"
         if not re.fullmatch(rf"match dscp ((\d+|{named})([,-]|, | - )?)+", line):

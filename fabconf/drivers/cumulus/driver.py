@@ -55,6 +55,7 @@ from fabconf.drivers.cumulus.plan import (
     Tree,
     copy_tree,
     diff_lines,
+    keep_used_vlans,
     merge_plan,
     parse_document,
     same,
@@ -247,6 +248,7 @@ class CumulusDriver(DriverBase, RevertTimer):
         rev = self._create_revision(MergeConfigException)
         try:
             applied = self._tree("applied")
+            doc = keep_used_vlans(doc, applied)
             plan = merge_plan(doc, applied)
             for path in plan.deletes:
                 self.api.request("DELETE", path_of(*path), query={"rev": rev})

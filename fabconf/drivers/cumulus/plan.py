@@ -239,6 +239,33 @@ class MergePlan:
         return not self.changed
 
 
+def keep_used_vlans(doc: Tree, applied: Tree) -> Tree:
+    """``doc`` whose ``br_default`` VLAN set also keeps the VLANs that interfaces the document does not name
+    (so fabconf does not own them) use as their access VLAN on the switch.
+
+    Removing such a VLAN would leave that port's access VLAN outside the bridge, which NVUE refuses on apply
+    (issue 29's corpus; [U] the device's exact rule), and fabconf may not change the port itself. The VLAN stays
+    until the port is reconfigured or cleared.
+    """
+    found = get_at(doc, ["bridge", "domain", "br_default", "vlan"])
+    want: dict[str, Any] = found if isinstance(found, dict) else {}  # a document without VLANs removes them all
+    named = set(doc.get("interface") or {})
+    have_ifs = applied.get("interface") if isinstance(applied.get("interface"), dict) else {}
+    keep: list[str] = []
+    for name, iface in (have_ifs or {}).items():
+        if name in named or not isinstance(iface, dict):
+            continue
+        domain = get_at(iface, ["bridge", "domain", "br_default"])
+        access = domain.get("access") if isinstance(domain, dict) else None
+        if access is not None and str(access) not in want and str(access) not in keep:
+            keep.append(str(access))
+    if not keep:
+        return doc
+    out: Tree = copy_tree(doc)
+    merge_into(out, wrap(("bridge", "domain", "br_default", "vlan"), {vlan: {} for vlan in keep}))
+    return out
+
+
 def merge_plan(doc: Tree, applied: Tree) -> MergePlan:
     """For every owned path whose applied subtree differs from the document: unset it (when it exists
     and is not a plain leaf being overwritten by another leaf), then set the desired subtree.

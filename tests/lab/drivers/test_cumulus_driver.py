@@ -596,3 +596,28 @@ def test_diff_lines_plan_and_printing() -> None:
     assert text.index("'9'") < text.index("'10'") and text.index("a:") < text.index("b:")
     assert parse_document(text) == tree and yaml.safe_load(text)[0]["set"]["b"]["enable"] == "on"
     assert sanitize(tree)["a"] == {"password": "<removed>", "rt": "65101:10"}
+
+
+def test_merge_keeps_a_bridge_vlan_an_unowned_port_still_uses() -> None:
+    """A brownfield access port fabconf does not own keeps its VLAN in the bridge (NVUE refuses an access VLAN
+    outside the bridge on apply); an owned port's old VLAN is still removed."""
+    from fabconf.drivers.cumulus.plan import keep_used_vlans
+
+    applied: dict[str, Any] = {
+        "interface": {
+            "swp1": {"bridge": {"domain": {"br_default": {"access": 99}}}},
+            "swp9": {"bridge": {"domain": {"br_default": {"access": 100}}}},
+        },
+        "bridge": {"domain": {"br_default": {"vlan": {"99": {}, "100": {}}}}},
+    }
+    doc: dict[str, Any] = {
+        "interface": {"swp1": {"bridge": {"domain": {"br_default": {"access": 101}}}}},
+        "bridge": {"domain": {"br_default": {"vlan": {"101": {}}}}},
+    }
+    kept = keep_used_vlans(doc, applied)
+    assert kept["bridge"]["domain"]["br_default"]["vlan"] == {"101": {}, "100": {}}
+    assert doc["bridge"]["domain"]["br_default"]["vlan"] == {"101": {}}  # the document itself is not changed
+    assert keep_used_vlans(doc, {"interface": {}}) is doc
+    # a routed switch: no VLANs at all
+    spine: dict[str, Any] = {"interface": {"swp1": {"ip": {"address": {"10.0.0.1/31": {}}}}}}
+    assert keep_used_vlans(spine, applied)["bridge"] == {"domain": {"br_default": {"vlan": {"100": {}}}}}
