@@ -212,7 +212,9 @@ def test_two_operators_pushing_at_once_never_leave_a_host_at_neither_intent(lab:
     a, b = reports
     compiled = {"a": compile_inventory(inventory_a), "b": compile_inventory(inventory_b)}
     for host in sorted(a):
-        assert {a[host]["state"], b[host]["state"]} <= {"applied", "conflict"}, (a[host], b[host])
+        states = {a[host]["state"], b[host]["state"]}
+        why = (a[host]["message"], b[host]["message"], a[host]["failed_checks"], b[host]["failed_checks"])
+        assert states <= {"applied", "conflict"}, (host, why)
         assert "applied" in (a[host]["state"], b[host]["state"]), f"{host}: neither run applied"
         holds = {
             run
