@@ -19,8 +19,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import yaml
-
 from fabconf.cli import report
 from fabconf.cli.auditlog import warn_unfinished
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
@@ -28,7 +26,7 @@ from fabconf.cli.progress import RunProgress
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.render import render
 from fabconf.compile.selection import select
-from fabconf.deploy import audit, peers, rollout
+from fabconf.deploy import audit, overlay, peers, rollout
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
@@ -65,12 +63,8 @@ def _lab_endpoints(target: Target) -> dict[str, dict[str, Any]]:
     rc = start_lab(target.inventory, target.state, target.network, quiet=True)
     if rc != 0:
         raise UsageError("the lab could not be started")
-    for line in (target.state / "lab.env").read_text().splitlines():
-        key, _, value = line.partition("=")
-        if key:
-            os.environ[key] = value
-    hosts = yaml.safe_load((target.state / "inventory" / "hosts.yaml").read_text()) or {}
-    return {name: entry for name, entry in hosts.items() if isinstance(entry, dict)}
+    os.environ.update(overlay.lab_env(target.state))
+    return overlay.lab_endpoints(target.state)
 
 
 def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Target) -> list[Job]:
@@ -104,8 +98,8 @@ def pending_peers(
     if not names:
         return {}
     outside = [Job(compiled.model.devices[n], compiled.data[n], "") for n in names]
-    if target.lab:
-        endpoints = _lab_endpoints(target)
+    if target.lab:  # started, and its credentials taken, by ``prepare``: only where the peers answer is read here
+        endpoints = overlay.lab_endpoints(target.state)
         outside = _at_lab([j for j in outside if j.name in endpoints], endpoints, target)
     seen = peers.configured(outside, lambda job: bgp_configured(job, options))
     return peers.pending(jobs, outside, seen)

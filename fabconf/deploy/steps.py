@@ -250,7 +250,8 @@ def _miscabled(job: Job, driver: Driver, evidence: dict[str, Any]) -> list[str]:
         found = seen.get(itf["name"]) or []
         if found and not _lldp_matches(found, itf["peer"]):
             out.append(f"{itf['name']}: LLDP sees {_seen(found)}, the cabling says {itf['peer']} (miscabled?)")
-        matched += bool(found) and _lldp_matches(found, itf["peer"])
+        elif found:
+            matched += 1
     evidence["lldp"] = {"links": len(job.interfaces), "seen_as_cabled": matched}
     return out
 
@@ -272,14 +273,16 @@ def cabling(job: Job, driver: Driver, evidence: dict[str, Any] | None = None) ->
         return [f"LLDP could not be read: {_err(exc)}"]
     planned = _planned_links(job)
     out = []
+    matched = 0
     for port, peer in sorted(planned.items()):
         found = seen.get(port) or []
         if not found:
             out.append(f"{port}: no LLDP neighbour, the cabling says {peer} (missing cable, port down, or no LLDP)")
         elif not _lldp_matches(found, peer):
             out.append(f"{port}: LLDP sees {_seen(found)}, the cabling says {peer} (miscabled)")
+        else:
+            matched += 1
     if evidence is not None:
-        matched = sum(bool(seen.get(p)) and _lldp_matches(seen.get(p) or [], peer) for p, peer in planned.items())
         evidence["lldp"] = {"links": len(planned), "seen_as_cabled": matched}
     for port, found in sorted(seen.items()):
         front_panel = job.spec.port_pattern.match(port) is not None and not job.spec.is_host
@@ -307,13 +310,15 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
     evidence["intent"] = "held" if not left else "not held"
     interfaces = driver.get_interfaces()
     wanted = _wanted_mtus(job)
+    at_mtu = 0
     for name, mtu in sorted(wanted.items()):
         got = (interfaces.get(name) or {}).get("mtu")
         if got is not None and int(got) != int(mtu):
             failed.append(f"{name}: MTU {got}, intended {mtu}")
         elif got is None:
             failed.append(f"{name}: interface not reported by the device")
-    at_mtu = sum(int((interfaces.get(n) or {}).get("mtu") or 0) == int(m) for n, m in wanted.items())
+        else:
+            at_mtu += 1
     evidence["mtu"] = {"ports": len(wanted), "at_intended_mtu": at_mtu}
     failed += cabling(job, driver, evidence) if ctx.check_cabling else _miscabled(job, driver, evidence)
     waiting = ctx.pending.get(job.name, set())
