@@ -518,7 +518,7 @@ def _compatibility(r: _Reads, policy: Policy) -> None:
     nccl = found.get("nccl")
     found["cuda"] = hp.nccl_cuda(nccl) if nccl else None
     wanted = {k for row in policy.compatibility for k in row}
-    host = {k: found.get(k) for k in COMPONENTS if k in wanted}
+    host = {k: found[k] for k in COMPONENTS if k in found}  # what was read, and the CUDA of NCCL's build
     if any(k in wanted and found.get(k) is None for k in ("ofed", "nvidia_driver", "nccl")):
         return  # a read failed: its check line says why
     row = compatible_row(host, policy.compatibility)
