@@ -61,7 +61,7 @@ from fabconf.drivers.linux.parse import (
 )
 from fabconf.drivers.linux.plan import link_problems, sh
 from fabconf.preflight import hostparse as hp
-from fabconf.preflight.policy import COMPONENTS, Policy, allowed, compatible_row
+from fabconf.preflight.policy import COMPONENTS, Policy, allowed, compatible_row, matches
 
 T = TypeVar("T")
 NOT_FOUND = 127
@@ -136,14 +136,21 @@ class _Reads:
         """``label``: how this read's values are told apart in the evidence (" (second read)")."""
         self.results, self.facts, self.label = results, facts, label
 
-    def get(self, check: str, command: str, parser: Callable[[str], T]) -> T | None:
-        """The parsed output, or None after noting why it could not be read as a failure of ``check``."""
+    def get(self, check: str, command: str, parser: Callable[[str], T], *, soft: bool = False) -> T | None:
+        """The parsed output, or None after noting why it could not be read as a failure of ``check``. ``soft``: a
+        tool that is not installed, or exits non-zero, is noted in the evidence (``not checked``) instead; output
+        that does not parse still fails."""
         status, text = self.results[command]
+        problem = ""
         if status == NOT_FOUND or "command not found" in text:
-            self.facts.failed.append(f"[{check}] `{command.split()[0]}` is not installed on the host")
+            problem = f"`{command.split()[0]}` is not installed on the host"
+        elif status != 0:
+            problem = f"`{command}` failed (exit {status}): {text.strip()[:120]}"
+        if problem and soft:
+            self.facts.evidence.setdefault(check, {}).setdefault("not checked", []).append(problem)
             return None
-        if status != 0:
-            self.facts.failed.append(f"[{check}] `{command}` failed (exit {status}): {text.strip()[:120]}")
+        if problem:
+            self.facts.failed.append(f"[{check}] {problem}")
             return None
         try:
             value = parser(text)
@@ -511,19 +518,27 @@ def _sriov(nics: list[dict[str, Any]], r: _Reads, vfs: int) -> None:
 
 
 def _compatibility(r: _Reads, policy: Policy) -> None:
+    """The host's versions against the table. With the default table a version that cannot be read (no dpkg, no
+    libnccl2 package, an NCCL without ``+cudaX.Y``) or a CUDA the table does not know is noted, not failed: the
+    default only knows what it was written with; an intent's table is strict."""
+    default = policy.compatibility_source == "default"
     found: dict[str, str | None] = {}
     for key in _compat_reads(policy):
         command, parser = VERSION_READS[key]
-        found[key] = r.get("compatibility", command, parser)
+        found[key] = r.get("compatibility", command, parser, soft=default)
     nccl = found.get("nccl")
     found["cuda"] = hp.nccl_cuda(nccl) if nccl else None
-    wanted = {k for row in policy.compatibility for k in row}
     host = {k: found[k] for k in COMPONENTS if k in found}  # what was read, and the CUDA of NCCL's build
-    if any(k in wanted and found.get(k) is None for k in ("ofed", "nvidia_driver", "nccl")):
-        return  # a read failed: its check line says why
-    row = compatible_row(host, policy.compatibility)
     evidence = r.facts.evidence.setdefault("compatibility", {})
     evidence["host"] = host
+    if any(found.get(k) is None for k in _compat_reads(policy)):
+        return  # a read failed: its check line (or, with the default table, the evidence) says why
+    known = {s for row in policy.compatibility for s in row.get("cuda", ())}
+    if default and (found["cuda"] is None or not any(matches(found["cuda"], s) for s in known)):
+        what = f"CUDA {found['cuda']}" if found["cuda"] else f"no +cudaX.Y in NCCL's version {nccl}"
+        evidence.setdefault("not checked", []).append(f"{what}: not in the default table")
+        return
+    row = compatible_row(host, policy.compatibility)
     evidence[f"row of the {policy.compatibility_source} table"] = plain(row)
     if row is None:
         shown = ", ".join(f"{k} {v or 'unknown'}" for k, v in host.items())

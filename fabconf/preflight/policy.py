@@ -27,6 +27,8 @@ DEFAULT_COMPATIBILITY: tuple[dict[str, tuple[str, ...]], ...] = (
     {"cuda": ("12.5",), "nvidia_driver": (">=555.42.02",)},
     {"cuda": ("12.6",), "nvidia_driver": (">=560.28.03",)},
     {"cuda": ("12.8",), "nvidia_driver": (">=570.26",)},
+    {"cuda": ("12.9",), "nvidia_driver": (">=575.51.03",)},
+    {"cuda": ("13.0",), "nvidia_driver": (">=580.65.06",)},
 )
 
 

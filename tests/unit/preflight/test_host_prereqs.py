@@ -158,3 +158,22 @@ def test_policy_reads_the_prerequisites() -> None:
     policy = Policy.of({"preflight": {"above4g": False, "sriov": {"vfs": 8}}})
     assert (policy.above4g, policy.sriov_vfs, policy.compatibility_source) == (False, 8, "default")
     assert Policy.of({}).sriov_vfs is None and Policy.of({}).above4g
+
+
+def test_the_default_table_notes_what_it_cannot_judge_and_an_intents_table_fails_it() -> None:
+    driver = DRIVER.format(v="550.90.07")
+    missing = {"cat /proc/driver/nvidia/version": (0, driver), NCCL_READ: (127, "bash: dpkg-query: command not found")}
+    r = host._Reads(missing, host.HostFacts())  # a host without dpkg (RHEL): the default table cannot judge it
+    host._compatibility(r, Policy())
+    assert r.facts.failed == []
+    assert r.facts.evidence["compatibility"]["not checked"] == ["`dpkg-query` is not installed on the host"]
+    strict = Policy.of({"preflight": {"compatibility": [{"cuda": "12.4", "nvidia_driver": ">=550.54.14"}]}})
+    r = host._Reads(missing, host.HostFacts())
+    host._compatibility(r, strict)
+    assert r.facts.failed == ["[compatibility] `dpkg-query` is not installed on the host"]
+    newer = _compat(Policy(), "590.10.01", "2.30.1-1+cuda13.1")  # newer than the default table
+    assert newer.facts.failed == []
+    assert newer.facts.evidence["compatibility"]["not checked"] == ["CUDA 13.1: not in the default table"]
+    assert _compat(strict, "590.10.01", "2.30.1-1+cuda13.1").facts.failed[0].startswith("[compatibility] nvidia_driver")
+    garbled = _compat(Policy(), "550.90.07", "2.21\x005-1+cu")  # garbled output is a failure, even by default
+    assert garbled.facts.failed and garbled.facts.failed[0].startswith("[compatibility] `dpkg-query")
