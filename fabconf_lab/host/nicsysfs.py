@@ -96,7 +96,8 @@ IOMMU_UNITS = 4  # DMAR units a two-socket server shows (/sys/class/iommu/dmar0.
 
 def iommu_units(state: HostState) -> list[str]:
     """``/sys/class/iommu``: one entry per IOMMU unit while the kernel runs the IOMMU (``intel_iommu=on``, with or
-    without ``iommu=pt``); empty when it is off [V: Linux Documentation/ABI/testing/sysfs-class-iommu]."""
+    without ``iommu=pt``); empty when it is off [V: Linux Documentation/ABI/testing/sysfs-class-iommu for the class;
+    3P that it is empty with the IOMMU off]."""
     words = state.kernel_cmdline.split()
     on = any(w in words for w in ("intel_iommu=on", "amd_iommu=on")) and "intel_iommu=off" not in words
     return [f"dmar{i}" for i in range(IOMMU_UNITS)] if on else []
