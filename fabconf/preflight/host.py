@@ -36,9 +36,10 @@ Checks (and where each fact comes from):
   a BAR larger than the space below 4 GiB can only be placed above it, which the BIOS does with Above 4G Decoding
   enabled; without it the BAR stays ``<unassigned>`` [V: pciutils ``lspci.c``; Intel FPGA KB 000078494];
 - ``[sriov]`` where the intent asks (``preflight.sriov.vfs``): the IOMMU on (``ls /sys/class/iommu`` lists its
-  units) [V: Linux ``Documentation/ABI/testing/sysfs-class-iommu``; empty while the IOMMU is off: 3P], SR-IOV enabled in every intended NIC's
-  firmware with room for the VFs (``mlxconfig -e q SRIOV_EN NUM_OF_VFS``, Current column) and the VFs created
-  (``/sys/class/net/IF/device/sriov_numvfs``) [V: NVIDIA MLNX_OFED "Single Root IO Virtualization (SR-IOV)"];
+  units) [V: Linux ``Documentation/ABI/testing/sysfs-class-iommu``; empty while the IOMMU is off: 3P], SR-IOV
+  enabled in every intended NIC's firmware with room for the VFs (``mlxconfig -e q SRIOV_EN NUM_OF_VFS``, Current
+  column) and the VFs created (``/sys/class/net/IF/device/sriov_numvfs``) [V: NVIDIA MLNX_OFED "Single Root IO
+  Virtualization (SR-IOV)"];
 - ``[compatibility]`` MLNX_OFED/DOCA, the NVIDIA driver, CUDA (the one libnccl2 was built for, ``+cudaX.Y``) and
   NCCL together match a row of ``preflight.compatibility`` (by default: CUDA against its minimum driver).
 """
