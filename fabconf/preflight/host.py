@@ -458,13 +458,18 @@ def _above4g(r: _Reads) -> None:
         return
     if not gpus:
         r.facts.failed.append("[above4g] no NVIDIA GPU in lspci -vvv")
+    shown: dict[str, Any] = {}  # the evidence: each GPU's large BAR (the other regions are not judged)
+    r.facts.evidence["above4g"]["lspci -vvv"] = shown
     for pci, regions in sorted(gpus.items()):
         large = [b for b in regions if b.bits == 64 and b.prefetchable]
         if not large:
+            shown[pci] = None
             r.facts.failed.append(f"[above4g] GPU at {pci}: no 64-bit prefetchable BAR in lspci -vvv")
             continue
         bar = max(large, key=lambda b: b.size)
         size = _human(bar.size)
+        where = "unassigned" if bar.address is None else f"{bar.address:#x}"
+        shown[pci] = {"region": bar.region, "address": where, "size": size, "disabled": bar.disabled}
         if bar.address is None or bar.disabled:
             r.facts.failed.append(
                 f"[above4g] GPU at {pci}: its {size} BAR (region {bar.region}) is "

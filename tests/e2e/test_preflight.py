@@ -220,7 +220,12 @@ def test_host_prerequisites_pass_with_evidence_and_each_fault_fails_its_check(
     assert "[sriov] mlx5_0 (ens1f0np0): 0 VFs (sriov_numvfs), the intent wants 4" in lines["gpu03"]
     assert "[compatibility] ofed 24.04-0.6.6.0, nvidia_driver 535.104.05, cuda 12.4" in lines["gpu04"]
     evidence = devices["gpu01"]["evidence"]
-    assert evidence["above4g"]["lspci -vvv"]["18:00.0"][1]["size"] == 128 << 30
+    assert evidence["above4g"]["lspci -vvv"]["18:00.0"] == {
+        "region": 1,
+        "address": "0x200000000000",
+        "size": "128G",
+        "disabled": False,
+    }
     assert evidence["sriov"]["ls /sys/class/iommu"] == ["dmar0", "dmar1", "dmar2", "dmar3"]
     assert evidence["sriov"]["cat /sys/class/net/ens1f0np0/device/sriov_numvfs"] == 4
     assert evidence["compatibility"]["row of the intent table"]["ofed"] == ["24.04"]

@@ -45,7 +45,10 @@ def test_above4g_fails_a_gpu_without_its_large_bar_and_shows_the_mapped_ones() -
         "[above4g] GPU at 2a:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv): the BIOS found no room for it; "
         "enable Above 4G Decoding (and large or resizable BAR support) in the BIOS"
     ]
-    assert r.facts.evidence["above4g"]["lspci -vvv"]["18:00.0"][1]["address"] == 0x200000000000
+    assert r.facts.evidence["above4g"]["lspci -vvv"] == {
+        "18:00.0": {"region": 1, "address": "0x200000000000", "size": "128G", "disabled": False},
+        "2a:00.0": {"region": 1, "address": "unassigned", "size": "128G", "disabled": False},
+    }
     low = GPUS.replace("Memory at 200000000000", "Memory at c0000000")
     r = _reads({"lspci -vvv": low.split("2a:00.0")[0]})
     host._above4g(r)
