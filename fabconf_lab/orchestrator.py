@@ -469,4 +469,68 @@ def mtu_fault(sim: Any, arg: str | None) -> None:
         nic.mtu = int(size) + ROCE_HEADERS
 
 
-HOST_FAULTS = {"mtu": mtu_fault, "pcie": pcie_fault, "numa": numa_fault}  # GPU host hardware faults
+def above4g_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST above4g off|on``: the BIOS's Above 4G Decoding; off leaves every GPU's 128G BAR1
+    without an address (``lspci -vvv`` ``Memory at <unassigned>``)."""
+    if arg not in ("on", "off"):
+        raise ValueError("fault 'above4g' needs on or off")
+    state = _host_state(sim, "above4g")
+    with sim.lock:
+        state.above4g = arg == "on"
+
+
+IOMMU_WORDS = ("intel_iommu=on", "iommu=pt")
+
+
+def iommu_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST iommu off|on``: the host booted without (or with) ``intel_iommu=on iommu=pt``:
+    ``/sys/class/iommu`` is empty, so SR-IOV VFs cannot be assigned."""
+    if arg not in ("on", "off"):
+        raise ValueError("fault 'iommu' needs on or off")
+    state = _host_state(sim, "iommu")
+    with sim.lock:
+        words = [w for w in state.kernel_cmdline.split() if w not in IOMMU_WORDS]
+        state.kernel_cmdline = " ".join(words + (list(IOMMU_WORDS) if arg == "on" else []))
+
+
+def sriov_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST sriov NETDEV:N``: the NIC runs N SR-IOV VFs (a driver reload dropped them: 0)."""
+    netdev, _, count = (arg or "").partition(":")
+    if not netdev or not count.isdigit() or int(count) > 127:
+        raise ValueError("fault 'sriov' needs NETDEV:N (0..127 VFs)")
+    nic = _host_nic(sim, netdev, "sriov")
+    with sim.lock:
+        nic.sriov_numvfs = int(count)
+
+
+VERSIONED = {"ofed": "ofed_version", "nvidia_driver": "nvidia_driver", "nccl": "nccl_version"}
+
+
+def version_fault(sim: Any, arg: str | None) -> None:
+    """``fabconf lab fault HOST version COMPONENT=VERSION``: the host runs another MLNX_OFED (``ofed=23.10-1.1.9.0``),
+    NVIDIA driver (``nvidia_driver=535.104.05``) or NCCL (``nccl=2.18.5-1+cuda12.2``)."""
+    key, _, value = (arg or "").partition("=")
+    if key not in VERSIONED or not re.fullmatch(r"[0-9][\w.+~-]{0,63}", value):
+        raise ValueError(f"fault 'version' needs COMPONENT=VERSION with COMPONENT one of {', '.join(VERSIONED)}")
+    state = _host_state(sim, "version")
+    with sim.lock:
+        setattr(state, VERSIONED[key], f"MLNX_OFED_LINUX-{value}" if key == "ofed" else value)
+
+
+def _host_state(sim: Any, kind: str) -> Any:
+    state = getattr(sim, "state", None)
+    if state is None or not hasattr(state, "nics"):
+        raise ValueError(f"the {kind} fault is for GPU hosts; {sim.name} is not one")
+    return state
+
+
+# GPU host hardware faults
+HOST_FAULTS = {
+    "mtu": mtu_fault,
+    "pcie": pcie_fault,
+    "numa": numa_fault,
+    "above4g": above4g_fault,
+    "iommu": iommu_fault,
+    "sriov": sriov_fault,
+    "version": version_fault,
+}

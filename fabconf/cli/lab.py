@@ -185,7 +185,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault); "
         "pfc-storm (pause frames at line rate in the device's metrics; hosts: the NIC's watchdog acts); "
         "mtu NETDEV:SIZE (hosts: the RoCE active MTU falls to SIZE); pcie NETDEV:xN|NGT/s (hosts: the NIC's "
-        "PCIe link trains lower); numa NETDEV:N (hosts: the NIC's card on NUMA node N, away from its GPU). "
+        "PCIe link trains lower); numa NETDEV:N (hosts: the NIC's card on NUMA node N, away from its GPU); "
+        "above4g on|off (hosts: the BIOS's Above 4G Decoding); iommu on|off (hosts: booted with or without the "
+        "IOMMU); sriov NETDEV:N (hosts: N SR-IOV VFs); version COMPONENT=VERSION (hosts: ofed, nvidia_driver or "
+        "nccl at another version). "
         "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled, armed for one moment of a push, "
         "next to the other step faults",
     )

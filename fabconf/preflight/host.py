@@ -30,21 +30,39 @@ Checks (and where each fact comes from):
   (``lspci -vvv``), ``nvidia_peermem`` loaded (``lsmod``) unless the dma-buf path is available (the open NVIDIA
   kernel modules, ``/proc/driver/nvidia/version``, on Linux 5.12 or later, ``uname -r``);
 - ``[versions]`` MLNX_OFED/DOCA (``ofed_info -s``), the NVIDIA driver (``/proc/driver/nvidia/version``) and NCCL
-  (``dpkg-query`` of libnccl2) in the intent's compatibility table, for each table the intent has.
+  (``dpkg-query`` of libnccl2) in the intent's compatibility table, for each table the intent has;
+- ``[above4g]`` every NVIDIA GPU's largest 64-bit prefetchable BAR (BAR1, the window through which a NIC reads and
+  writes GPU memory for GPUDirect RDMA) assigned, and mapped above 4 GiB (``lspci -vvv`` ``Region N: Memory at``):
+  a BAR larger than the space below 4 GiB can only be placed above it, which the BIOS does with Above 4G Decoding
+  enabled; without it the BAR stays ``<unassigned>`` [V: pciutils ``lspci.c``; Intel FPGA KB 000078494];
+- ``[sriov]`` where the intent asks (``preflight.sriov.vfs``): the IOMMU on (``ls /sys/class/iommu`` lists its
+  units) [V: Linux ``Documentation/ABI/testing/sysfs-class-iommu``; empty while the IOMMU is off: 3P], SR-IOV
+  enabled in every intended NIC's firmware with room for the VFs (``mlxconfig -e q SRIOV_EN NUM_OF_VFS``, Current
+  column) and the VFs created (``/sys/class/net/IF/device/sriov_numvfs``) [V: NVIDIA MLNX_OFED "Single Root IO
+  Virtualization (SR-IOV)"];
+- ``[compatibility]`` MLNX_OFED/DOCA, the NVIDIA driver, CUDA (the one libnccl2 was built for, ``+cudaX.Y``) and
+  NCCL together match a row of ``preflight.compatibility`` (by default: CUDA against its minimum driver).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from fabconf.drivers.linux.parse import ParseError, parse_ibdev2netdev, parse_ibstat, parse_rdma_link
+from fabconf.drivers.linux.parse import (
+    ParseError,
+    parse_ibdev2netdev,
+    parse_ibstat,
+    parse_mlxconfig_query,
+    parse_rdma_link,
+)
 from fabconf.drivers.linux.plan import link_problems, sh
 from fabconf.preflight import hostparse as hp
-from fabconf.preflight.policy import Policy, allowed
+from fabconf.preflight.policy import COMPONENTS, Policy, allowed, compatible_row, matches
 
 T = TypeVar("T")
 NOT_FOUND = 127
@@ -119,14 +137,21 @@ class _Reads:
         """``label``: how this read's values are told apart in the evidence (" (second read)")."""
         self.results, self.facts, self.label = results, facts, label
 
-    def get(self, check: str, command: str, parser: Callable[[str], T]) -> T | None:
-        """The parsed output, or None after noting why it could not be read as a failure of ``check``."""
+    def get(self, check: str, command: str, parser: Callable[[str], T], *, soft: bool = False) -> T | None:
+        """The parsed output, or None after noting why it could not be read as a failure of ``check``. ``soft``: a
+        tool that is not installed, or exits non-zero, is noted in the evidence (``not checked``) instead; output
+        that does not parse still fails."""
         status, text = self.results[command]
+        problem = ""
         if status == NOT_FOUND or "command not found" in text:
-            self.facts.failed.append(f"[{check}] `{command.split()[0]}` is not installed on the host")
+            problem = f"`{command.split()[0]}` is not installed on the host"
+        elif status != 0:
+            problem = f"`{command}` failed (exit {status}): {text.strip()[:120]}"
+        if problem and soft:
+            self.facts.evidence.setdefault(check, {}).setdefault("not checked", []).append(problem)
             return None
-        if status != 0:
-            self.facts.failed.append(f"[{check}] `{command}` failed (exit {status}): {text.strip()[:120]}")
+        if problem:
+            self.facts.failed.append(f"[{check}] {problem}")
             return None
         try:
             value = parser(text)
@@ -143,6 +168,9 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     sampled = [_stats(n["netdev"]) for n in nics] + [_hw(n) for n in nics]
     reads = BASE_READS + [sh("ethtool", n["netdev"]) for n in nics] + sampled
     reads += [VERSION_READS[k][0] for k in sorted(policy.versions) if k in VERSION_READS]
+    reads += [VERSION_READS[k][0] for k in _compat_reads(policy)]
+    if policy.sriov_vfs is not None:
+        reads += [IOMMU_LS] + [c for n in nics for c in _sriov_reads(n)]
     if any(n.get("gpu") is not None for n in nics):
         reads.append(TOPO)
     reads = list(dict.fromkeys(reads))  # each command once
@@ -159,6 +187,11 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     if policy.gpudirect:
         _gpudirect(first)
     _versions(first, policy)
+    if policy.above4g:
+        _above4g(first)
+    if policy.sriov_vfs is not None:
+        _sriov(nics, first, policy.sriov_vfs)
+    _compatibility(first, policy)
     pending = reader.pending_firmware()
     facts.evidence["mlxconfig"] = {"mlxconfig -e q": plain(pending)}
     for dev, keys in sorted(pending.items()):
@@ -394,6 +427,131 @@ def _versions(r: _Reads, policy: Policy) -> None:
             r.facts.failed.append(
                 f"[versions] {key} {version} is not in the compatibility table ({', '.join(policy.versions[key])})"
             )
+
+
+IOMMU_LS = "ls /sys/class/iommu"
+
+
+def _sriov_reads(nic: dict[str, Any]) -> list[str]:
+    # [U] recent MFT accepts the RDMA device name for -d (as the driver's own mlxconfig reads)
+    return [
+        sh("mlxconfig", "-d", nic["rdma"], "-e", "q", "SRIOV_EN", "NUM_OF_VFS"),
+        sh("cat", f"/sys/class/net/{nic['netdev']}/device/sriov_numvfs"),
+    ]
+
+
+def _compat_reads(policy: Policy) -> list[str]:
+    """The version reads the compatibility table's columns need (CUDA comes from the NCCL package's version)."""
+    columns = {k for row in policy.compatibility for k in row}
+    return sorted({"nccl" if k == "cuda" else k for k in columns} & set(VERSION_READS))
+
+
+def _mlx_number(value: str | None) -> int | None:
+    """``True(1)`` -> 1, ``8`` -> 8; None for ``N/A`` or no value."""
+    match = re.fullmatch(r"(?:\w*\()?(\d+)\)?", value or "")
+    return int(match.group(1)) if match else None
+
+
+def _above4g(r: _Reads) -> None:
+    gpus = r.get("above4g", "lspci -vvv", hp.parse_gpu_bars)
+    if gpus is None:
+        return
+    if not gpus:
+        r.facts.failed.append("[above4g] no NVIDIA GPU in lspci -vvv")
+    shown: dict[str, Any] = {}  # the evidence: each GPU's large BAR (the other regions are not judged)
+    r.facts.evidence["above4g"]["lspci -vvv"] = shown
+    for pci, regions in sorted(gpus.items()):
+        large = [b for b in regions if b.bits == 64 and b.prefetchable]
+        if not large:
+            shown[pci] = None
+            r.facts.failed.append(f"[above4g] GPU at {pci}: no 64-bit prefetchable BAR in lspci -vvv")
+            continue
+        bar = max(large, key=lambda b: b.size)
+        size = _human(bar.size)
+        where = "unassigned" if bar.address is None else f"{bar.address:#x}"
+        shown[pci] = {"region": bar.region, "address": where, "size": size, "disabled": bar.disabled}
+        if bar.address is None or bar.disabled:
+            r.facts.failed.append(
+                f"[above4g] GPU at {pci}: its {size} BAR (region {bar.region}) is "
+                f"{'unassigned' if bar.address is None else 'disabled'} (lspci -vvv): the BIOS found no room for it; "
+                "enable Above 4G Decoding (and large or resizable BAR support) in the BIOS"
+            )
+        elif bar.address < hp.FOUR_GIB:
+            r.facts.failed.append(
+                f"[above4g] GPU at {pci}: its {size} BAR (region {bar.region}) is mapped below 4 GiB at "
+                f"{bar.address:#x} (lspci -vvv): enable Above 4G Decoding in the BIOS"
+            )
+
+
+def _human(size: int) -> str:
+    for unit, shift in (("T", 40), ("G", 30), ("M", 20), ("K", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift}{unit}"
+    return f"{size}B"
+
+
+def _sriov(nics: list[dict[str, Any]], r: _Reads, vfs: int) -> None:
+    units = r.get("sriov", IOMMU_LS, hp.parse_dir_listing)
+    if units is not None and not units and vfs > 0:
+        r.facts.failed.append(
+            "[sriov] the IOMMU is off (/sys/class/iommu is empty): VFs cannot be given to guests or containers; "
+            "boot with intel_iommu=on (or amd_iommu=on) and iommu=pt"
+        )
+    for nic in nics:
+        firmware_read, numvfs_read = _sriov_reads(nic)
+        name = f"{nic['rdma']} ({nic['netdev']})"
+        firmware = r.get("sriov", firmware_read, parse_mlxconfig_query) if vfs > 0 else None
+        if firmware is not None:
+            enabled = _mlx_number(firmware["SRIOV_EN"].current if "SRIOV_EN" in firmware else None)
+            room = _mlx_number(firmware["NUM_OF_VFS"].current if "NUM_OF_VFS" in firmware else None)
+            if enabled != 1:
+                r.facts.failed.append(
+                    f"[sriov] {name}: SR-IOV is disabled in the firmware (mlxconfig SRIOV_EN current "
+                    f"{firmware['SRIOV_EN'].current if 'SRIOV_EN' in firmware else 'not shown'}); "
+                    f"mlxconfig set SRIOV_EN=1 NUM_OF_VFS={vfs}, then reset the firmware"
+                )
+            elif room is None or room < vfs:
+                r.facts.failed.append(
+                    f"[sriov] {name}: the firmware allows {room if room is not None else 'no'} VFs "
+                    f"(mlxconfig NUM_OF_VFS), the intent wants {vfs}"
+                )
+        created = r.get("sriov", numvfs_read, hp.parse_sysfs_int)
+        if created is not None and created != vfs:
+            r.facts.failed.append(
+                f"[sriov] {name}: {created} VFs (sriov_numvfs), the intent wants {vfs}; "
+                f"echo {vfs} > /sys/class/net/{nic['netdev']}/device/sriov_numvfs (0 first when it has others)"
+            )
+
+
+def _compatibility(r: _Reads, policy: Policy) -> None:
+    """The host's versions against the table. With the default table a version that cannot be read (no dpkg, no
+    libnccl2 package, an NCCL without ``+cudaX.Y``) or a CUDA the table does not know is noted, not failed: the
+    default only knows what it was written with; an intent's table is strict."""
+    default = policy.compatibility_source == "default"
+    found: dict[str, str | None] = {}
+    for key in _compat_reads(policy):
+        command, parser = VERSION_READS[key]
+        found[key] = r.get("compatibility", command, parser, soft=default)
+    nccl = found.get("nccl")
+    found["cuda"] = hp.nccl_cuda(nccl) if nccl else None
+    host = {k: found[k] for k in COMPONENTS if k in found}  # what was read, and the CUDA of NCCL's build
+    evidence = r.facts.evidence.setdefault("compatibility", {})
+    evidence["host"] = host
+    if any(found.get(k) is None for k in _compat_reads(policy)):
+        return  # a read failed: its check line (or, with the default table, the evidence) says why
+    known = {s for row in policy.compatibility for s in row.get("cuda", ())}
+    if default and (found["cuda"] is None or not any(matches(found["cuda"], s) for s in known)):
+        what = f"CUDA {found['cuda']}" if found["cuda"] else f"no +cudaX.Y in NCCL's version {nccl}"
+        evidence.setdefault("not checked", []).append(f"{what}: not in the default table")
+        return
+    row = compatible_row(host, policy.compatibility)
+    evidence[f"row of the {policy.compatibility_source} table"] = plain(row)
+    if row is None:
+        shown = ", ".join(f"{k} {v or 'unknown'}" for k, v in host.items())
+        r.facts.failed.append(
+            f"[compatibility] {shown}: no row of the {policy.compatibility_source} compatibility table "
+            "(preflight.compatibility) allows this combination"
+        )
 
 
 def _counters(nics: list[dict[str, Any]], first: _Reads, second: _Reads, policy: Policy) -> None:

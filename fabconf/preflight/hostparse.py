@@ -254,3 +254,84 @@ def parse_gids(text: str) -> dict[tuple[str, int], tuple[str, str]]:
             version = cols[5] if ipv4 and len(cols) > 5 else cols[4]
             out[(cols[0], int(cols[2]))] = (ipv4, version)
     return out
+
+
+FOUR_GIB = 1 << 32
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+@dataclass(frozen=True)
+class BarRegion:
+    """One memory region (BAR) of a PCI function as ``lspci -vv`` prints it: ``Region 1: Memory at 3c000000000
+    (64-bit, prefetchable) [size=128G]`` [V: pciutils ``lspci.c`` ``show_bases``: the address, or ``<unassigned>``
+    (no address and no flags) or ``<ignored>`` (flags but no address); ``[disabled]`` when memory decoding is off
+    in the command register; ``[size=N]`` with K/M/G/T in powers of 1024]."""
+
+    region: int
+    address: int | None  # None: <unassigned> or <ignored>
+    bits: int  # 32 or 64
+    prefetchable: bool
+    disabled: bool
+    size: int  # bytes; 0 when lspci printed no size
+
+
+def _size(text: str | None) -> int:
+    match = re.fullmatch(r"(\d+)([KMGT]?)", text or "")
+    return int(match.group(1)) * _SIZE_UNITS[match.group(2)] if match else 0
+
+
+def parse_gpu_bars(text: str) -> dict[str, list[BarRegion]]:
+    """``lspci -vv``: every NVIDIA display or 3D controller (``bus:dev.fn``, no domain) -> its memory regions."""
+    check_clean(text)
+    out: dict[str, list[BarRegion]] = {}
+    current: str | None = None
+    region = re.compile(
+        r"\s+Region (\d+): Memory at (\S+) \((32|64)-bit, (non-)?prefetchable\)( \[disabled\])?(?: \[size=(\w+)\])?\s*$"
+    )
+    for raw in text.splitlines():
+        match = re.match(_PCI_ADDRESS + r" (.+)$", raw)
+        if match:
+            gpu = re.match(r"(3D|VGA compatible) controller: NVIDIA", match.group(2))
+            current = match.group(1) if gpu else None
+            if current is not None:
+                out[current] = []
+            continue
+        found = region.match(raw) if current is not None else None
+        if found is None or current is None:
+            continue
+        address = found.group(2)
+        out[current].append(
+            BarRegion(
+                int(found.group(1)),
+                int(address, 16) if re.fullmatch(r"[0-9a-f]+", address) else None,
+                int(found.group(3)),
+                found.group(4) is None,
+                found.group(5) is not None,
+                _size(found.group(6)),
+            )
+        )
+    return out
+
+
+def parse_dir_listing(text: str) -> list[str]:
+    """``ls DIR``: the names, one a line (an empty directory prints nothing)."""
+    check_clean(text)
+    names = text.split()
+    if any(not re.fullmatch(r"[\w.:+-]+", name) for name in names):
+        raise ParseError("not a directory listing")
+    return names
+
+
+def parse_sysfs_int(text: str) -> int:
+    """A sysfs attribute holding one decimal number (``sriov_numvfs``)."""
+    check_clean(text)
+    if not re.fullmatch(r"\s*\d+\s*", text):
+        raise ParseError("not a number")
+    return int(text)
+
+
+def nccl_cuda(version: str) -> str | None:
+    """The CUDA a libnccl2 package was built for, from its version: ``2.21.5-1+cuda12.4`` -> ``12.4`` [V: NVIDIA
+    NCCL Installation Guide, packages named ``libnccl2=2.x.y-1+cudaX.Y``]."""
+    match = re.search(r"\+cuda(\d+\.\d+)", version)
+    return match.group(1) if match else None

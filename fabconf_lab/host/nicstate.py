@@ -157,6 +157,7 @@ class NicPort:
     pcie_speed: float = 32.0
     pcie_width: int = 16
     numa: int = -1  # -1: in the slot under the PCIe switch of the GPU with its index; N: moved to NUMA node N
+    sriov_numvfs: int = 0  # SR-IOV virtual functions created (/sys/class/net/IF/device/sriov_numvfs; runtime)
 
     def __post_init__(self) -> None:
         if not self.mac:
@@ -191,6 +192,7 @@ class NicPort:
             "ecn_rp",
             "roce_tos",
             "traffic_class",
+            "sriov_numvfs",
         ):
             setattr(self, name, getattr(fresh, name))
         self.cnp_dscp = self.mlx_current.get("CNP_DSCP_P1", 48)
@@ -258,6 +260,7 @@ class HostState:
     nvidia_open: bool = False  # the open NVIDIA kernel modules (they export GPU memory as dma-buf)
     gpus: int = 8  # GPUs 0..3 on NUMA node 0, 4..7 on node 1; GPU i shares a PCIe switch with NIC i
     nccl_version: str = "2.21.5-1+cuda12.4"
+    above4g: bool = True  # the BIOS's Above 4G Decoding: the GPUs' 128G BAR1 mapped above 4 GiB (else unassigned)
 
     def __post_init__(self) -> None:
         if not self.sysctls:  # a new state, or one saved before the lab modelled IP configuration

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fabconf_lab.host.nicstate import HostState, NicPort
+from fabconf_lab.host.nicstate import HostState, NicPort, card_of
 from fabconf_lab.host.shell import FsError
 
 MAX_MTU = 9978
@@ -91,6 +91,36 @@ def hw_counters(ctx: NicContext, nic: NicPort) -> dict[str, int]:
     }
 
 
+IOMMU_UNITS = 4  # DMAR units a two-socket server shows (/sys/class/iommu/dmar0..) [U: a lab model]
+
+
+def iommu_units(state: HostState) -> list[str]:
+    """``/sys/class/iommu``: one entry per IOMMU unit while the kernel runs the IOMMU (``intel_iommu=on``, with or
+    without ``iommu=pt``); empty when it is off [V: Linux Documentation/ABI/testing/sysfs-class-iommu for the class;
+    3P that it is empty with the IOMMU off]."""
+    words = state.kernel_cmdline.split()
+    on = any(w in words for w in ("intel_iommu=on", "amd_iommu=on")) and "intel_iommu=off" not in words
+    return [f"dmar{i}" for i in range(IOMMU_UNITS)] if on else []
+
+
+def total_vfs(state: HostState, nic: NicPort) -> int:
+    """``sriov_totalvfs``: the VFs the firmware exposes (mlxconfig NUM_OF_VFS in effect with SRIOV_EN), read from
+    the card's first function, which holds its firmware configuration."""
+    holder = min((n for n in state.nics if card_of(n.pci) == card_of(nic.pci)), key=lambda n: n.pci)
+    return holder.mlx_current.get("NUM_OF_VFS", 0) if holder.mlx_current.get("SRIOV_EN", 0) else 0
+
+
+def _numvfs(state: HostState, nic: NicPort, data: str) -> int:
+    """A write to ``sriov_numvfs``: at most ``sriov_totalvfs`` (ERANGE), and from N VFs to another non-zero count
+    only through 0 (EBUSY) [V: Linux drivers/pci/iov.c sriov_numvfs_store]."""
+    value = _int(data, 0, 2**16 - 1)
+    if value > total_vfs(state, nic):
+        raise FsError("Numerical result out of range")
+    if value and nic.sriov_numvfs and value != nic.sriov_numvfs:
+        raise FsError("Device or resource busy")
+    return value
+
+
 class NicSysfs:
     """A ``VirtualFiles`` tree for ``/sys`` (and ``/sys/kernel/config``)."""
 
@@ -115,7 +145,8 @@ class NicSysfs:
     def _dirs(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {
             "/sys": ["class", "kernel"],
-            "/sys/class": ["infiniband", "net"],
+            "/sys/class": ["infiniband", "iommu", "net"],
+            "/sys/class/iommu": iommu_units(self.ctx.state),
             "/sys/class/net": sorted(["lo", self.ctx.state.mgmt_if, *(n.netdev for n in self.ctx.state.nics)]),
             "/sys/class/infiniband": [n.rdma for n in self.ctx.state.nics],
             "/sys/kernel": ["config"],
@@ -127,7 +158,8 @@ class NicSysfs:
             out[f"/sys/class/net/{other}"] = ["address", "mtu", "operstate"]
         for nic in self.ctx.state.nics:
             base = f"/sys/class/net/{nic.netdev}"
-            out[base] = ["address", "carrier", "ecn", "mtu", "operstate", "speed"]
+            out[base] = ["address", "carrier", "device", "ecn", "mtu", "operstate", "speed"]
+            out[f"{base}/device"] = ["sriov_numvfs", "sriov_totalvfs"]
             out[f"{base}/ecn"] = ["roce_np", "roce_rp"]
             out[f"{base}/ecn/roce_np"] = ["cnp_802p_prio", "cnp_dscp", "enable", "min_time_between_cnps"]
             out[f"{base}/ecn/roce_rp"] = ["enable"]
@@ -193,6 +225,8 @@ class NicSysfs:
             ("operstate",): "up\n" if up else "down\n",
             ("carrier",): "1\n" if up else "0\n",
             ("speed",): f"{nic.speed * 1000}\n" if up else "-1\n",
+            ("device", "sriov_numvfs"): f"{nic.sriov_numvfs}\n",
+            ("device", "sriov_totalvfs"): f"{total_vfs(self.ctx.state, nic)}\n",
             ("ecn", "roce_np", "cnp_dscp"): f"{nic.cnp_dscp}\n",
             ("ecn", "roce_np", "cnp_802p_prio"): f"{nic.cnp_802p_prio}\n",
             ("ecn", "roce_np", "min_time_between_cnps"): f"{nic.min_time_between_cnps}\n",
@@ -214,6 +248,8 @@ class NicSysfs:
             nic.traffic_class = _int(data, 0, 255)
         elif tree == "cm":
             nic.roce_tos = _int(data, 0, 255)
+        elif rest == ["device", "sriov_numvfs"]:
+            nic.sriov_numvfs = _numvfs(self.ctx.state, nic, data)
         elif rest == ["mtu"]:
             nic.mtu = _int(data, MIN_MTU, MAX_MTU)
         elif rest == ["ecn", "roce_np", "cnp_dscp"]:

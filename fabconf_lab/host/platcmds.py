@@ -13,6 +13,12 @@ usual output rather than checked against a manual:
   Counters grow with time while the link is up (``frames_per_s``), errors in proportion (``error_ratio``), so
   two reads give rates.
 - ``mst status -v``: the PCI devices table (DEVICE_TYPE, MST, PCI, RDMA, NET, NUMA) [U].
+- ``lspci`` also lists the host's NVIDIA GPUs (an HGX H100 board: ``3D controller``, 10de:2330, at the bus numbers
+  of a DGX H100 [3P]); ``lspci -vv`` shows their memory regions as pciutils prints them (``Region N: Memory at ADDR
+  (64-bit, prefetchable) [size=128G]``, ``<unassigned>`` for a BAR the BIOS gave no address) [V: pciutils
+  ``lspci.c`` ``show_bases``]: BAR0 16M below 4 GiB, BAR1 128G and BAR3 32M above it [U: an H100 SXM5's BAR sizes
+  as recalled]. With Above 4G Decoding off (``fabconf lab fault HOST above4g off``) BAR1 stays unassigned, and the
+  small BAR3 is placed below 4 GiB.
 - ``lspci -vvv``: per NIC its PCIe switch downstream port, with ``ACSCtl:`` (``+`` = enabled) [U], and the NIC;
   plain ``lspci`` (and ``-D``, ``-s SLOT``, ``-d VENDOR:``): one ``BB:DD.F Class: Vendor Device`` line each.
 - ``lsmod``: ``Module Size Used by`` table. ``ofed_info -s``: ``MLNX_OFED_LINUX-24.04-0.6.6.0:``.
@@ -112,6 +118,38 @@ def _bridge(nic: NicPort) -> str:
 
 
 PCIE_CAP = (32.0, 16)  # a ConnectX-7 card: PCIe Gen5 x16
+GPU_BUSES = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")  # an 8-GPU HGX H100 board (DGX H100) [3P]
+GPU_NAME = "NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)"
+GIB = 1 << 30
+
+
+def gpu_slots(state: HostState) -> list[str]:
+    """The GPUs' PCI addresses (``bus:dev.fn``), as many as the host has (beyond 8: buses e0, e1, ...)."""
+    return [GPU_BUSES[g] if g < len(GPU_BUSES) else f"{0xE0 + g - len(GPU_BUSES):02x}" for g in range(state.gpus)]
+
+
+def _gpu_block(state: HostState, index: int, slot: str) -> str:
+    """One GPU in ``lspci -vvv``: its regions as the BIOS assigned them, its PCIe link (an idle GPU has lowered its
+    speed to 2.5GT/s; its width stays x16)."""
+    bar0 = 0xA0000000 + index * 0x2000000
+    if state.above4g:
+        bar1 = f"{0x200000000000 + index * 0x4000000000:x}"
+        bar3 = f"{0x202000000000 + index * 0x4000000000:x}"
+    else:  # no room for 128G below 4 GiB; the small BAR3 fits there
+        bar1, bar3 = "<unassigned>", f"{0xB0000000 + index * 0x2000000:x}"
+    return (
+        f"{slot}:00.0 3D controller: {GPU_NAME}\n"
+        f"\tSubsystem: NVIDIA Corporation Device 17a6\n"
+        "\tControl: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR- FastB2B- DisINTx+\n"
+        f"\tRegion 0: Memory at {bar0:x} (32-bit, non-prefetchable) [size=16M]\n"
+        f"\tRegion 1: Memory at {bar1} (64-bit, prefetchable) [size=128G]\n"
+        f"\tRegion 3: Memory at {bar3} (64-bit, prefetchable) [size=32M]\n"
+        "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
+        "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"
+        "\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)\n"
+        + ("\tKernel driver in use: nvidia\n" if state.above4g else "")  # without BAR1 the driver cannot probe
+        + "\tKernel modules: nvidiafb, nouveau, nvidia_drm, nvidia\n\n"
+    )
 
 
 def _express(nic: NicPort) -> str:
@@ -165,6 +203,8 @@ def _lspci_brief(ctx: NicContext, opts: dict[str, str]) -> Result:
         bridge = f"0000:{_bridge(nic)}"
         rows.append((bridge, "1000:c030", "PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"))
         rows.append((nic.pci, "15b3:1021", "Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]"))
+    for slot in gpu_slots(ctx.state):
+        rows.append((f"0000:{slot}:00.0", "10de:2330", f"3D controller: {GPU_NAME}"))
     slot = opts.get("-s")
     ids = opts.get("-d")
     out = []
@@ -203,6 +243,7 @@ def lspci(ctx: NicContext, inv: Invocation) -> Result:
             "\t\tATSCap:\tInvalidate Queue Depth: 00\n"
             "\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n\n"
         )
+    blocks += [_gpu_block(ctx.state, i, slot) for i, slot in enumerate(gpu_slots(ctx.state))]
     return _out(ctx, "".join(blocks))
 
 

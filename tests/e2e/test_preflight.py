@@ -1,7 +1,8 @@
 """``fabconf preflight`` against the lab: a clean fabric passes; each injected fault fails exactly the check that
 names it (a host port at 200G, a DOWN RDMA link, a firmware version that differs, lldpad running, a switch port
 at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table, a RoCE active
-MTU below 4096, a NIC's PCIe link trained below its capability, RoCE retransmissions and a PFC storm)."""
+MTU below 4096, a NIC's PCIe link trained below its capability, RoCE retransmissions and a PFC storm), and the
+host platform's prerequisites (Above 4G Decoding, the IOMMU and SR-IOV, the OFED/driver/CUDA/NCCL table)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     # evidence on pass: every check run names the values it read
     host_checks = {"rdma", "firmware", "mlxconfig", "active_mtu", "pcie", "fec_ber", "affinity", "gid", "counters"}
     host_checks.add("nic_counters")
+    host_checks |= {"above4g", "compatibility"}  # on by default (issue 33)
     assert host_checks | {"lldpad", "gpudirect", "versions"} == set(devices["gpu01"]["evidence"])
     assert devices["gpu01"]["evidence"]["active_mtu"]["ibv_devinfo"] == {"mlx5_0": 4096, "mlx5_1": 4096}
     nic = devices["gpu01"]["evidence"]["pcie"]["lspci -vvv"]["17:00.0"]
@@ -179,3 +181,55 @@ def test_nccl_all_reduce_against_the_links(lab: Lab, capsys: pytest.CaptureFixtu
     assert code == 2 and "[nccl] all_reduce_perf bus bandwidth" in out and "below 75.0 GB/s" in out
     code, out = fab(capsys, "preflight", "-i", inv(lab), "--nccl", "--limit", "gpu01")
     assert code != 0 and "two GPU hosts or more" in out
+
+
+def test_host_prerequisites_pass_with_evidence_and_each_fault_fails_its_check(
+    lab: Lab, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: Above 4G Decoding (the GPUs' BAR1 in lspci), SR-IOV where the intent asks for it (the IOMMU, the
+    firmware, the VFs), the compatibility table; each lab fault fails its own check and nothing else of these."""
+    fabric = Path(inv(lab)) / "fabric.yaml"
+    table = (
+        "  compatibility:\n"
+        "    - {ofed: '24.04', nvidia_driver: '>=550.54.14', cuda: '12.4', nccl: '2.21'}\n"
+        "    - {ofed: '23.10', nvidia_driver: '>=535.54.03', cuda: '12.2', nccl: '2.18'}\n"
+    )
+    fabric.write_text(fabric.read_text() + "\npreflight:\n  sample_seconds: 0.2\n  sriov: {vfs: 4}\n" + table)
+    hosts = ["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"]
+    for name in hosts:  # SR-IOV as an operator enables it: firmware, a firmware reset, then the VFs
+        host = sim(lab, name)
+        for nic in host.state.nics:
+            assert host.run(f"mlxconfig -d {nic.rdma} -y set SRIOV_EN=1 NUM_OF_VFS=4").status == 0
+            assert host.run(f"mlxfwreset -d {nic.rdma} -y reset").status == 0
+            assert host.run(f"echo 4 > /sys/class/net/{nic.netdev}/device/sriov_numvfs").status == 0
+    lab.fault("gpu02", "above4g", "off")  # the BIOS left BAR1 unassigned
+    lab.fault("gpu03", "iommu", "off")
+    lab.fault("gpu03", "sriov", "ens1f0np0:0")  # a driver reload dropped the VFs
+    lab.fault("gpu04", "version", "nvidia_driver=535.104.05")  # too old for the CUDA 12.4 build of NCCL
+    lab.fault("gpu05", "version", "ofed=23.10-1.1.9.0")  # an OFED of the other row
+    lab.fault("gpu05", "version", "nccl=2.18.5-1+cuda12.2")
+    lab.fault("gpu05", "version", "nvidia_driver=535.104.05")  # the whole 23.10 row: compatible
+    code, devices = _preflight(capsys, lab, "--limit", ",".join(hosts))
+    ours = {"above4g", "sriov", "compatibility"}
+    failing = {name: _checks(d) & ours for name, d in devices.items() if _checks(d) & ours}
+    assert failing == {"gpu02": {"above4g"}, "gpu03": {"sriov"}, "gpu04": {"compatibility"}}, failing
+    lines = {name: "\n".join(d["failed_checks"]) for name, d in devices.items()}
+    assert "[above4g] GPU at 18:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv)" in lines["gpu02"]
+    assert lines["gpu02"].count("[above4g]") == 8  # every GPU of the board
+    assert "[sriov] the IOMMU is off (/sys/class/iommu is empty)" in lines["gpu03"]
+    assert "[sriov] mlx5_0 (ens1f0np0): 0 VFs (sriov_numvfs), the intent wants 4" in lines["gpu03"]
+    assert "[compatibility] ofed 24.04-0.6.6.0, nvidia_driver 535.104.05, cuda 12.4" in lines["gpu04"]
+    evidence = devices["gpu01"]["evidence"]
+    assert evidence["above4g"]["lspci -vvv"]["18:00.0"] == {
+        "region": 1,
+        "address": "0x200000000000",
+        "size": "128G",
+        "disabled": False,
+    }
+    assert evidence["sriov"]["ls /sys/class/iommu"] == ["dmar0", "dmar1", "dmar2", "dmar3"]
+    assert evidence["sriov"]["cat /sys/class/net/ens1f0np0/device/sriov_numvfs"] == 4
+    assert evidence["compatibility"]["row of the intent table"]["ofed"] == ["24.04"]
+    assert devices["gpu05"]["evidence"]["compatibility"]["row of the intent table"]["ofed"] == ["23.10"]
+    code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "gpu01")  # unpushed: gid and MTU fail
+    assert code == 2 and not any(f"[{check}]" in text for check in ours), text
+    assert 'gpu01 compatibility: {"cat /proc/driver/nvidia/version":"550.90.07"' in text
