@@ -135,6 +135,8 @@ def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
             file, where = dev.where("ecmp_max_paths")
         elif isinstance(model.fabric["ecmp"]["max_paths"], dict):
             file, where = f, ["ecmp", "max_paths", dev.role]
+            if isinstance(model.fabric["ecmp"]["max_paths"].get(dev.role), dict):
+                where.append(dev.platform)
         else:
             file, where = f, ["ecmp", "max_paths"]
         plat = PLATFORMS[dev.platform]
