@@ -199,14 +199,14 @@ def check_pods(model: Model, topo: Topology, problems: Problems) -> None:
 
 
 def check_pod_asns(model: Model, topo: Topology, problems: Problems) -> None:
-    """The spines of a pod share one ASN (RFC 7938 §5.2.1: the spines of a cluster are one AS, so a leaf's paths
-    through each of them have the same AS path and form one ECMP group): a spine's own ``data.asn`` may only
-    repeat its pod's."""
-    by_pod: dict[str | None, list[str]] = defaultdict(list)
+    """The spines of a pod share one ASN ([3P] RFC 7938 §5.2.1: one ASN per Tier-2 device group, i.e. a pod's
+    spines; a leaf's paths through each of them then carry the same AS path and form one ECMP group without
+    ``multipath-relax``): a spine's own ``data.asn`` may only repeat its pod's."""
+    by_pod: dict[str, list[str]] = defaultdict(list)
     for name, facts in sorted(topo.switches.items()):
-        if model.devices[name].role == "spine" and facts.asn is not None:
-            by_pod[facts.pod].append(name)
-    for pod, spines in sorted(by_pod.items(), key=lambda kv: str(kv[0])):
+        if model.devices[name].role == "spine" and facts.asn is not None and facts.pod is not None:
+            by_pod[facts.pod].append(name)  # a spine without a pod is reported as such
+    for pod, spines in sorted(by_pod.items()):
         # the pod's ASN: its derived one when a spine uses it, else the first spine's
         derived = [n for n in spines if "asn" not in model.devices[n].data]
         first = (derived or spines)[0]
@@ -222,7 +222,7 @@ def check_pod_asns(model: Model, topo: Topology, problems: Problems) -> None:
                 )
 
 
-def _pod_asn_key(model: Model, pod: str | None) -> str:
+def _pod_asn_key(model: Model, pod: str) -> str:
     return f"pods.{pod}.spine_asn" if model.fabric.get("pods") else "bgp.spine_asn"
 
 
