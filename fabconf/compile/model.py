@@ -187,6 +187,7 @@ class _Inherited:
     data: dict[str, Any]
     origin: dict[str, tuple[str, list[Any]]]
     picked: dict[str, Any]  # platform, hostname, port, connection_options: the first layer that sets each
+    picked_at: dict[str, tuple[str, list[Any]]]  # (file, path) of each picked value
 
 
 _PICKED = ("platform", "hostname", "port", "connection_options")
@@ -212,8 +213,16 @@ def _inherited(listed: tuple[str, ...], raw: RawInventory) -> _Inherited:
         for key, value in (layer.get("data") or {}).items():
             data[key] = value
             origin[key] = (file, [*path, "data", key])
-    picked = {key: next((layer[key] for layer in layers if layer.get(key) is not None), None) for key in _PICKED}
-    return _Inherited(tuple(chain), data, origin, picked)
+    picked: dict[str, Any] = {}
+    picked_at: dict[str, tuple[str, list[Any]]] = {}
+    for key in _PICKED:
+        found = next(
+            ((layer, where) for layer, where in zip(layers, sources, strict=True) if layer.get(key) is not None), None
+        )
+        picked[key] = None if found is None else found[0][key]
+        if found is not None:
+            picked_at[key] = (found[1][0], [*found[1][1], key])
+    return _Inherited(tuple(chain), data, origin, picked, picked_at)
 
 
 @cache
@@ -267,7 +276,9 @@ def build(raw: RawInventory, problems: Problems) -> Model:
             continue
         spec = PLATFORMS.get(platform)
         if spec is not None and (role == "gpu_host") != spec.is_host:
-            problems.add(hosts_file, [name, "platform"], f"role {role!r} cannot run on platform {platform!r}")
+            # where the platform is written: a group's platform is one problem for all its hosts
+            file, path = (hosts_file, [name, "platform"]) if entry.get("platform") else base.picked_at["platform"]
+            problems.add(file, path, f"role {role!r} cannot run on platform {platform!r}")
             unresolved[name] = data
             continue
         ports: frozenset[str] | None = None
