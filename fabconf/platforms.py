@@ -65,7 +65,9 @@ class Platform:
     ecn_unit_bytes: int = 1  # ECN thresholds must be a multiple of this many bytes
     # -- releases and hardware ---------------------------------------------------------------------------------
     default_version: str = ""  # what design assumes (and the lab runs) when the inventory names no os_version
-    # (first release, last release or "", line name): the release lines fabconf renders for, oldest first
+    # (first release, last release, line name): the release lines fabconf renders for, oldest first. A line ends at
+    # the newest release fabconf knows (``version_key`` prefix: "5.15" takes 5.15.x): a release after it may change
+    # the syntax, so it is refused at validate until a line names it.
     release_lines: tuple[tuple[str, str, str], ...] = ()
     # (model regex, family): hardware families whose configuration differs (first match wins)
     hardware_families: tuple[tuple[str, str], ...] = ()
@@ -84,8 +86,8 @@ class Platform:
                 return line
         if not self.release_lines:
             return ""
-        supported = ", ".join(f"{a}-{b}" if b else f"{a} and later" for a, b, _l in self.release_lines)
-        raise ValueError(f"{self.label} {version} is not a release fabconf renders for (supported: {supported})")
+        supported = ", ".join(a if a == b else f"{a}-{b}" if b else f"{a} and later" for a, b, _l in self.release_lines)
+        raise ValueError(f"{self.label} {version} is not a release fabconf renders for (known: {supported})")
 
     def ecmp_limit(self, version: str | None) -> int:
         """The maximum ECMP width on the release line of ``version``."""
@@ -103,6 +105,10 @@ class Platform:
             if model and re.match(pattern, model, re.IGNORECASE):
                 return family
         families = "; ".join(f"{f}: {p}" for p, f in self.hardware_families)
+        if not model:
+            raise ValueError(
+                f"no data.model: the {self.label} configuration differs by hardware family; set the model ({families})"
+            )
         raise ValueError(f"model {model!r} is in no known {self.label} hardware family ({families})")
 
     @property
@@ -157,7 +163,7 @@ PLATFORMS: dict[str, Platform] = {
         # [V: nvueschema] 5.15 renamed interface `ip` to `ipv4` and `enable: on` to `state: enabled`; the tree
         # fabconf renders is one of two lines, each checked against NVIDIA's schema of a release in it
         default_version="5.12.0",
-        release_lines=(("5.9", "5.14", "5.9"), ("5.15", "", "5.15")),
+        release_lines=(("5.9", "5.14", "5.9"), ("5.15", "5.15", "5.15")),
         watchdog_polling_ms=(100, 5000),  # [V: nvueschema 5.12] qos pfc-watchdog polling-interval 100-5000 ms
         max_ecmp_by_line=(("5.15", 256),),  # [V: nvueschema 5.15] multipaths ebgp 1-256 (5.12: 1-128)
     ),
@@ -205,7 +211,7 @@ PLATFORMS: dict[str, Platform] = {
         port_pattern=re.compile(r"^Ethernet\d+(/\d+){0,2}$"),
         reserved_vlans=((1006, 1199),),
         default_version="4.32.2F",
-        release_lines=(("4.28", "", "4.28"),),
+        release_lines=(("4.28", "4.34", "4.28"),),  # [U] the CLI fabconf renders is unchanged from 4.28 to 4.34
         # [3P] (docs/reference/roce-lossless.md §9) the egress queue command differs by switching silicon: Strata-based
         # switches take `uc-tx-queue N`, Sand-based (Jericho) ones `tx-queue N`
         hardware_families=(
@@ -269,7 +275,7 @@ PLATFORMS: dict[str, Platform] = {
         reserved_vlans=((3968, 4094),),
         ecn_unit_bytes=1000,
         default_version="10.3(4a)",
-        release_lines=(("9.3", "", "9.3"),),
+        release_lines=(("9.3", "10.5", "9.3"),),  # [U] the CLI fabconf renders is unchanged from 9.3 to 10.5
         watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` 100-1000 ms
     ),
     "linux": Platform(

@@ -81,16 +81,33 @@ def _sim_class(platform: str) -> type:
     return getattr(importlib.import_module(module), cls)
 
 
-def _nic_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "netdev": n["netdev"],
-            "rdma": n["rdma"],
-            "speed_gbps": n.get("speed_gbps", 400),
-            **({"pci": n["pci"]} if n.get("pci") else {}),
-        }
-        for n in data.get("nics") or []
-    ]
+def _nic_specs(nics: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The simulated host's NIC ports as the inventory declares them. A port keeps its ``pci``; ports declared by
+    ``adapter`` + ``port`` become PCI functions of one card (port n is function n-1, as on a ConnectX card), each
+    adapter on a PCI bus no declared address uses; a NIC declared by neither is a single-port card of its own.
+    ``nics``: the model's ``Nic`` entries of the host (``compiled.model.devices[name].nics``)."""
+    taken = {int(n.pci.split(":")[1], 16) for n in nics if n.pci}
+    buses: dict[str, int] = {}
+
+    def bus_for(card: str) -> int:
+        if card not in buses:
+            bus = 0x17 + 0x10 * len(buses)
+            while bus in taken:
+                bus += 1
+            taken.add(bus)
+            buses[card] = bus
+        return buses[card]
+
+    specs: list[dict[str, Any]] = []
+    for nic in nics:
+        if nic.pci:
+            pci = nic.pci
+        elif nic.adapter:
+            pci = f"0000:{bus_for('adapter ' + nic.adapter):02x}:00.{(nic.port or 1) - 1}"
+        else:
+            pci = f"0000:{bus_for('rdma ' + nic.rdma):02x}:00.0"
+        specs.append({"netdev": nic.netdev, "rdma": nic.rdma, "speed_gbps": nic.speed_gbps, "pci": pci})
+    return specs
 
 
 class Lab:
@@ -159,7 +176,7 @@ class Lab:
             "state_dir": self.state_dir / "devices" / name,
         }
         if dev.is_host:
-            kwargs["nics"] = _nic_specs(dev.data)
+            kwargs["nics"] = _nic_specs(dev.nics)
             kwargs["ports"] = [n["netdev"] for n in kwargs["nics"]]
         else:  # each switch runs the release and is the model its inventory names
             kwargs["model"] = dev.data.get("model")

@@ -14,7 +14,7 @@ from typing import Any
 
 from fabconf.compile.design.qos import ECT0, roce_tos
 from fabconf.compile.design.switch import max_paths_for
-from fabconf.compile.model import Model
+from fabconf.compile.model import Endpoint, Model, Nic
 from fabconf.compile.problems import Problems
 from fabconf.compile.topology import Topology
 from fabconf.platforms import PLATFORMS
@@ -127,6 +127,7 @@ def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
     """Per switch: the ECMP width for its role within the platform's limit, and wide enough for its real
     links: a leaf's uplinks, a spine's super-spine uplinks, a super-spine's links into any one pod."""
     f = _ffile(model)
+    orphaned = {ep.device for ep in topo.orphaned}
     for name, facts in sorted(topo.switches.items()):
         dev = model.devices[name]
         paths = max_paths_for(dev, model.fabric)
@@ -134,13 +135,17 @@ def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
             file, where = dev.where("ecmp_max_paths")
         elif isinstance(model.fabric["ecmp"]["max_paths"], dict):
             file, where = f, ["ecmp", "max_paths", dev.role]
+            if isinstance(model.fabric["ecmp"]["max_paths"].get(dev.role), dict):
+                where.append(dev.platform)
         else:
             file, where = f, ["ecmp", "max_paths"]
         plat = PLATFORMS[dev.platform]
         limit = plat.ecmp_limit(dev.data.get("os_version"))
         if paths > limit:
             problems.add(file, where, f"{name}: {paths} paths exceed the {dev.platform} maximum of {limit}")
-        if dev.role == "leaf" and not facts.uplinks:
+        if name in orphaned:
+            pass  # its links to a device that could not be resolved: that device's problem is the one to fix
+        elif dev.role == "leaf" and not facts.uplinks:
             problems.add(*_device_where(model, name), "leaf has no uplinks in cabling.yaml")
         elif dev.role == "spine" and not facts.downlinks:
             problems.warn(*_device_where(model, name), "spine has no leaf links in cabling.yaml")
@@ -158,23 +163,67 @@ def _device_where(model: Model, name: str) -> tuple[str, list[Any]]:
 
 
 def check_pods(model: Model, topo: Topology, problems: Problems) -> None:
-    """With more than one pod, every pod reaches the rest of the fabric through super-spines."""
+    """With more than one pod, every pod reaches the rest of the fabric through super-spines, and so does every
+    spine of it: a spine without super-spine links takes its leaves' traffic to other pods and has no way on."""
     if len(topo.pods) < 2:
         return
     f = _ffile(model)
     reach: dict[str, int] = defaultdict(int)
     members: dict[str, int] = defaultdict(int)
-    for name, facts in topo.switches.items():
+    stranded: dict[str, list[str]] = defaultdict(list)  # pod -> its spines without a super-spine link
+    orphaned = {ep.device for ep in topo.orphaned}
+    for name, facts in sorted(topo.switches.items()):
         if facts.pod is None:
             continue
         members[facts.pod] += 1
         if model.devices[name].role == "spine":
-            reach[facts.pod] += len(facts.uplinks)
+            reach[facts.pod] += facts.cabled_uplinks
+            if not facts.cabled_uplinks and name not in orphaned:
+                stranded[facts.pod].append(name)
+    # a pod with a device that could not be resolved: that device's problem is the one to fix
+    unresolved = {str(data.get("pod")) for data in model.unresolved.values()}
     for pod in sorted(topo.pods):
+        if pod in unresolved:
+            continue
         if members[pod] and not reach[pod]:
             problems.add(f, ["pods", pod], f"pod {pod} has no spine-super-spine link: it has no path to the other pods")
         elif not members[pod]:
             problems.warn(f, ["pods", pod], f"pod {pod} has no switches yet")
+        else:
+            for name in stranded[pod]:
+                problems.add(
+                    *_device_where(model, name),
+                    f"spine of pod {pod} without a super-spine link in cabling.yaml: in a fabric of "
+                    f"{len(topo.pods)} pods, traffic its leaves send to another pod has no way on",
+                )
+
+
+def check_pod_asns(model: Model, topo: Topology, problems: Problems) -> None:
+    """The spines of a pod share one ASN ([3P] RFC 7938 §5.2.1: one ASN per Tier-2 device group, i.e. a pod's
+    spines; a leaf's paths through each of them then carry the same AS path and form one ECMP group without
+    ``multipath-relax``): a spine's own ``data.asn`` may only repeat its pod's."""
+    by_pod: dict[str, list[str]] = defaultdict(list)
+    for name, facts in sorted(topo.switches.items()):
+        if model.devices[name].role == "spine" and facts.asn is not None and facts.pod is not None:
+            by_pod[facts.pod].append(name)  # a spine without a pod is reported as such
+    for pod, spines in sorted(by_pod.items()):
+        # the pod's ASN: its derived one when a spine uses it, else the first spine's
+        derived = [n for n in spines if "asn" not in model.devices[n].data]
+        first = (derived or spines)[0]
+        asn = topo.switches[first].asn
+        key = _asn_source(model, "spine", pod) if derived else f"{first}'s data.asn"
+        for name in spines:
+            if topo.switches[name].asn != asn:
+                problems.add(
+                    *model.devices[name].where("asn"),
+                    f"{name}: ASN {topo.switches[name].asn} splits the spines of pod {pod} across ASes ({first} "
+                    f"has {asn}, from {key}); a pod's spines share one ASN: set it for the pod "
+                    f"({_pod_asn_key(model, pod)}) instead",
+                )
+
+
+def _pod_asn_key(model: Model, pod: str) -> str:
+    return f"pods.{pod}.spine_asn" if model.fabric.get("pods") else "bgp.spine_asn"
 
 
 def check_pools(model: Model, topo: Topology, problems: Problems) -> None:
@@ -226,8 +275,16 @@ def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
 
 
 def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
-    """Every switch runs a release line fabconf renders for, on hardware of a known family (where the
-    platform's configuration differs by family)."""
+    """Every switch runs a release fabconf knows, on hardware of a known family (where the platform's
+    configuration differs by family). A GPU host names no release: fabconf renders every host alike, whatever
+    its OS, so an ``os_version`` there would be silently ignored and is refused instead."""
+    for _name, dev in sorted(model.devices.items()):
+        if dev.is_host and "os_version" in dev.data:
+            problems.add(
+                *dev.where("os_version"),
+                "data.os_version is for switches: a GPU host is rendered the same whatever its OS release "
+                "(preflight reads the kernel and drivers from the host itself); remove it",
+            )
     for name in sorted(topo.switches):
         dev = model.devices[name]
         spec = PLATFORMS[dev.platform]
@@ -254,7 +311,7 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
         else:
             first.setdefault(key, owner)
 
-    asn_owner: dict[int, tuple[str, str]] = {}  # ASN -> (first device, its role/pod group)
+    asn_owner: dict[int, tuple[str, str, str]] = {}  # ASN -> (first device, its role/pod group, the key setting it)
     # derived values claim first, so a collision is reported where an override (data.asn, data.loopback) is
     rank = {"super_spine": 0, "spine": 1, "leaf": 2}
     ordered = sorted(
@@ -272,9 +329,12 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
         if facts.asn is not None:
             # RFC 7938: one ASN per super-spine tier, per pod's spines and per leaf; nothing else may share it
             group = {"super_spine": "super-spines", "spine": f"spines of pod {facts.pod}"}.get(dev.role, name)
-            seen = asn_owner.setdefault(facts.asn, (name, group))
+            source = "data.asn" if "asn" in dev.data else _asn_source(model, dev.role, facts.pod)
+            seen = asn_owner.setdefault(facts.asn, (name, group, source))
             if seen[1] != group:
+                # the other end of the clash is named with the key that gave it this ASN (bgp.super_spine_asn…)
                 whose = seen[0] if seen[1] == seen[0] else f"{seen[0]} ({seen[1]})"
+                whose += f" from {seen[0]}'s data.asn" if seen[2] == "data.asn" else f" from {seen[2]}"
                 if "asn" in dev.data:
                     problems.add(*dev.where("asn"), f"ASN {facts.asn} is already used by {whose}")
                 else:
@@ -363,6 +423,7 @@ def check_hosts(model: Model, topo: Topology, problems: Problems) -> None:
         cabled = {hp.nic.netdev for hp in topo.host_ports.get(name, [])}
         seen: dict[str, str] = {}
         cards: dict[tuple[str, int], str] = {}
+        _check_card_declarations(dev.nics, file, path, problems)
         for i, nic in enumerate(dev.nics):
             if nic.rdma in seen:
                 problems.add(file, [*path, i, "rdma"], f"{name}: {nic.rdma} is already used by {seen[nic.rdma]}")
@@ -371,8 +432,44 @@ def check_hosts(model: Model, topo: Topology, problems: Problems) -> None:
                 card, port = nic.card
                 problems.add(file, [*path, i], f"{name}: port {port} of card {card} is already {cards[nic.card]}")
             cards.setdefault(nic.card, nic.netdev)
-            if nic.netdev not in cabled:
+            if nic.netdev not in cabled and Endpoint(name, nic.netdev) not in topo.orphaned:
                 problems.warn(file, [*path, i], f"{name}:{nic.netdev} is not cabled to a leaf")
+
+
+def _check_card_declarations(nics: tuple[Nic, ...], file: str, path: list[Any], problems: Problems) -> None:
+    """A NIC's ``pci`` and its ``adapter`` + ``port`` name the same card and port: PCI function n is port n+1, and
+    the ports of one adapter are the functions of one PCI device (``0000:17:00``). fabconf would otherwise set the
+    firmware of one card through the other's name. Hosts sharing a group's NICs share its one message."""
+    card_of_adapter: dict[str, tuple[str, int]] = {}  # adapter -> (PCI device, first NIC index declaring it)
+    adapter_of_card: dict[str, tuple[str, int]] = {}  # PCI device -> (adapter, first NIC index)
+    for i, nic in enumerate(nics):
+        if not nic.pci:
+            continue
+        device, _, function = nic.pci.rpartition(".")
+        if nic.port is not None and nic.port != int(function) + 1:
+            problems.add(
+                file,
+                [*path, i, "port"],
+                f"{nic.netdev}: port {nic.port} disagrees with pci {nic.pci} (PCI function {function} is "
+                f"port {int(function) + 1} of its card)",
+            )
+        if not nic.adapter:
+            continue
+        first_card, j = card_of_adapter.setdefault(nic.adapter, (device, i))
+        if first_card != device:
+            problems.add(
+                file,
+                [*path, i, "adapter"],
+                f"{nic.netdev}: adapter {nic.adapter} is PCI device {first_card} (nics[{j}]) but pci "
+                f"{nic.pci} is on {device}",
+            )
+        first_adapter, j = adapter_of_card.setdefault(device, (nic.adapter, i))
+        if first_adapter != nic.adapter:
+            problems.add(
+                file,
+                [*path, i, "adapter"],
+                f"{nic.netdev}: pci {nic.pci} is on the card of adapter {first_adapter} (nics[{j}]), not {nic.adapter}",
+            )
 
 
 def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
@@ -490,6 +587,7 @@ CHECKS: tuple[Check, ...] = (
     check_vlans,
     check_ecmp,
     check_pods,
+    check_pod_asns,
     check_pools,
     check_releases,
     check_watchdog,

@@ -122,6 +122,10 @@ class Model:
     fabric: dict[str, Any]
     files: dict[str, str]
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # devices defined in hosts.yaml that could not be resolved (no platform, no role, a role their platform cannot
+    # run), each with the data it inherited: their problem is reported once, and what depends on them (their
+    # links, the cabling and pods of their peers) is not reported again as a problem of its own
+    unresolved: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def link_speed(self, device: str, port: str, peer: str, peer_port: str) -> int:
         """Gb/s a link runs at: a GPU NIC's declared speed for host links, else the fabric default
@@ -183,6 +187,7 @@ class _Inherited:
     data: dict[str, Any]
     origin: dict[str, tuple[str, list[Any]]]
     picked: dict[str, Any]  # platform, hostname, port, connection_options: the first layer that sets each
+    picked_at: dict[str, tuple[str, list[Any]]]  # (file, path) of each picked value
 
 
 _PICKED = ("platform", "hostname", "port", "connection_options")
@@ -208,8 +213,16 @@ def _inherited(listed: tuple[str, ...], raw: RawInventory) -> _Inherited:
         for key, value in (layer.get("data") or {}).items():
             data[key] = value
             origin[key] = (file, [*path, "data", key])
-    picked = {key: next((layer[key] for layer in layers if layer.get(key) is not None), None) for key in _PICKED}
-    return _Inherited(tuple(chain), data, origin, picked)
+    picked: dict[str, Any] = {}
+    picked_at: dict[str, tuple[str, list[Any]]] = {}
+    for key in _PICKED:
+        found = next(
+            ((layer, where) for layer, where in zip(layers, sources, strict=True) if layer.get(key) is not None), None
+        )
+        picked[key] = None if found is None else found[0][key]
+        if found is not None:
+            picked_at[key] = (found[1][0], [*found[1][1], key])
+    return _Inherited(tuple(chain), data, origin, picked, picked_at)
 
 
 @cache
@@ -230,13 +243,14 @@ def build(raw: RawInventory, problems: Problems) -> Model:
     hosts_file = raw.files.get("hosts", "hosts.yaml")
     groups = raw.groups
     devices: dict[str, Device] = {}
+    unresolved: dict[str, dict[str, Any]] = {}
     inherited: dict[tuple[str, ...], _Inherited] = {}
     for name, entry in raw.hosts.items():
         entry = entry or {}
         listed = tuple(entry.get("groups") or ())
-        for g in listed:
-            if g not in groups:
-                problems.add(hosts_file, [name, "groups"], f"group {g!r} is not defined in groups.yaml")
+        undefined = [g for g in listed if g not in groups]
+        for g in undefined:
+            problems.add(hosts_file, [name, "groups"], f"group {g!r} is not defined in groups.yaml")
         base = inherited.get(listed)
         if base is None:
             base = inherited[listed] = _inherited(listed, raw)
@@ -248,16 +262,24 @@ def build(raw: RawInventory, problems: Problems) -> Model:
 
         picked = {key: base.picked[key] if entry.get(key) is None else entry[key] for key in _PICKED}
         platform = picked["platform"]
-        if platform is None:
-            problems.add(hosts_file, [name, "platform"], "no platform set on the host, its groups or defaults")
-            continue
         role = data.get("role")
+        # an undefined group is the root cause of a missing platform or role (the group would have set it)
+        if platform is None:
+            if not undefined:
+                problems.add(hosts_file, [name, "platform"], "no platform set on the host, its groups or defaults")
+            unresolved[name] = data
+            continue
         if role is None:
-            problems.add(hosts_file, [name, "data", "role"], "no role set on the host, its groups or defaults")
+            if not undefined:
+                problems.add(hosts_file, [name, "data", "role"], "no role set on the host, its groups or defaults")
+            unresolved[name] = data
             continue
         spec = PLATFORMS.get(platform)
         if spec is not None and (role == "gpu_host") != spec.is_host:
-            problems.add(hosts_file, [name, "platform"], f"role {role!r} cannot run on platform {platform!r}")
+            # where the platform is written: a group's platform is one problem for all its hosts
+            file, path = (hosts_file, [name, "platform"]) if entry.get("platform") else base.picked_at["platform"]
+            problems.add(file, path, f"role {role!r} cannot run on platform {platform!r}")
+            unresolved[name] = data
             continue
         ports: frozenset[str] | None = None
         if data.get("ports"):
@@ -285,4 +307,6 @@ def build(raw: RawInventory, problems: Problems) -> Model:
     for i, (a, b) in enumerate(raw.cabling.get("links") or []):
         links.append(Link(Endpoint(*a.split(":", 1)), Endpoint(*b.split(":", 1)), i))
     fabric = _with_defaults(raw.fabric, FABRIC_DEFAULTS)
-    return Model(devices=devices, links=links, fabric=fabric, files=dict(raw.files), groups=groups)
+    return Model(
+        devices=devices, links=links, fabric=fabric, files=dict(raw.files), groups=groups, unresolved=unresolved
+    )

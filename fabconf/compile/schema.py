@@ -81,7 +81,13 @@ def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
         return [(path, f"{brief(value)} does not match {schema['pattern']}")]
     if kind == "anyOf" and err.context:
         # the branch written for this value's type says what is wrong (a string against the string branch)
-        same_type = [e for e in err.context if _type_name(value) in _types(e.schema)]
+        branches = schema.get("anyOf") or []
+
+        def branch(e: ValidationError) -> Any:  # the anyOf branch an error of the context comes from
+            first = e.relative_schema_path[0] if e.relative_schema_path else None
+            return branches[first] if isinstance(first, int) and first < len(branches) else e.schema
+
+        same_type = [e for e in err.context if _type_name(value) in _types(branch(e))]
         if same_type:
             return describe_errors(same_type[0])
     # jsonschema's own messages start with the whole value (a 10 MB string, a list of a million items)

@@ -83,6 +83,7 @@ class SwitchFacts:
     mtu: int = 9216
     pod: str | None = None  # None for super-spines
     uplinks: list[Uplink] = field(default_factory=list)  # links to the tier above
+    cabled_uplinks: int = 0  # links to the tier above in cabling.yaml, addressed or not
     downlinks: list[Uplink] = field(default_factory=list)  # links to the tier below
     host_ports: list[HostPort] = field(default_factory=list)
     svis: dict[int, ipaddress.IPv4Interface] = field(default_factory=dict)  # vlan -> gateway address
@@ -95,6 +96,9 @@ class Topology:
     vlan_by_rail: dict[int, dict]
     pods: dict[str, Pod] = field(default_factory=dict)
     leaves_by_pod: dict[str | None, list[str]] = field(default_factory=dict)  # sorted names, for verify targets
+    # ends of links whose other end is a device that could not be resolved (``Model.unresolved``): left out of the
+    # topology without a problem of their own (that device's problem is the one to fix)
+    orphaned: set[Endpoint] = field(default_factory=set)
 
 
 def _slot(pool: ipaddress.IPv4Network, prefix: int, index: int) -> int | None:
@@ -159,6 +163,7 @@ def _identity(model: Model, pods: dict[str, Pod], problems: Problems) -> dict[st
     implicit = None if model.fabric.get("pods") else next(iter(pods.values()))
     switches: dict[str, SwitchFacts] = {}
     missing_pool_reported: set[str] = set()
+    undeclared: set[tuple[str, str, str]] = set()  # (file, path, pod) of the undeclared pods reported
     for name, dev in sorted(model.devices.items()):
         if not dev.is_switch:
             continue
@@ -182,7 +187,9 @@ def _identity(model: Model, pods: dict[str, Pod], problems: Problems) -> dict[st
             problems.add(file, path, f"{name}: a {dev.role} needs data.pod (one of: {', '.join(pods)})")
         elif dev.pod not in pods:
             file, path = dev.where("pod")
-            problems.add(file, path, f"{name}: pod {dev.pod!r} is not declared under pods: in {ffile}")
+            if (file, str(path), dev.pod) not in undeclared:  # once where it is written, not once per switch
+                undeclared.add((file, str(path), dev.pod))
+                problems.add(file, path, f"{name}: pod {dev.pod!r} is not declared under pods: in {ffile}")
         else:
             pod = pods[dev.pod]
         facts.pod = pod.name if pod else None
@@ -232,7 +239,8 @@ def derive(model: Model, problems: Problems) -> Topology:
     pods = _pods(model, problems)
     switches = _identity(model, pods, problems)
     nic_of = {name: {n.netdev: n for n in dev.nics} for name, dev in model.devices.items() if not dev.is_switch}
-    fabric_links, host_links = _links(model, switches, nic_of, problems)
+    orphaned: set[Endpoint] = set()
+    fabric_links, host_links = _links(model, switches, nic_of, problems, orphaned)
     _uplinks(model, switches, fabric_links, problems)
     host_ports, vlan_by_rail = _host_ports(model, switches, host_links, nic_of, problems)
     leaves_by_pod: dict[str | None, list[str]] = {}
@@ -240,15 +248,25 @@ def derive(model: Model, problems: Problems) -> Topology:
         if model.devices[name].role == "leaf" and facts.loopback is not None:
             leaves_by_pod.setdefault(facts.pod, []).append(name)
     return Topology(
-        switches=switches, host_ports=host_ports, vlan_by_rail=vlan_by_rail, pods=pods, leaves_by_pod=leaves_by_pod
+        switches=switches,
+        host_ports=host_ports,
+        vlan_by_rail=vlan_by_rail,
+        pods=pods,
+        leaves_by_pod=leaves_by_pod,
+        orphaned=orphaned,
     )
 
 
 def _links(
-    model: Model, switches: dict[str, SwitchFacts], nic_of: dict[str, dict[str, Nic]], problems: Problems
+    model: Model,
+    switches: dict[str, SwitchFacts],
+    nic_of: dict[str, dict[str, Nic]],
+    problems: Problems,
+    orphaned: set[Endpoint],
 ) -> tuple[Links, Links]:
     """Every link's endpoints resolved (a known device, a port of its platform, a NIC of a host), each end cabled
-    once, and classified: fabric links (lower end, upper end) and host links (host end, leaf end)."""
+    once, and classified: fabric links (lower end, upper end) and host links (host end, leaf end). A link to a
+    device that could not be resolved is left out quietly, its other end added to ``orphaned``."""
     cfile = model.files.get("cabling", "cabling.yaml")
     devices = model.devices
     fabric_links: Links = []  # (lower end, upper end)
@@ -257,6 +275,9 @@ def _links(
     port_ok: dict[tuple[str, str], bool] = {}  # (platform, port) -> a port name of that platform
     used: dict[Endpoint, int] = {}
     for link in model.links:
+        if link.a.device in model.unresolved or link.b.device in model.unresolved:
+            orphaned.update(ep for ep in (link.a, link.b) if ep.device not in model.unresolved)
+            continue
         ok = True
         for side, ep in ((0, link.a), (1, link.b)):
             found = devices.get(ep.device)
@@ -337,6 +358,8 @@ def _uplinks(
     for lower_name, ups in sorted(by_lower.items()):
         ups.sort(key=lambda t: natural_key(t[0].port))
         lower_dev = devices[lower_name]
+        if lower_name in switches:
+            switches[lower_name].cabled_uplinks = len(ups)
         pool_key, slots_key = _TIERS[lower_dev.role]
         if pool_key not in pools:
             value = fab["addressing"].get(pool_key)

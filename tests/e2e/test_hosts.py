@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from labkit import fab, inv
+from labkit import ROOT, fab, inv, lab_fixture
 
 from fabconf_lab.orchestrator import Lab
 
@@ -73,3 +75,43 @@ def test_garbled_host_is_a_clear_per_host_error(lab: Lab, capsys: pytest.Capture
     assert states["gpu02"]["state"] == "failed" and states["gpu02"]["message"]
     assert "Traceback" not in out
     assert states["gpu01"]["state"] == "changes"
+
+
+@pytest.fixture
+def dual_port_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+    """The example pod with each GPU host's two NICs declared, as docs/inventory documents, as the two ports of
+    one card by ``adapter`` + ``port`` (no ``pci``), and a DCQCN mask and CNP priority for both ports."""
+    source = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory", source)
+    groups = yaml.safe_load((source / "groups.yaml").read_text())
+    for port, nic in enumerate(groups["gpu_hosts"]["data"]["nics"], start=1):
+        nic.update(adapter="cx7-a", port=port)
+    (source / "groups.yaml").write_text(yaml.safe_dump(groups, sort_keys=False))
+    fabric = yaml.safe_load((source / "fabric.yaml").read_text())
+    fabric["hosts"]["mlxconfig"] |= {"ROCE_CC_PRIO_MASK_P1": 8, "CNP_802P_PRIO_P1": 6}
+    (source / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
+    yield from lab_fixture(tmp_path, monkeypatch, source)
+
+
+def test_push_hosts_with_dual_port_cards_declared_by_adapter(
+    dual_port_lab: Lab, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lab host has the card the inventory declares: one dual-port card, whose firmware takes the second
+    port's ``_P2`` keys (the lab used to invent a single-port card per NIC, and the push rolled back with
+    "CNP_802P_PRIO_P2 not supported")."""
+    lab = dual_port_lab
+    host = lab.devices["gpu01"].sim
+    ports = host.state.nics
+    assert len({nic.pci.rsplit(".", 1)[0] for nic in ports}) == 1, [nic.pci for nic in ports]
+    assert sorted(nic.pci.rsplit(".", 1)[1] for nic in ports) == ["0", "1"]
+
+    code, out = fab(capsys, "push", "-i", inv(lab), "--limit", "gpu01,gpu02", "--yes", "--format", "json")
+    report = json.loads(out)
+    assert code == 0, json.dumps(report, indent=1)
+    assert {d["state"] for d in report["devices"]} == {"applied"}, report
+    for name in ("gpu01", "gpu02"):
+        first = min(lab.devices[name].sim.state.nics, key=lambda nic: nic.pci)  # the card's firmware lives here
+        for key, value in {"ROCE_CC_PRIO_MASK": 8, "CNP_802P_PRIO": 6, "LINK_TYPE": 2}.items():
+            assert first.mlx_next[f"{key}_P1"] == value and first.mlx_next[f"{key}_P2"] == value, (name, key)
+    code, out = fab(capsys, "diff", "-i", inv(lab), "--limit", "gpu01,gpu02")
+    assert code == 0, out

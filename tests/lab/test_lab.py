@@ -339,3 +339,23 @@ def test_the_lab_daemon_never_imports_files_of_the_current_directory(tmp_path: P
         assert not marker.exists(), marker.read_text()
     finally:
         subprocess.run([sys.executable, "-m", "fabconf", "lab", "down", "--state", str(state)], cwd=ROOT, check=False)
+
+
+def test_lab_host_cards_follow_the_inventory_declarations() -> None:
+    """A NIC keeps its ``pci``; ports declared by ``adapter`` + ``port`` are functions of one card on a bus no
+    declared address uses; a NIC declared by neither is a card of its own (the lab used to pass ``pci`` only)."""
+    from fabconf.compile.model import Nic
+    from fabconf_lab.orchestrator import _nic_specs
+
+    nics = (
+        Nic("ens1f0np0", "mlx5_0", 0, pci="0000:17:00.0"),
+        Nic("ens2f0np0", "mlx5_1", 1, adapter="cx7-b", port=1),
+        Nic("ens2f1np1", "mlx5_2", 1, adapter="cx7-b", port=2),
+        Nic("ens3f0np0", "mlx5_3", 2),
+    )
+    assert [spec["pci"] for spec in _nic_specs(nics)] == [
+        "0000:17:00.0",
+        "0000:18:00.0",  # 0x17 is declared: the adapter takes the next free bus
+        "0000:18:00.1",
+        "0000:27:00.0",
+    ]

@@ -11,12 +11,17 @@ from fabconf.platforms import PLATFORMS
 
 
 def max_paths_for(dev: Device, fabric: dict[str, Any]) -> int:
-    """ECMP width of a switch: its own ``data.ecmp_max_paths``, else ``ecmp.max_paths`` for its role (a number
-    for every role, or a mapping per role with 64 for a role it leaves out)."""
+    """ECMP width of a switch: its own ``data.ecmp_max_paths``, else ``ecmp.max_paths`` for its role and platform
+    (a number for every switch; or a mapping per role, 64 for a role it leaves out, whose value is a number or a
+    mapping per platform, 64 for a platform it leaves out)."""
     if dev.data.get("ecmp_max_paths"):
         return int(dev.data["ecmp_max_paths"])
     paths = fabric["ecmp"]["max_paths"]
-    return int(paths.get(dev.role, DEFAULT_MAX_PATHS) if isinstance(paths, dict) else paths)
+    if isinstance(paths, dict):
+        paths = paths.get(dev.role, DEFAULT_MAX_PATHS)
+    if isinstance(paths, dict):
+        paths = paths.get(dev.platform, DEFAULT_MAX_PATHS)
+    return int(paths)
 
 
 DEFAULT_MAX_PATHS = 64

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -307,3 +308,21 @@ def test_a_confirm_timeout_a_selected_platform_refuses_stops_before_any_device(
     assert main([*args, "--limit", "leaves"]) == 1
     err = capsys.readouterr().err
     assert "--confirm-timeout 10: too short for the selected devices' commit timers (nxos at least 30 s)" in err
+
+
+def test_ecmp_per_role_and_platform_reaches_every_template(tmp_path: Path) -> None:
+    """``ecmp.max_paths.<role>`` may name a width per platform: each switch of that role renders its platform's
+    width (64 for a platform left out), with no per-device override."""
+    inventory = tmp_path / "inventory"
+    shutil.copytree(Path(__file__).resolve().parents[3] / "examples" / "two-pods", inventory)
+    fabric = yaml.safe_load((inventory / "fabric.yaml").read_text())
+    fabric["ecmp"]["max_paths"] = {"leaf": 32, "spine": {"cumulus": 128, "eos": 96}, "super_spine": {"nxos": 48}}
+    (inventory / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
+    compiled = compile_inventory(inventory)
+    widths = {name: compiled.data[name]["bgp"]["max_paths"] for name in ("p1-spine1", "p1-spine2", "p2-spine1")}
+    assert widths == {"p1-spine1": 96, "p1-spine2": 128, "p2-spine1": 64}  # eos, cumulus, nxos (left out)
+    assert compiled.data["ss2"]["bgp"]["max_paths"] == 48 and compiled.data["ss1"]["bgp"]["max_paths"] == 64
+    assert "maximum-paths 96 ecmp 96" in render(compiled.data["p1-spine1"])
+    assert "ebgp: 128" in render(compiled.data["p1-spine2"])
+    assert "maximum-paths 48" in render(compiled.data["ss2"])
+    assert {compiled.data[n]["bgp"]["max_paths"] for n in ("p1-leaf1", "p2-leaf1", "p2-leaf2")} == {32}

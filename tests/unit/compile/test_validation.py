@@ -71,6 +71,11 @@ def test_validation_case(case: dict[str, Any], tmp_path: Path, capsys: pytest.Ca
     prefix = str(inventory_copy) + "/"
     for want in case["expect"]:
         assert any(line.startswith(prefix + want) for line in lines), f"expected {want!r} in:\n{err}"
+    if "errors" in case:  # the root cause alone: no knock-on error of what depends on it
+        errors = [line for line in lines if line.startswith(prefix) and ": warning: " not in line]
+        assert len(errors) == case["errors"], f"expected {case['errors']} error(s), got:\n{err}"
+    for unwanted in case.get("absent", []):
+        assert unwanted not in err, f"{unwanted!r} in:\n{err}"
     assert "Traceback" not in err
 
 
