@@ -200,22 +200,33 @@ def check_pools(model: Model, topo: Topology, problems: Problems) -> None:
 
 
 def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
-    """PFC watchdog timers every platform in the fabric accepts (polling range, timer precision)."""
+    """PFC watchdog timers every platform in the fabric accepts (polling range, timer precision), and a timeout
+    every platform can act at: not below the polling interval, and a whole number of intervals in the range of
+    the platforms that take a count (Cumulus ``robustness``, NX-OS ``shutdown-multiplier``)."""
     f, wd = _ffile(model), model.fabric["roce"]["pfc_watchdog"]
     if not wd["enabled"]:
         return
-    timers = {"polling_interval_ms": wd["polling_interval_ms"], "timeout_ms": wd["timeout_ms"]}
+    poll, timeout = wd["polling_interval_ms"], wd["timeout_ms"]
+    if timeout < poll:
+        problems.add(
+            f,
+            "roce.pfc_watchdog.timeout_ms",
+            f"{timeout} ms is below the polling interval ({poll} ms): no switch can act that soon",
+        )
+    elif wd.get("robustness") is not None and wd["robustness"] * poll != timeout:
+        problems.add(
+            f,
+            "roce.pfc_watchdog.robustness",
+            f"{wd['robustness']} x {poll} ms is not the timeout ({timeout} ms); leave it out: it is timeout / polling",
+        )
+    timers = {"polling_interval_ms": poll, "timeout_ms": timeout}
     if wd.get("recovery_ms"):
         timers["recovery_ms"] = wd["recovery_ms"]
     for name in sorted({model.devices[n].platform for n in topo.switches}):
         spec = PLATFORMS[name]
         lo, hi = spec.watchdog_polling_ms
-        if not lo <= wd["polling_interval_ms"] <= hi:
-            problems.add(
-                f,
-                "roce.pfc_watchdog.polling_interval_ms",
-                f"{wd['polling_interval_ms']} ms: {spec.label} accepts {lo}-{hi} ms",
-            )
+        if not lo <= poll <= hi:
+            problems.add(f, "roce.pfc_watchdog.polling_interval_ms", f"{poll} ms: {spec.label} accepts {lo}-{hi} ms")
         for key, value in timers.items():
             if value % spec.watchdog_step_ms:
                 problems.add(
@@ -223,6 +234,28 @@ def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
                     f"roce.pfc_watchdog.{key}",
                     f"{value} ms: {spec.label} takes timers in steps of {spec.watchdog_step_ms} ms",
                 )
+        if spec.watchdog_multiple is not None and timeout >= poll:
+            least, most = spec.watchdog_multiple
+            if timeout % poll or not least <= timeout // poll <= most:
+                problems.add(
+                    f,
+                    "roce.pfc_watchdog.timeout_ms",
+                    f"{timeout} ms: {spec.label} acts after {least}-{most} whole polling intervals "
+                    f"({poll} ms each), and {timeout} / {poll} is not one of them",
+                )
+
+
+def check_shares(model: Model, topo: Topology, problems: Problems) -> None:
+    """Every DWRR class gets a share of at least 1 %: the lossless priorities split ``roce_percent`` (a class
+    with 0 % would run strict priority on Cumulus, above RoCE [V: Cumulus Linux 5.x "Quality of Service" page])."""
+    roce = model.fabric["roce"]
+    total, lossless = roce["ets"]["roce_percent"], len(roce["pfc_priorities"])
+    if total < lossless:
+        problems.add(
+            _ffile(model),
+            "roce.ets.roce_percent",
+            f"{total} % split over {lossless} lossless priorities leaves one with 0 %; give each at least 1 %",
+        )
 
 
 def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
@@ -422,7 +455,7 @@ def _chain_nxos(q: dict[str, Any], dscp: int) -> ChainView:
 
 
 def _chain_eos(q: dict[str, Any], dscp: int) -> ChainView:
-    tc = dict(map(tuple, q["dscp_map"])).get(dscp)
+    tc = next((line["tc"] for line in q["dscp_map"] if dscp in line["dscps"]), None)
     return tc, set(q["pfc_priorities"]), None if q.get("trust") == "dscp" else ""
 
 
@@ -493,6 +526,7 @@ CHECKS: tuple[Check, ...] = (
     check_pools,
     check_releases,
     check_watchdog,
+    check_shares,
     check_unique,
     check_hosts,
     check_attachment,

@@ -199,8 +199,12 @@ def _scheduler(tree: dict[str, Any]) -> dict[str, Any]:
 
 NvueEdit = Callable[[dict[str, Any]], None]
 NVUE_CORPUS: list[tuple[str, NvueEdit]] = [
-    ("scheduler shares past 100 %", lambda t: _scheduler(t)["1"].update({"bw-percent": 10})),
-    ("a traffic class left to its default share", lambda t: _scheduler(t).pop("4")),
+    ("scheduler shares past 100 %", lambda t: _scheduler(t)["0"].update({"bw-percent": 60})),
+    (
+        "a DWRR class at 0 % (strict priority in qos_features.conf)",
+        lambda t: _scheduler(t)["0"].update({"bw-percent": 0}),
+    ),
+    ("a DWRR class without a share", lambda t: _scheduler(t).update({"4": {"mode": "dwrr"}})),
     ("scheduler mode fastest", lambda t: _scheduler(t)["0"].update({"mode": "fastest"})),
     ("bw-percent 101", lambda t: _scheduler(t)["0"].update({"bw-percent": 101})),
     ("traffic class 8", lambda t: _scheduler(t).update({"8": {"mode": "dwrr", "bw-percent": 0}})),
@@ -611,11 +615,6 @@ def test_nvue_accepts_the_vendor_examples(release: str) -> None:
     assert validator.apply_errors(tree, NVUE_PORTS) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="[U] the lab counts 12/13 % default shares for the classes a scheduler leaves "
-    "unset, so the QoS page's one-class example adds up past 100 % (issue 29, scheduler bullet)",
-)
 @pytest.mark.parametrize("release", ["5.12", "5.15"])
 def test_nvue_accepts_the_qos_page_scheduler_example(release: str) -> None:
     lines = [
