@@ -415,6 +415,12 @@ HOST_CORPUS: list[str] = [
     f"mlxconfig -y -d {PCI0} set NO_SUCH_KEY=1",
     f"mlxconfig -y -d {PCI0} set CNP_802P_PRIO_P1",
     f"mlxconfig -y -d {PCI0} set CNP_802P_PRIO_P2=3",  # a single-port card has no second port
+    # -d takes a PCI address or an mst device (MFT "Examples of mlxconfig Usage"), not an RDMA device or a netdev
+    "mlxconfig -d mlx5_0 q",
+    f"mlxconfig -d {IF0} q",
+    "mlxconfig -y -d mlx5_0 set CNP_DSCP_P1=48",
+    "mlxfwreset -d mlx5_0 -y reset",
+    "mlxconfig -d 0000:17:00 q",
     f"ip link set dev {IF0} mtu 100000",
     f"ip link set dev {IF0} mtu 9000 extra",
     "ip link set dev nosuch0 up",
@@ -641,6 +647,9 @@ HOST_POSITIVE = [
     f"mlnx_qos -i {IF0} --trust dscp",
     f"mlnx_qos -i {IF0} --pfc 0,0,0,1,0,0,0,0",
     f"mlxconfig -d {PCI0} q",
+    "mlxconfig -d 17:00.0 q",
+    "mlxconfig -d /dev/mst/mt4129_pciconf0 q",
+    f"ethtool -i {IF0}",
     f"mlxconfig -y -d {PCI0} set CNP_802P_PRIO_P1=6 CNP_DSCP_P1=48 ROCE_CC_PRIO_MASK_P1=255",
     "cma_roce_tos -d mlx5_0 -t 106",
     "echo 106 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class",
