@@ -276,8 +276,12 @@ PLATFORMS: dict[str, Platform] = {
         ecn_unit_bytes=1000,
         default_version="10.3(4a)",
         release_lines=(("9.3", "", "9.3"),),
-        watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` 100-1000 ms
-        watchdog_multiple=(1, 10),  # [U] `priority-flow-control watch-dog shutdown-multiplier` 1-10 intervals
+        # [V: Cisco Nexus 9000 NX-OS QoS Configuration Guide 10.5(x), "Configuring Priority Flow Control"] the watchdog
+        # is `priority-flow-control watch-dog-interval on`, an interval and a shutdown multiplier (the queue is shut
+        # after interval x multiplier), with a 100 ms poll timer; Cisco's NDFC fabric setting takes 101-1000 ms with
+        # a 100 ms default [3P: CiscoDevNet ndfc Terraform provider, pfc_watch_int].
+        watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` range 100-1000 ms
+        watchdog_multiple=(1, 10),  # [U] `priority-flow-control watch-dog shutdown-multiplier` range 1-10
     ),
     "linux": Platform(
         name="linux",
