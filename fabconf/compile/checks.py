@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fabconf.compile.design.qos import ECT0, roce_tos
+from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, roce_tos
 from fabconf.compile.design.switch import max_paths_for
 from fabconf.compile.model import Model
 from fabconf.compile.problems import Problems
@@ -243,6 +243,19 @@ def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
                     f"{timeout} ms: {spec.label} acts after {least}-{most} whole polling intervals "
                     f"({poll} ms each), and {timeout} / {poll} is not one of them",
                 )
+
+
+def check_eos_classes(model: Model, topo: Topology, problems: Problems) -> None:
+    """On EOS priority 0 (every DSCP the intent does not name) is traffic class 1, EOS's best-effort class
+    (docs/reference/roce-lossless.md §9): a lossless or CNP priority 1 would share that class and its queue."""
+    if not any(model.devices[n].platform == "eos" for n in topo.switches):
+        return
+    f, roce = _ffile(model), model.fabric["roce"]
+    why = f"priority {EOS_BEST_EFFORT_QUEUE} is EOS's best-effort traffic class, where every other DSCP goes"
+    if EOS_BEST_EFFORT_QUEUE in roce["pfc_priorities"]:
+        problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
+    if roce["cnp"]["priority"] == EOS_BEST_EFFORT_QUEUE:
+        problems.add(f, "roce.cnp.priority", f"{why}; use another CNP priority such as 6")
 
 
 def check_shares(model: Model, topo: Topology, problems: Problems) -> None:
@@ -527,6 +540,7 @@ CHECKS: tuple[Check, ...] = (
     check_releases,
     check_watchdog,
     check_shares,
+    check_eos_classes,
     check_unique,
     check_hosts,
     check_attachment,

@@ -154,6 +154,9 @@ def _qos_eos(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
     for p, s in share.items():
         queues[p].update(bandwidth=s, ecn=dict(ecn_line))
     queues[cnp["priority"]] = {"id": cnp["priority"], "strict": True, "bandwidth": None, "ecn": None}
+    if hw["family"] == "sand":
+        # not configurable there before 4.33.0F; strict by default as the control-plane queue (see above)
+        queues.pop(EOS_CONTROL_QUEUE, None)
     tc_of = {p: EOS_BEST_EFFORT_QUEUE if p == DEFAULT_PRIORITY else p for p in range(8)}
     wd = roce["pfc_watchdog"]
     return {

@@ -126,3 +126,23 @@ def test_the_watchdog_acts_at_the_intent_timeout_on_every_platform(example: Comp
     multiplier = int(re.search(r"shutdown-multiplier (\d+)", nxos).group(1))  # type: ignore[union-attr]
     assert interval * multiplier == 200
     assert "priority-flow-control pause watchdog default timeout 0.2\n" in render(example.data["leaf3"])
+
+
+def test_profile_b_maps_and_schedules_its_own_values(tmp_path: Path) -> None:
+    """The second RoCE profile (DSCP 34 on priority 4, lossless 3 and 4, CNP 46 on priority 7): only DSCP 34 is
+    lossless everywhere, two DWRR shares of 25 %, and EOS queue 7 is left to the Sand switch's control plane."""
+    from profiles import profile_inventory
+
+    compiled = compile_inventory(profile_inventory(tmp_path))
+    leaf1 = yaml.safe_load(render(compiled.data["leaf1"]))[0]["set"]["qos"]
+    assert leaf1["egress-scheduler"]["default-global"]["traffic-class"] == {
+        "0": {"mode": "dwrr", "bw-percent": 50},
+        "3": {"mode": "dwrr", "bw-percent": 25},
+        "4": {"mode": "dwrr", "bw-percent": 25},
+        "7": {"mode": "strict"},
+    }
+    assert _eos_map(render(compiled.data["leaf3"]))[34] == 4 and _eos_map(render(compiled.data["leaf3"]))[26] == 1
+    assert "uc-tx-queue 7\n      priority strict" in render(compiled.data["leaf3"])  # Strata: configurable
+    assert "tx-queue 7" not in render(compiled.data["spine1"])  # Sand: the control-plane queue
+    host = dict(map(tuple, yaml.safe_load(render(compiled.data["gpu01"]))["qos"]["dscp2prio"]))
+    assert {d for d, p in host.items() if p in (3, 4)} == {34} and host[46] == 7
