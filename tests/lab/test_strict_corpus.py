@@ -421,6 +421,8 @@ HOST_CORPUS: list[str] = [
     "mlxconfig -y -d mlx5_0 set CNP_DSCP_P1=48",
     "mlxfwreset -d mlx5_0 -y reset",
     "mlxconfig -d 0000:17:00 q",
+    "ethtool -i",
+    "ethtool -i nosuch0",
     f"ip link set dev {IF0} mtu 100000",
     f"ip link set dev {IF0} mtu 9000 extra",
     "ip link set dev nosuch0 up",
