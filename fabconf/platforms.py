@@ -74,6 +74,9 @@ class Platform:
     max_ecmp_by_line: tuple[tuple[str, int], ...] = ()  # release lines whose ECMP maximum differs from max_ecmp
     watchdog_polling_ms: tuple[int, int] = (1, 60000)  # accepted PFC watchdog polling interval
     watchdog_step_ms: int = 1  # watchdog timers are rendered in steps of this many ms
+    # (lo, hi) polling intervals the watchdog acts after, where the platform takes a count rather than a timeout
+    # (the intent's timeout must be that whole multiple of its polling interval); None: it takes the timeout itself
+    watchdog_multiple: tuple[int, int] | None = None
     # --confirm-timeout the device's commit timer accepts, in seconds (revert-timer platforms)
     confirm_timeout_s: tuple[int, int] = (1, 86400)
 
@@ -165,6 +168,9 @@ PLATFORMS: dict[str, Platform] = {
         default_version="5.12.0",
         release_lines=(("5.9", "5.14", "5.9"), ("5.15", "5.15", "5.15")),
         watchdog_polling_ms=(100, 5000),  # [V: nvueschema 5.12] qos pfc-watchdog polling-interval 100-5000 ms
+        # [V: nvueschema 5.12] robustness 1-1000, "number of consecutive polling-interval to detect pause storm
+        # before taking action"
+        watchdog_multiple=(1, 1000),
         max_ecmp_by_line=(("5.15", 256),),  # [V: nvueschema 5.15] multipaths ebgp 1-256 (5.12: 1-128)
     ),
     "eos": Platform(
@@ -276,7 +282,12 @@ PLATFORMS: dict[str, Platform] = {
         ecn_unit_bytes=1000,
         default_version="10.3(4a)",
         release_lines=(("9.3", "10.5", "9.3"),),  # [U] the CLI fabconf renders is unchanged from 9.3 to 10.5
-        watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` 100-1000 ms
+        # [V: Cisco Nexus 9000 NX-OS QoS Configuration Guide 10.5(x), "Configuring Priority Flow Control"] the watchdog
+        # is `priority-flow-control watch-dog-interval on`, an interval and a shutdown multiplier (the queue is shut
+        # after interval x multiplier), with a 100 ms poll timer; Cisco's NDFC fabric setting takes 101-1000 ms with
+        # a 100 ms default [3P: CiscoDevNet ndfc Terraform provider, pfc_watch_int].
+        watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` range 100-1000 ms
+        watchdog_multiple=(1, 10),  # [U] `priority-flow-control watch-dog shutdown-multiplier` range 1-10
     ),
     "linux": Platform(
         name="linux",

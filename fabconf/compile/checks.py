@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fabconf.compile.design.qos import ECT0, roce_tos
+from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, roce_tos
 from fabconf.compile.design.switch import max_paths_for
 from fabconf.compile.model import Endpoint, Model, Nic
 from fabconf.compile.problems import Problems
@@ -249,22 +249,33 @@ def check_pools(model: Model, topo: Topology, problems: Problems) -> None:
 
 
 def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
-    """PFC watchdog timers every platform in the fabric accepts (polling range, timer precision)."""
+    """PFC watchdog timers every platform in the fabric accepts (polling range, timer precision), and a timeout
+    every platform can act at: not below the polling interval, and a whole number of intervals in the range of
+    the platforms that take a count (Cumulus ``robustness``, NX-OS ``shutdown-multiplier``)."""
     f, wd = _ffile(model), model.fabric["roce"]["pfc_watchdog"]
     if not wd["enabled"]:
         return
-    timers = {"polling_interval_ms": wd["polling_interval_ms"], "timeout_ms": wd["timeout_ms"]}
+    poll, timeout = wd["polling_interval_ms"], wd["timeout_ms"]
+    if timeout < poll:
+        problems.add(
+            f,
+            "roce.pfc_watchdog.timeout_ms",
+            f"{timeout} ms is below the polling interval ({poll} ms): no switch can act that soon",
+        )
+    elif wd.get("robustness") is not None and wd["robustness"] * poll != timeout:
+        problems.add(
+            f,
+            "roce.pfc_watchdog.robustness",
+            f"{wd['robustness']} x {poll} ms is not the timeout ({timeout} ms); leave it out: it is timeout / polling",
+        )
+    timers = {"polling_interval_ms": poll, "timeout_ms": timeout}
     if wd.get("recovery_ms"):
         timers["recovery_ms"] = wd["recovery_ms"]
     for name in sorted({model.devices[n].platform for n in topo.switches}):
         spec = PLATFORMS[name]
         lo, hi = spec.watchdog_polling_ms
-        if not lo <= wd["polling_interval_ms"] <= hi:
-            problems.add(
-                f,
-                "roce.pfc_watchdog.polling_interval_ms",
-                f"{wd['polling_interval_ms']} ms: {spec.label} accepts {lo}-{hi} ms",
-            )
+        if not lo <= poll <= hi:
+            problems.add(f, "roce.pfc_watchdog.polling_interval_ms", f"{poll} ms: {spec.label} accepts {lo}-{hi} ms")
         for key, value in timers.items():
             if value % spec.watchdog_step_ms:
                 problems.add(
@@ -272,6 +283,41 @@ def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
                     f"roce.pfc_watchdog.{key}",
                     f"{value} ms: {spec.label} takes timers in steps of {spec.watchdog_step_ms} ms",
                 )
+        if spec.watchdog_multiple is not None and timeout >= poll:
+            least, most = spec.watchdog_multiple
+            if timeout % poll or not least <= timeout // poll <= most:
+                problems.add(
+                    f,
+                    "roce.pfc_watchdog.timeout_ms",
+                    f"{timeout} ms: {spec.label} acts after {least}-{most} whole polling intervals "
+                    f"({poll} ms each), and {timeout} / {poll} is not one of them",
+                )
+
+
+def check_eos_classes(model: Model, topo: Topology, problems: Problems) -> None:
+    """On EOS priority 0 (every DSCP the intent does not name) is traffic class 1, EOS's best-effort class
+    (docs/reference/roce-lossless.md §9): a lossless or CNP priority 1 would share that class and its queue."""
+    if not any(model.devices[n].platform == "eos" for n in topo.switches):
+        return
+    f, roce = _ffile(model), model.fabric["roce"]
+    why = f"priority {EOS_BEST_EFFORT_QUEUE} is EOS's best-effort traffic class, where every other DSCP goes"
+    if EOS_BEST_EFFORT_QUEUE in roce["pfc_priorities"]:
+        problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
+    if roce["cnp"]["priority"] == EOS_BEST_EFFORT_QUEUE:
+        problems.add(f, "roce.cnp.priority", f"{why}; use another CNP priority such as 6")
+
+
+def check_shares(model: Model, topo: Topology, problems: Problems) -> None:
+    """Every DWRR class gets a share of at least 1 %: the lossless priorities split ``roce_percent`` (a class
+    with 0 % would run strict priority on Cumulus, above RoCE [V: Cumulus Linux 5.x "Quality of Service" page])."""
+    roce = model.fabric["roce"]
+    total, lossless = roce["ets"]["roce_percent"], len(roce["pfc_priorities"])
+    if total < lossless:
+        problems.add(
+            _ffile(model),
+            "roce.ets.roce_percent",
+            f"{total} % split over {lossless} lossless priorities leaves one with 0 %; give each at least 1 %",
+        )
 
 
 def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
@@ -519,7 +565,7 @@ def _chain_nxos(q: dict[str, Any], dscp: int) -> ChainView:
 
 
 def _chain_eos(q: dict[str, Any], dscp: int) -> ChainView:
-    tc = dict(map(tuple, q["dscp_map"])).get(dscp)
+    tc = next((line["tc"] for line in q["dscp_map"] if dscp in line["dscps"]), None)
     return tc, set(q["pfc_priorities"]), None if q.get("trust") == "dscp" else ""
 
 
@@ -591,6 +637,8 @@ CHECKS: tuple[Check, ...] = (
     check_pools,
     check_releases,
     check_watchdog,
+    check_shares,
+    check_eos_classes,
     check_unique,
     check_hosts,
     check_attachment,

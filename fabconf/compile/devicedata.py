@@ -84,7 +84,7 @@ class NvueWatchdog(TypedDict):
 
 class NvueQos(TypedDict):
     trust: str
-    dscp_map: list[list[int]]  # [dscp, switch priority]
+    dscp_map: list[list[int]]  # [dscp, switch priority], all 64
     queue_map: list[list[int]]  # [switch priority, traffic class]
     pfc: NvuePfc
     ecn: list[NvueEcn]
@@ -107,6 +107,11 @@ class EosTxQueue(TypedDict):
     ecn: EosEcn | None
 
 
+class EosDscpLine(TypedDict):
+    dscps: list[int]
+    tc: int
+
+
 class EosWatchdog(TypedDict):
     enabled: bool
     timeout: str  # seconds, as EOS writes them (at most two decimals)
@@ -119,7 +124,7 @@ class EosQos(TypedDict):
     profile: str
     trust: str
     queue_command: Literal["uc-tx-queue", "tx-queue"]  # by hardware family: Strata / Sand
-    dscp_map: list[list[int]]  # [dscp, traffic class]
+    dscp_map: list[EosDscpLine]  # every DSCP, one line per traffic class
     pfc_priorities: list[int]
     tx_queues: list[EosTxQueue]
     watchdog: EosWatchdog
@@ -166,6 +171,7 @@ class NxosWatchdog(TypedDict):
 
 class NxosQos(TypedDict):
     classes: list[NxosClass]
+    default_qos_group: int  # class-default: every DSCP the classes do not match
     input_policy: str
     network_qos: NxosNetworkQos
     queuing: NxosQueuing  # all eight queuing classes

@@ -148,7 +148,6 @@ FABRIC_DEFAULTS: dict[str, Any] = {
             "enabled": True,
             "polling_interval_ms": 100,
             "timeout_ms": 200,
-            "robustness": 3,
             "action": "drop",
         },
         "cable_length_m": 100,

@@ -7,13 +7,17 @@
 - ``mlxfwreset -d DEV [-y] [--level 3] reset``: Next Boot becomes Current, and the driver restart drops the
   runtime state of every function of that card (same PCI bus and device). ``mlxfwreset -d DEV q`` lists levels.
 
-DEV is an RDMA device (``mlx5_0``), a PCI address (``0000:17:00.0`` or ``17:00.0``) or an mst path. A card's
+DEV is what MFT documents for ``-d`` [V: NVIDIA MFT "Examples of mlxconfig Usage"; Ubuntu ``mstconfig(1)``]: a
+PCI address (``0000:17:00.0`` or ``17:00.0``) or an mst device path (``/dev/mst/mt4129_pciconf0``). An RDMA device
+or netdev name (``mlx5_0``) is refused as an unknown device: whether MFT takes one is [U]. A card's
 firmware configuration is one: any of its functions (ports) reads and sets it, and a dual-port card shows its
 per-port keys twice (``LINK_TYPE_P1``, ``LINK_TYPE_P2``). Single-function cards have ``_P1`` keys only.
 [U] error texts and the ``-e`` footer are plausible stand-ins (the reference gives only the normal outputs).
 """
 
 from __future__ import annotations
+
+import re
 
 from fabconf_lab.host.nicstate import NicPort, card_of, spec_of
 from fabconf_lab.host.nicsysfs import NicContext, garble
@@ -85,6 +89,16 @@ def _query(nic: NicPort, number: int, verbose: bool, keys: list[str]) -> str:
     return "".join(out)
 
 
+_PCI = re.compile(r"([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+
+
+def mft_device(ctx: NicContext, name: str) -> NicPort | None:
+    """The port ``-d NAME`` opens: a PCI address or an mst device path, the forms MFT documents; None else."""
+    if name.startswith("/dev/mst/") or _PCI.fullmatch(name):
+        return ctx.state.nic(name)
+    return None
+
+
 def mlxconfig(ctx: NicContext, inv: Invocation) -> Result:
     args = inv.argv[1:]
     dev: str | None = None
@@ -111,7 +125,7 @@ def mlxconfig(ctx: NicContext, inv: Invocation) -> Result:
             return Result(err="-E- Device must be specified for this command\n", status=1)
         nics = [n for n in ctx.state.nics if holder(ctx, n) is n]
     else:
-        nic = ctx.state.nic(dev)
+        nic = mft_device(ctx, dev)
         if nic is None:
             return Result(err=f"-E- Failed to open device: {dev}. No such file or directory\n", status=1)
         nics = [holder(ctx, nic)]
@@ -210,7 +224,7 @@ def mlxfwreset(ctx: NicContext, inv: Invocation) -> Result:
             rest.append(arg)
     if dev is None:
         return Result(err="-E- Device was not specified\n", status=1)
-    nic = ctx.state.nic(dev)
+    nic = mft_device(ctx, dev)
     if nic is None:
         return Result(err=f"-E- Failed to open device: {dev}\n", status=1)
     if not inv.root:

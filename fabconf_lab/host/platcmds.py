@@ -11,7 +11,8 @@ usual output rather than checked against a manual:
   ``rx_out_of_buffer``, ``rx_prioN_buf_discard`` and ``tx_pause_storm_error_events`` [V: Linux
   ``drivers/net/ethernet/mellanox/mlx5/core/en_stats.c``].
   Counters grow with time while the link is up (``frames_per_s``), errors in proportion (``error_ratio``), so
-  two reads give rates.
+  two reads give rates. ``ethtool -i IF``: the driver information in the order ethtool's ``dump_drvinfo`` prints
+  it [V: ethtool source], ``bus-info`` the port's PCI address (what fabconf passes to ``mlxconfig -d``).
 - ``mst status -v``: the PCI devices table (DEVICE_TYPE, MST, PCI, RDMA, NET, NUMA) [U].
 - ``lspci`` also lists the host's NVIDIA GPUs (an HGX H100 board: ``3D controller``, 10de:2330, at the bus numbers
   of a DGX H100 [3P]); ``lspci -vv`` shows their memory regions as pciutils prints them (``Region N: Memory at ADDR
@@ -71,13 +72,20 @@ def counters(ctx: NicContext, nic: NicPort) -> dict[str, int]:
 
 def ethtool(ctx: NicContext, inv: Invocation) -> Result:
     args = inv.argv[1:]
-    stats = args[:1] == ["-S"]
-    names = args[1:] if stats else args
+    stats, info = args[:1] == ["-S"], args[:1] in (["-i"], ["--driver"])
+    names = args[1:] if stats or info else args
     if len(names) != 1 or names[0].startswith("-"):
-        return Result(err="ethtool: the lab models `ethtool IF` and `ethtool -S IF`\n", status=1)
+        return Result(err="ethtool: the lab models `ethtool IF`, `ethtool -i IF` and `ethtool -S IF`\n", status=1)
     nic = _nic(ctx, names[0])
     if nic is None:
         return Result(err=f"netlink error: no device matches name ({names[0]})\n", status=1)
+    if info:  # [V: ethtool's dump_drvinfo] the driver's identity; bus-info is the port's PCI address
+        return _out(
+            ctx,
+            f"driver: mlx5_core\nversion: 24.10-1.1.4\nfirmware-version: {nic.fw_version}\n"
+            f"expansion-rom-version: \nbus-info: {nic.pci}\nsupports-statistics: yes\nsupports-test: yes\n"
+            "supports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: yes\n",
+        )
     if stats:
         return _out(ctx, "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in counters(ctx, nic).items()))
     up = ctx.oper_up(nic)

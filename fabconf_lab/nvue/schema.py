@@ -398,9 +398,6 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
     return out
 
 
-# [U] Cumulus's default egress scheduler (traffic.conf of 4.x, assumed unchanged in 5.x): all eight traffic
-# classes DWRR with a 12 % or 13 % share each (100 % in all); a class a profile leaves out keeps its default.
-DEFAULT_DWRR = {tc: 12 if tc < 4 else 13 for tc in range(8)}
 # The traffic pools NVUE knows: default-lossy and default-lossless [U], and roce-lossless, the lossless pool of
 # NVIDIA's RoCE page example (``nv set qos traffic-pool roce-lossless memory-percent 60``) [V: Cumulus Linux 5.14
 # "RDMA over Converged Ethernet" page]. Only one lossless pool at a time [V: same page, via
@@ -436,23 +433,31 @@ def _qos_keys(qos: Tree) -> list[str]:
     return out
 
 
+def _scheduler_errors(pname: str, classes: Tree) -> list[str]:
+    """A DWRR class needs a share of 1-100 % (in ``qos_features.conf`` 0 means strict priority) [V: Cumulus Linux
+    5.x "Quality of Service" page], and the shares the profile sets add up to at most 100 %. Classes the profile
+    leaves out are not counted: NVIDIA's own QoS page example sets only traffic class 3 (DWRR 50 %) and 6
+    (strict), which the device takes [V: same page]; how it schedules the classes left out is [U]."""
+    out: list[str] = []
+    total = 0
+    for tc, entry in sorted(classes.items(), key=lambda kv: str(kv[0])):
+        entry = entry or {}
+        if entry.get("mode", "dwrr") != "dwrr":
+            continue
+        bw = as_int(entry.get("bw-percent"))
+        if bw is None or bw < 1:
+            out.append(f"qos egress-scheduler {pname} traffic-class {tc}: dwrr mode needs a bw-percent of 1-100")
+        total += bw or 0
+    if total > 100:
+        out.append(f"qos egress-scheduler {pname}: DWRR bw-percent adds up to {total}, more than 100")
+    return out
+
+
 def _qos_semantics(qos: Tree, interfaces: Tree) -> list[str]:
-    """Map keys in range, scheduler shares with the device defaults counted, pools, and the watchdog's ports."""
+    """Map keys in range, scheduler shares, pools, and the watchdog's ports."""
     out: list[str] = _qos_keys(qos)
     for pname, prof in (qos.get("egress-scheduler", {}) or {}).items():
-        classes = (prof or {}).get("traffic-class", {}) or {}
-        total = 0
-        for tc in range(8):
-            entry = classes.get(str(tc)) or classes.get(tc) or {}
-            mode = entry.get("mode", "dwrr")
-            if mode == "dwrr":
-                bw = as_int(entry.get("bw-percent"))
-                total += DEFAULT_DWRR[tc] if bw is None else bw
-        if total > 100:
-            out.append(
-                f"qos egress-scheduler {pname}: DWRR bw-percent adds up to {total} with the defaults of the "
-                "traffic classes it leaves unset, more than 100"
-            )
+        out += _scheduler_errors(pname, (prof or {}).get("traffic-class", {}) or {})
     pools = qos.get("traffic-pool", {}) or {}
     owner: dict[str, str] = {}
     for pname, pool in pools.items():

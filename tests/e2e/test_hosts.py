@@ -32,7 +32,7 @@ def test_push_hosts_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixture[s
     assert "-  ROCE_CC_PRIO_MASK_P1: '255'\n+  ROCE_CC_PRIO_MASK_P1: '8'\n" in diff
     commands = devices["gpu01"]["commands"].splitlines()  # exactly what a push would run
     assert "sudo -n mlnx_qos -i ens1f0np0 --trust dscp" in commands
-    assert "sudo -n mlxconfig -d mlx5_0 -y set ROCE_CC_PRIO_MASK_P1=8" in commands
+    assert "sudo -n mlxconfig -d 0000:17:00.0 -y set ROCE_CC_PRIO_MASK_P1=8" in commands
 
     code, out = fab(
         capsys, "push", "-i", inv(lab), "--limit", "gpu_hosts", "--yes", "--batch", "100%", "--format", "json"

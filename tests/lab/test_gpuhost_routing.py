@@ -118,11 +118,11 @@ def test_sysctl_read_write_and_errors(host: GpuHostSim) -> None:
 
 
 def test_dual_port_card_has_one_firmware_config_with_second_port_keys(host: GpuHostSim) -> None:
-    both = ok(host, "mlxconfig -d mlx5_1 q LINK_TYPE_P1 LINK_TYPE_P2")
+    both = ok(host, "mlxconfig -d 0000:17:00.1 q LINK_TYPE_P1 LINK_TYPE_P2")
     assert "LINK_TYPE_P2" in both and "Device:             0000:17:00.0" in both
-    ok(host, "mlxconfig -d mlx5_1 -y set CNP_DSCP_P2=46")
-    assert "CNP_DSCP_P2                                 46" in ok(host, "mlxconfig -d mlx5_0 q CNP_DSCP_P2")
-    ok(host, "mlxfwreset -d mlx5_0 -y --level 3 reset")
+    ok(host, "mlxconfig -d 17:00.1 -y set CNP_DSCP_P2=46")
+    assert "CNP_DSCP_P2                                 46" in ok(host, "mlxconfig -d 0000:17:00.0 q CNP_DSCP_P2")
+    ok(host, "mlxfwreset -d 0000:17:00.0 -y --level 3 reset")
     assert ok(host, f"cat /sys/class/net/{IF1}/ecn/roce_np/cnp_dscp") == "46\n"
 
 

@@ -159,25 +159,25 @@ def test_sysfs_ecn_read_write(sim: GpuHostSim) -> None:
 
 def test_mlxconfig_pending_until_reboot(sim: GpuHostSim) -> None:
     with connect(sim) as client:
-        out, err, rc = run(client, "sudo mlxconfig -d mlx5_0 -y set CNP_DSCP_P1=24 LINK_TYPE_P1=ETH")
+        out, err, rc = run(client, "sudo mlxconfig -d 0000:17:00.0 -y set CNP_DSCP_P1=24 LINK_TYPE_P1=ETH")
         assert rc == 0, err
         assert "         CNP_DSCP_P1                                 48              24" in out
         assert out.rstrip().endswith("-I- Please reboot machine to load new configurations.")
-        assert "        CNP_DSCP_P1                                 24" in run(client, "sudo mlxconfig -d mlx5_0 q")[0]
+        assert "        CNP_DSCP_P1                                 24" in run(client, "sudo mlxconfig -d 17:00.0 q")[0]
         verbose = run(client, "sudo mlxconfig -d 0000:17:00.0 -e q CNP_DSCP_P1")[0]
         assert "*        CNP_DSCP_P1                         48              48              24" in verbose
         assert run(client, f"cat /sys/class/net/{IF0}/ecn/roce_np/cnp_dscp")[0] == "48\n"
-        _, err, rc = run(client, "sudo mlxconfig -d mlx5_0 -y set NO_SUCH_KEY=1")
+        _, err, rc = run(client, "sudo mlxconfig -d 0000:17:00.0 -y set NO_SUCH_KEY=1")
         assert rc == 1 and "NO_SUCH_KEY" in err
         # without -y and without an answer on stdin nothing is applied
-        assert run(client, "sudo mlxconfig -d mlx5_1 set CNP_DSCP_P1=30")[2] == 1
+        assert run(client, "sudo mlxconfig -d 0000:27:00.0 set CNP_DSCP_P1=30")[2] == 1
         _stdin, stdout, _ = client.exec_command("sudo reboot", timeout=10)
         stdout.read()
         time.sleep(0.2)
         assert not client.get_transport().is_active()
     assert sim.state.boots == 2
     with connect(sim) as client:
-        verbose = run(client, "sudo mlxconfig -d mlx5_0 -e q CNP_DSCP_P1")[0]
+        verbose = run(client, "sudo mlxconfig -d /dev/mst/mt4129_pciconf0 -e q CNP_DSCP_P1")[0]
         assert "*        CNP_DSCP_P1                         48              24              24" in verbose
         assert run(client, f"cat /sys/class/net/{IF0}/ecn/roce_np/cnp_dscp")[0] == "24\n"
         assert sim.state.nics[1].mlx_current["CNP_DSCP_P1"] == 48
@@ -185,8 +185,10 @@ def test_mlxconfig_pending_until_reboot(sim: GpuHostSim) -> None:
 
 def test_mlxfwreset_applies_pending_and_drops_runtime(sim: GpuHostSim) -> None:
     with connect(sim) as client:
-        run(client, f"sudo mlnx_qos -i {IF1} --trust dscp; sudo mlxconfig -d mlx5_1 -y set ROCE_CC_PRIO_MASK_P1=8")
-        out, _, rc = run(client, "sudo mlxfwreset -d mlx5_1 -y reset")
+        run(
+            client, f"sudo mlnx_qos -i {IF1} --trust dscp; sudo mlxconfig -d 0000:27:00.0 -y set ROCE_CC_PRIO_MASK_P1=8"
+        )
+        out, _, rc = run(client, "sudo mlxfwreset -d 0000:27:00.0 -y reset")
         assert rc == 0 and "-I- FW was loaded successfully." in out
     nic = sim.state.nics[1]
     assert nic.mlx_current["ROCE_CC_PRIO_MASK_P1"] == 8 and nic.trust == "pcp"

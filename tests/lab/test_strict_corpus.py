@@ -199,8 +199,12 @@ def _scheduler(tree: dict[str, Any]) -> dict[str, Any]:
 
 NvueEdit = Callable[[dict[str, Any]], None]
 NVUE_CORPUS: list[tuple[str, NvueEdit]] = [
-    ("scheduler shares past 100 %", lambda t: _scheduler(t)["1"].update({"bw-percent": 10})),
-    ("a traffic class left to its default share", lambda t: _scheduler(t).pop("4")),
+    ("scheduler shares past 100 %", lambda t: _scheduler(t)["0"].update({"bw-percent": 60})),
+    (
+        "a DWRR class at 0 % (strict priority in qos_features.conf)",
+        lambda t: _scheduler(t)["0"].update({"bw-percent": 0}),
+    ),
+    ("a DWRR class without a share", lambda t: _scheduler(t).update({"4": {"mode": "dwrr"}})),
     ("scheduler mode fastest", lambda t: _scheduler(t)["0"].update({"mode": "fastest"})),
     ("bw-percent 101", lambda t: _scheduler(t)["0"].update({"bw-percent": 101})),
     ("traffic class 8", lambda t: _scheduler(t).update({"8": {"mode": "dwrr", "bw-percent": 0}})),
@@ -411,6 +415,14 @@ HOST_CORPUS: list[str] = [
     f"mlxconfig -y -d {PCI0} set NO_SUCH_KEY=1",
     f"mlxconfig -y -d {PCI0} set CNP_802P_PRIO_P1",
     f"mlxconfig -y -d {PCI0} set CNP_802P_PRIO_P2=3",  # a single-port card has no second port
+    # -d takes a PCI address or an mst device (MFT "Examples of mlxconfig Usage"), not an RDMA device or a netdev
+    "mlxconfig -d mlx5_0 q",
+    f"mlxconfig -d {IF0} q",
+    "mlxconfig -y -d mlx5_0 set CNP_DSCP_P1=48",
+    "mlxfwreset -d mlx5_0 -y reset",
+    "mlxconfig -d 0000:17:00 q",
+    "ethtool -i",
+    "ethtool -i nosuch0",
     f"ip link set dev {IF0} mtu 100000",
     f"ip link set dev {IF0} mtu 9000 extra",
     "ip link set dev nosuch0 up",
@@ -611,11 +623,6 @@ def test_nvue_accepts_the_vendor_examples(release: str) -> None:
     assert validator.apply_errors(tree, NVUE_PORTS) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="[U] the lab counts 12/13 % default shares for the classes a scheduler leaves "
-    "unset, so the QoS page's one-class example adds up past 100 % (issue 29, scheduler bullet)",
-)
 @pytest.mark.parametrize("release", ["5.12", "5.15"])
 def test_nvue_accepts_the_qos_page_scheduler_example(release: str) -> None:
     lines = [
@@ -642,6 +649,9 @@ HOST_POSITIVE = [
     f"mlnx_qos -i {IF0} --trust dscp",
     f"mlnx_qos -i {IF0} --pfc 0,0,0,1,0,0,0,0",
     f"mlxconfig -d {PCI0} q",
+    "mlxconfig -d 17:00.0 q",
+    "mlxconfig -d /dev/mst/mt4129_pciconf0 q",
+    f"ethtool -i {IF0}",
     f"mlxconfig -y -d {PCI0} set CNP_802P_PRIO_P1=6 CNP_DSCP_P1=48 ROCE_CC_PRIO_MASK_P1=255",
     "cma_roce_tos -d mlx5_0 -t 106",
     "echo 106 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class",

@@ -8,7 +8,7 @@ from typing import Any
 
 from fabconf.compile.design.hostnet import MAIN as MAIN_TABLE
 from fabconf.compile.design.hostnet import NIC_SYSCTLS, ROUTE_TABLE_BASE, RULE_BASE
-from fabconf.compile.design.qos import roce_tos
+from fabconf.compile.design.qos import dscp_priorities, roce_tos
 from fabconf.compile.model import Device, Model, natural_key
 from fabconf.compile.topology import Topology
 
@@ -108,10 +108,9 @@ def host_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         for hp in ports
     ]
     pfc = [1 if p in roce["pfc_priorities"] else 0 for p in range(8)]
-    # mlx5 default dscp2prio maps DSCP 8n..8n+7 to priority n; add an entry only where that differs.
-    dscp2prio = sorted(
-        [d, p] for d, p in ((roce["dscp"], roce["priority"]), (cnp["dscp"], cnp["priority"])) if d >> 3 != p
-    )
+    # the fabric's one DSCP -> priority map, all 64 entries: the NIC classifies what it receives (and the PFC it
+    # sends) exactly as every switch does, not by mlx5's default DSCP / 8
+    dscp2prio = [[d, p] for d, p in sorted(dscp_priorities(roce).items())]
     nccl: dict[str, Any] = {
         "NCCL_IB_HCA": "=" + ",".join(f"{n['rdma']}:1" for n in nics),
         "NCCL_IB_GID_INDEX": fabric["hosts"]["gid_index"],

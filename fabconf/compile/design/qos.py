@@ -22,6 +22,36 @@ def roce_tos(fabric: dict[str, Any]) -> int:
     return int(tos) if tos is not None else (int(fabric["roce"]["dscp"]) << 2) | ECT0
 
 
+DEFAULT_PRIORITY = 0  # the lossy default priority every DSCP the intent does not name lands on
+
+
+def dscp_priorities(roce: dict[str, Any]) -> dict[int, int]:
+    """The one DSCP -> priority map every platform renders in full (its own terms, all 64 code points): the RoCE
+    DSCP on the RoCE priority, the CNP DSCP on the CNP priority, every other DSCP on priority 0. Nothing is left
+    to a vendor default: Cumulus's default table puts DSCP 24-31 on priority 3 [V: Cumulus Linux 5.12 QoS page]
+    and EOS maps DSCP / 8 to the traffic class [3P], so without it DSCP 24-31 would be lossless on some hops
+    only (docs/reference/roce-lossless.md §10)."""
+    table = dict.fromkeys(range(64), DEFAULT_PRIORITY)
+    table[int(roce["cnp"]["dscp"])] = int(roce["cnp"]["priority"])
+    table[int(roce["dscp"])] = int(roce["priority"])
+    return table
+
+
+def _grouped(table: dict[int, int]) -> list[tuple[list[int], int]]:
+    """``{dscp: x}`` as ``[(dscps, x)]``, one entry per value, ordered by value."""
+    out: dict[int, list[int]] = {}
+    for dscp, value in sorted(table.items()):
+        out.setdefault(value, []).append(dscp)
+    return sorted(((dscps, value) for value, dscps in out.items()), key=lambda e: e[1])
+
+
+def watchdog_multiple(watchdog: dict[str, Any]) -> int:
+    """How many polling intervals make the intent's timeout: Cumulus's ``robustness`` and NX-OS's
+    ``shutdown-multiplier``, so that every platform acts at ``timeout_ms`` (the checks refuse a timeout that is
+    not a whole number of intervals in the platform's range)."""
+    return max(1, int(watchdog["timeout_ms"]) // int(watchdog["polling_interval_ms"]))
+
+
 def _ets(roce: dict[str, Any]) -> tuple[dict[int, int], int]:
     """Bandwidth share per lossless priority, and what remains for the default queue."""
     lossless = sorted(roce["pfc_priorities"])
@@ -36,27 +66,28 @@ def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, An
     NVIDIA may change between releases and that a diff cannot show, while explicit keys are what the other
     platforms render too, diff line by line, and are checked against each release's schema.
 
-    Every one of the eight traffic classes is scheduled (a class left out keeps the device's default DWRR
-    share, and the shares would then add up past 100 %): the lossless classes their share, the CNP class
-    strict, traffic class 0 the rest, every other class 0 %. Every switch priority maps to the traffic class of
-    the same number, and the lossy pool lists every switch priority the lossless pool does not, so no priority
-    is in both."""
+    Scheduled like NVIDIA's own RoCE profile [V: Cumulus Linux 5.14 "RDMA over Converged Ethernet" page]: the
+    lossless switch priorities and the CNP priority keep traffic classes of their own number, every other
+    switch priority maps to traffic class 0; TC 0 and the lossless classes share the port by DWRR, the CNP class
+    is strict. The classes nothing maps to are left out of the scheduler: a DWRR class needs a share of 1-100 %
+    and a ``bw_percent`` of 0 in ``qos_features.conf`` means strict priority [V: Cumulus Linux 5.x "Quality of
+    Service" page], so a 0 % class would be served ahead of RoCE. NVIDIA's QoS page sets single classes the
+    same way (``traffic-class 3 mode dwrr`` / ``bw-percent 50``, ``traffic-class 6 mode strict``). Every DSCP is
+    mapped (``dscp_priorities``), and the lossy pool lists every switch priority the lossless pool does not."""
     roce = fabric["roce"]
     cnp = roce["cnp"]
     ecn = roce["ecn"]
     share, rest = _ets(roce)
-    sched: list[dict[str, Any]] = []
-    for tc in range(8):
-        if tc == cnp["priority"]:
-            sched.append({"tc": tc, "mode": "strict", "bw_percent": None})
-        else:
-            sched.append({"tc": tc, "mode": "dwrr", "bw_percent": share.get(tc, rest if tc == 0 else 0)})
-    wd = roce["pfc_watchdog"]
     lossless = sorted(roce["pfc_priorities"])
+    sched: list[dict[str, Any]] = [{"tc": 0, "mode": "dwrr", "bw_percent": rest}]
+    sched += [{"tc": p, "mode": "dwrr", "bw_percent": s} for p, s in sorted(share.items())]
+    sched.append({"tc": cnp["priority"], "mode": "strict", "bw_percent": None})
+    own = {*lossless, cnp["priority"]}
+    wd = roce["pfc_watchdog"]
     return {
         "trust": "l3",
-        "dscp_map": sorted([[roce["dscp"], roce["priority"]], [cnp["dscp"], cnp["priority"]]]),
-        "queue_map": [[p, p] for p in range(8)],
+        "dscp_map": [[d, p] for d, p in sorted(dscp_priorities(roce).items())],
+        "queue_map": [[p, p if p in own else 0] for p in range(8)],
         "pfc": {"priorities": list(lossless), "cable_length": roce["cable_length_m"]},
         "ecn": [
             {
@@ -67,7 +98,7 @@ def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, An
             }
             for p in lossless
         ],
-        "scheduler": sched,
+        "scheduler": sorted(sched, key=lambda e: e["tc"]),
         "pool": {
             "lossless_percent": 50,
             "lossy_percent": 50,
@@ -77,7 +108,8 @@ def _qos_cumulus(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, An
         "watchdog": {
             "enabled": wd["enabled"],
             "polling_interval": wd["polling_interval_ms"],
-            "robustness": wd["robustness"],
+            # [V: nvueschema keys] the watchdog acts after robustness x polling-interval [semantics U]
+            "robustness": watchdog_multiple(wd),
         },
     }
 
@@ -91,6 +123,11 @@ def _threshold(value: int) -> tuple[int, str]:
 # queue 0.
 EOS_BEST_EFFORT_QUEUE = 1
 EOS_QUEUE_COMMAND = {"strata": "uc-tx-queue", "sand": "tx-queue"}
+# [V: Arista TOI "tx-queue 7" (arista.com/support/toi): on Sand switches queue 7 is always traffic class 7, reserved
+# for control-plane traffic, and not user-configurable before EOS 4.33.0F] Queue 7 keeps its default strict
+# priority on every family: fabconf maps no DSCP to traffic class 7, so only the switch's own control traffic uses
+# it. Every other queue is scheduled explicitly.
+EOS_CONTROL_QUEUE = 7
 
 
 def _seconds(ms: int) -> str:
@@ -107,25 +144,31 @@ def _qos_eos(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
     hi, hi_units = _threshold(ecn["max_threshold_bytes"])
     if hi_units != units:  # both thresholds must use one unit
         lo, hi, units = ecn["min_threshold_bytes"], ecn["max_threshold_bytes"], "bytes"
-    queues: list[dict[str, Any]] = [{"id": EOS_BEST_EFFORT_QUEUE, "strict": False, "bandwidth": rest, "ecn": None}]
-    for p, s in sorted(share.items()):
-        queues.append(
-            {
-                "id": p,
-                "strict": False,
-                "bandwidth": s,
-                "ecn": {"min": lo, "max": hi, "units": units, "probability": ecn["probability"]},
-            }
-        )
-    queues.append({"id": cnp["priority"], "strict": True, "bandwidth": None, "ecn": None})
+    ecn_line = {"min": lo, "max": hi, "units": units, "probability": ecn["probability"]}
+    queues: dict[int, dict[str, Any]] = {
+        # queues nothing is mapped to: round-robin without a share rather than EOS's default strict priority
+        q: {"id": q, "strict": False, "bandwidth": None, "ecn": None}
+        for q in range(EOS_CONTROL_QUEUE)
+    }
+    queues[EOS_BEST_EFFORT_QUEUE].update(bandwidth=rest)
+    for p, s in share.items():
+        queues[p].update(bandwidth=s, ecn=dict(ecn_line))
+    queues[cnp["priority"]] = {"id": cnp["priority"], "strict": True, "bandwidth": None, "ecn": None}
+    if hw["family"] == "sand":
+        # not configurable there before 4.33.0F; strict by default as the control-plane queue (see above)
+        queues.pop(EOS_CONTROL_QUEUE, None)
+    tc_of = {p: EOS_BEST_EFFORT_QUEUE if p == DEFAULT_PRIORITY else p for p in range(8)}
     wd = roce["pfc_watchdog"]
     return {
         "profile": PROFILE,
         "trust": "dscp",
         "queue_command": EOS_QUEUE_COMMAND[hw["family"]],
-        "dscp_map": sorted([[roce["dscp"], roce["priority"]], [cnp["dscp"], cnp["priority"]]]),
+        "dscp_map": [
+            {"dscps": dscps, "tc": tc}
+            for dscps, tc in _grouped({d: tc_of[p] for d, p in dscp_priorities(roce).items()})
+        ],
         "pfc_priorities": sorted(roce["pfc_priorities"]),
-        "tx_queues": sorted(queues, key=lambda q: q["id"]),
+        "tx_queues": [queues[q] for q in sorted(queues)],
         "watchdog": {
             "enabled": wd["enabled"],
             "timeout": _seconds(wd["timeout_ms"]),
@@ -180,6 +223,8 @@ def _qos_nxos(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
             {"name": "FABCONF_ROCE", "dscp": roce["dscp"], "qos_group": roce["priority"]},
             {"name": "FABCONF_CNP", "dscp": cnp["dscp"], "qos_group": cnp["priority"]},
         ],
+        # class-default (every DSCP the two classes do not match) explicitly in qos-group 0, the default queue
+        "default_qos_group": DEFAULT_PRIORITY,
         "input_policy": "FABCONF_QOS_IN",
         "network_qos": {
             "name": "FABCONF_NQ",
@@ -192,9 +237,10 @@ def _qos_nxos(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
         "queuing": {"name": "FABCONF_QUEUING", "classes": queuing},
         "watchdog": {
             "enabled": wd["enabled"],
-            # [U] recalled from the Nexus 9000 QoS guide: interval 100-1000 ms, shutdown multiplier 1-10 intervals
+            # the queue is shut after interval x shutdown-multiplier; the checks keep the multiple whole and in the
+            # platform's range (platforms.py ``watchdog_multiple``), so NX-OS acts at the intent's timeout
             "interval": wd["polling_interval_ms"],
-            "shutdown_multiplier": max(1, min(10, -(-wd["timeout_ms"] // wd["polling_interval_ms"]))),
+            "shutdown_multiplier": watchdog_multiple(wd),
         },
     }
 

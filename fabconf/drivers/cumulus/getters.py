@@ -77,8 +77,10 @@ def facts(system: Tree, platform: Tree, interfaces: Tree) -> dict[str, Any]:
 
 
 def interfaces_counters(tree: Tree) -> dict[str, dict[str, int]]:
-    """NAPALM's ``get_interfaces_counters`` shape from ``interface`` with ``link stats`` (``in-pkts``,
-    ``in-errors``, ``out-pkts``, ``out-errors``) [U: NVUE's leaf names]; ports without stats are left out."""
+    """NAPALM's ``get_interfaces_counters`` shape from ``interface`` with ``link stats``; ports without stats are
+    left out. The leaf names ``in-pkts``, ``in-errors``, ``out-pkts``, ``out-errors`` are NVIDIA's [V: Cumulus
+    Linux user guide, "Interface Configuration and Management", Statistics: ``nv show interface swp1 counters``];
+    that they sit under ``link stats`` in the REST tree of the 5.x releases fabconf renders for is [U: the path]."""
     out: dict[str, dict[str, int]] = {}
     for name, iface in sorted(_dict(tree).items()):
         stats = _dict(_dict(_dict(iface).get("link")).get("stats"))
@@ -193,8 +195,10 @@ def bgp_neighbors(global_bgp: Tree, vrfs: Tree) -> dict[str, dict[str, Any]]:
 
 def route_paths(route: Tree) -> list[str]:
     """Next hops of the selected route in ``GET /vrf/default/router/rib/ipv4/route/<prefix>``.
-    [U] shape: route-entry -> N -> {flags: {selected: {}}, nexthop: {N: {ip, interface}}} as the lab answers;
-    NVIDIA documents the path (``nv show vrf default router rib ipv4 route PREFIX``), not every leaf."""
+    A route holds ``route-entry`` entries keyed by entry index, and "selected" is one of a route's flags [V:
+    Cumulus Linux user guide, "Routing Tables": ``nv show vrf default router rib ipv4 route PREFIX`` prints a
+    ``route-entry`` table, and the route list's flag legend has ``* - selected``]. The JSON leaves under an entry
+    (``flags: {selected: {}}``, ``nexthop: {N: {ip, interface}}``, as the lab answers) are [U: leaf names]."""
     hops: list[str] = []
     for entry in _dict(route.get("route-entry")).values():
         entry = _dict(entry)

@@ -50,6 +50,7 @@ from fabconf.drivers.linux.lock import HostLock
 from fabconf.drivers.linux.parse import (
     ParseError,
     check_clean,
+    parse_bus_info,
     parse_cma_roce_tos,
     parse_ibdev2netdev,
     parse_ibstat,
@@ -135,6 +136,7 @@ class LinuxDriver(DriverBase):
         self._lock = HostLock(self._shell, self.sudo)
         self._expected: str | None = None  # GuardedCommit: the running document the next commit must find
         self._fw_reset_done = False
+        self._pci: dict[str, str] = {}  # netdev -> PCI address, learnt once per driver (``ethtool -i``)
         self.commands_sent: list[str] = []  # every changing command of the last commit/rollback, in order
         self.restore_notes: list[str] = []  # what the last restore could not put back exactly
 
@@ -167,7 +169,19 @@ class LinuxDriver(DriverBase):
         return {command: self._run(command, check=False).stdout for command in commands}
 
     # -- reading the current state (one batched exec per read) ---------------------------------------------
-    def _nic_reads(self, netdev: str, rdma: str) -> list[str]:
+    def _pci_of(self, netdevs: list[str]) -> dict[str, str]:
+        """The PCI address of each NIC port, read once (one batched ``ethtool -i``): MFT's ``-d`` takes a PCI
+        address or an mst device [V: NVIDIA MFT "Examples of mlxconfig Usage"], not the RDMA device name. A port
+        that does not exist gets no entry (its state read reports it absent)."""
+        missing = [n for n in netdevs if n not in self._pci]
+        if missing:
+            commands = [sh("ethtool", "-i", n) for n in missing]
+            for netdev, command, result in zip(missing, commands, self._shell.batch(commands), strict=True):
+                if result.status == 0:
+                    self._pci[netdev] = self._shell.parse(command, result, parse_bus_info)
+        return {n: self._pci[n] for n in netdevs if n in self._pci}
+
+    def _nic_reads(self, netdev: str, rdma: str, pci: str) -> list[str]:
         base = f"/sys/class/net/{netdev}/ecn"
         paths = [f"{base}/{kind}/enable/{p}" for kind in ("roce_np", "roce_rp") for p in range(PRIOS)]
         paths += [f"{base}/roce_np/cnp_dscp", f"{base}/roce_np/cnp_802p_prio"]
@@ -177,8 +191,7 @@ class LinuxDriver(DriverBase):
             sh("cat", *paths),
             self.sudo + sh("cma_roce_tos", "-d", rdma),
             sh("cat", f"/sys/class/infiniband/{rdma}/tc/1/traffic_class"),
-            # [U] recent MFT accepts the RDMA device name for -d (the reference shows mst paths and PCI addresses)
-            self.sudo + sh("mlxconfig", "-d", rdma, "-e", "q"),
+            self.sudo + sh("mlxconfig", "-d", pci or netdev, "-e", "q"),
         ]
 
     def _nic(self, netdev: str, rdma: str, reads: list[tuple[str, Output]]) -> NicObserved:
@@ -190,6 +203,7 @@ class LinuxDriver(DriverBase):
         report = shell.parse(*qos, parse_mlnx_qos)
         ecn = shell.parse(*ecn_read, lambda text: parse_int_lines(text, 2 * PRIOS + 2, "ECN sysfs", 0, 63))
         nic = NicObserved(netdev, rdma, mtu=link.mtu, oper_up=link.oper_up, trust=report.trust, pfc=report.pfc)
+        nic.pci = self._pci.get(netdev, "")
         nic.dscp2prio, nic.lldpad_warning = report.dscp2prio, report.lldpad_warning
         nic.ecn_np, nic.ecn_rp = ecn[:PRIOS], ecn[PRIOS : 2 * PRIOS]
         nic.cnp_dscp, nic.cnp_802p_prio = ecn[-2], ecn[-1]
@@ -213,7 +227,8 @@ class LinuxDriver(DriverBase):
         host = ["hostname", f"cat {NCCL_CONF}", f"cat {UNIT_PATH}", f"cat {SCRIPT_PATH}"]
         host.append(f"systemctl is-enabled {UNIT_NAME}")
         host += routing.reads([netdev for netdev, _rdma in pairs])
-        commands = host + [c for netdev, rdma in pairs for c in self._nic_reads(netdev, rdma)]
+        pci = self._pci_of([netdev for netdev, _rdma in pairs])
+        commands = host + [c for netdev, rdma in pairs for c in self._nic_reads(netdev, rdma, pci.get(netdev, ""))]
         results = list(zip(commands, self._shell.batch(commands), strict=True))
         shell = self._shell
         observed = HostObserved(shell.parse(*results[0], _one_word), {})
@@ -511,8 +526,12 @@ class LinuxDriver(DriverBase):
     def pending_firmware(self) -> dict[str, dict[str, dict[str, str]]]:
         """mlxconfig values set but not active yet, per RDMA device: {dev: {KEY: {"current", "next_boot"}}}."""
         out: dict[str, dict[str, dict[str, str]]] = {}
-        devices = [rdma for _netdev, rdma in self._pairs(self._candidate)]
-        commands = [self.sudo + sh("mlxconfig", "-d", rdma, "-e", "q") for rdma in devices]
+        pairs = self._pairs(self._candidate)
+        pci = self._pci_of([netdev for netdev, _rdma in pairs])
+        devices = [rdma for netdev, rdma in pairs if netdev in pci]
+        commands = [
+            self.sudo + sh("mlxconfig", "-d", pci[netdev], "-e", "q") for netdev, _rdma in pairs if netdev in pci
+        ]
         for rdma, command, result in zip(devices, commands, self._shell.batch(commands), strict=True):
             values = self._shell.parse(command, result, parse_mlxconfig_query)
             pending = {k: {"current": str(v.current), "next_boot": v.next_boot} for k, v in values.items() if v.pending}

@@ -165,6 +165,19 @@ def parse_ip_link(text: str, ifname: str) -> Link:
     return links[0]
 
 
+def parse_bus_info(text: str) -> str:
+    """``ethtool -i IF`` (the driver information, printed by ethtool's ``dump_drvinfo`` [V: ethtool source]): the
+    ``bus-info`` line, the port's PCI address (``0000:17:00.0``)."""
+    check_clean(text)
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "bus-info" and re.fullmatch(
+            r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", value.strip()
+        ):
+            return value.strip()
+    raise ParseError("ethtool -i: no PCI bus-info line")
+
+
 # -- ToS / traffic class -------------------------------------------------------------------------------------
 
 

@@ -208,11 +208,12 @@ def _plan_firmware(t: NicTarget, o: NicObserved, sudo: str, activate: bool) -> l
             args.append(f"{key}={mlx_set_value(want)}")
     if args:
         # one mlxconfig call for the device; NEVER a firmware reset unless the caller allows it
-        out.append(Change("\n".join(lines), [sudo + sh("mlxconfig", "-d", t.rdma, "-y", "set", *args)], 0))
+        # -d: the port's PCI address, a form MFT documents [V: NVIDIA MFT "Examples of mlxconfig Usage"]
+        out.append(Change("\n".join(lines), [sudo + sh("mlxconfig", "-d", o.pci, "-y", "set", *args)], 0))
     pending = [k for k in sorted(t.mlxconfig) if k in o.mlx and o.mlx[k].pending]
     if activate and (args or pending):
         keys = ", ".join(pending) or "the new values"
-        reset = sudo + sh("mlxfwreset", "-d", t.rdma, "-y", "--level", 3, "reset")
+        reset = sudo + sh("mlxfwreset", "-d", o.pci, "-y", "--level", 3, "reset")
         out.append(Change(f"{t.rdma}: firmware reset to activate mlxconfig ({keys})", [reset], 0))
     return out
 

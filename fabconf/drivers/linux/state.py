@@ -10,9 +10,9 @@
 Document semantics (assumptions stated where the template leaves room):
 
 - ``qos``, ``ecn``, ``roce_tos`` and ``mlxconfig`` are host-wide: they apply to every NIC / RDMA device.
-- ``qos.dscp2prio`` lists the entries that differ from the mlx5 default map (DSCP d -> priority d >> 3);
-  every other DSCP must be on its default priority (``[]`` = the default map, which already puts DSCP 26
-  on priority 3).
+- ``qos.dscp2prio`` is the DSCP -> priority map; a DSCP it leaves out must be on its mlx5 default priority
+  (d >> 3; ``[]`` = the default map). fabconf renders all 64 entries (the fabric's one explicit map), and the
+  running document lists all 64 as read.
 - ``ecn.roce_np_enable`` / ``roce_rp_enable`` list exactly the priorities where ECN is enabled.
 - ``roce_tos`` is both the RDMA-CM default ToS (``cma_roce_tos``) and the OFED ``tc/1/traffic_class``.
 - ``mlxconfig`` values are compared with the Next Boot column; a Next Boot value that is right but not yet
@@ -98,6 +98,7 @@ class NicObserved:
     netdev: str
     rdma: str
     present: bool = True
+    pci: str = ""  # the port's PCI address (``ethtool -i``): what mlxconfig and mlxfwreset are given with -d
     mtu: int = 0
     oper_up: bool = False
     trust: str = ""
@@ -340,9 +341,7 @@ def running_document(observed: HostObserved) -> str:
         doc["qos"] = {
             "trust": each(lambda n: n.trust),
             "pfc": each(lambda n: bits(n.pfc)),
-            "dscp2prio": each(
-                lambda n: None if n.dscp2prio is None else [[d, p] for d, p in enumerate(n.dscp2prio) if p != d >> 3]
-            ),
+            "dscp2prio": each(lambda n: None if n.dscp2prio is None else [[d, p] for d, p in enumerate(n.dscp2prio)]),
         }
         doc["ecn"] = {
             "roce_np_enable": each(lambda n: [p for p, v in enumerate(n.ecn_np) if v]),

@@ -136,8 +136,9 @@ def test_the_planner_never_leaves_a_change_without_its_command(tmp_path: Path) -
                 ecn_np=[0] * 8,
                 ecn_rp=[0] * 8,
                 mlx={k: MlxValue(v, v, v) for k, v in old.items()},
+                pci=f"0000:{0x17 + 0x10 * i:02x}:00.0",
             )
-            for n in target.nics
+            for i, n in enumerate(target.nics)
         },
     )
     changes = plan(target, observed)
@@ -149,4 +150,4 @@ def test_the_planner_never_leaves_a_change_without_its_command(tmp_path: Path) -
     for nic in target.nics:
         nic.adapter = "0000:17:00"
     firmware = [c for c in plan(target, observed) if "mlxconfig" in c.line]
-    assert len(firmware) == 1 and "mlxconfig -d mlx5_0 " in firmware[0].commands[0]
+    assert len(firmware) == 1 and "mlxconfig -d 0000:17:00.0 " in firmware[0].commands[0]

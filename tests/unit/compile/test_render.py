@@ -71,10 +71,10 @@ def test_roce_priority_change_moves_every_platform(inventory_copy: Path) -> None
     assert "class type network-qos c-8q-nq4\n    mtu 9216\n    pause pfc-cos 4" in out["leaf4"]
     assert "class type queuing c-out-8q-q4\n    bandwidth remaining percent 50\n    random-detect" in out["leaf4"]
     assert "pfc-cos 3" not in out["leaf4"]
-    # hosts: PFC bit 4, DCQCN on 4, and DSCP 26 mapped to 4 explicitly (the default would say 3)
+    # hosts: PFC bit 4, DCQCN on 4, and DSCP 26 mapped to 4 in the full explicit map (the default would say 3)
     host = yaml.safe_load(out["gpu01"])
     assert host["qos"]["pfc"] == "0,0,0,0,1,0,0,0"
-    assert host["qos"]["dscp2prio"] == [[26, 4]]
+    assert dict(map(tuple, host["qos"]["dscp2prio"]))[26] == 4
     assert host["ecn"]["roce_np_enable"] == [4] and host["ecn"]["roce_rp_enable"] == [4]
 
 
@@ -138,7 +138,7 @@ def test_priority_chain_check_catches_a_broken_device(example: Compiled) -> None
     import copy
 
     data = copy.deepcopy(example.data)
-    data["leaf3"]["qos"]["dscp_map"] = [[26, 2], [48, 6]]
+    data["leaf3"]["qos"]["dscp_map"] = [{"dscps": [26], "tc": 2}, {"dscps": [48], "tc": 6}]
     data["gpu02"]["qos"]["pfc"] = [0] * 8
     data["leaf1"]["interfaces"][0]["pfc"] = False
     problems = Problems()
