@@ -170,7 +170,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     reads += [VERSION_READS[k][0] for k in sorted(policy.versions) if k in VERSION_READS]
     reads += [VERSION_READS[k][0] for k in _compat_reads(policy)]
     if policy.sriov_vfs is not None:
-        reads += [IOMMU_LS] + [c for n in nics for c in _sriov_reads(n)]
+        reads += [IOMMU_LS] + [_numvfs_read(n) for n in nics]
     if any(n.get("gpu") is not None for n in nics):
         reads.append(TOPO)
     reads = list(dict.fromkeys(reads))  # each command once
@@ -190,7 +190,7 @@ def check_host(data: dict[str, Any], reader: ToolReader, policy: Policy) -> Host
     if policy.above4g:
         _above4g(first)
     if policy.sriov_vfs is not None:
-        _sriov(nics, first, policy.sriov_vfs)
+        _sriov(nics, first, reader, policy.sriov_vfs)
     _compatibility(first, policy)
     pending = reader.pending_firmware()
     facts.evidence["mlxconfig"] = {"mlxconfig -e q": plain(pending)}
@@ -432,12 +432,14 @@ def _versions(r: _Reads, policy: Policy) -> None:
 IOMMU_LS = "ls /sys/class/iommu"
 
 
-def _sriov_reads(nic: dict[str, Any]) -> list[str]:
-    # [U] recent MFT accepts the RDMA device name for -d (as the driver's own mlxconfig reads)
-    return [
-        sh("mlxconfig", "-d", nic["rdma"], "-e", "q", "SRIOV_EN", "NUM_OF_VFS"),
-        sh("cat", f"/sys/class/net/{nic['netdev']}/device/sriov_numvfs"),
-    ]
+def _numvfs_read(nic: dict[str, Any]) -> str:
+    return sh("cat", f"/sys/class/net/{nic['netdev']}/device/sriov_numvfs")
+
+
+def _sriov_firmware_read(pci: str) -> str:
+    """MFT's ``-d`` takes a PCI address or an mst device, not the RDMA device name [V: NVIDIA MFT "Examples of
+    mlxconfig Usage"]; the address comes from ``mst status -v``, as for ``mlxlink``."""
+    return sh("mlxconfig", "-d", pci, "-e", "q", "SRIOV_EN", "NUM_OF_VFS")
 
 
 def _compat_reads(policy: Policy) -> list[str]:
@@ -490,17 +492,27 @@ def _human(size: int) -> str:
     return f"{size}B"
 
 
-def _sriov(nics: list[dict[str, Any]], r: _Reads, vfs: int) -> None:
+def _sriov(nics: list[dict[str, Any]], r: _Reads, reader: ToolReader, vfs: int) -> None:
     units = r.get("sriov", IOMMU_LS, hp.parse_dir_listing)
     if units is not None and not units and vfs > 0:
         r.facts.failed.append(
             "[sriov] the IOMMU is off (/sys/class/iommu is empty): VFs cannot be given to guests or containers; "
             "boot with intel_iommu=on (or amd_iommu=on) and iommu=pt"
         )
+    mst = r.get("sriov", "mst status -v", hp.parse_mst_status) if vfs > 0 else None
+    where = {n["rdma"]: (mst.get(n["rdma"]) or ("", ""))[0] for n in nics} if mst is not None else {}
+    commands = {rdma: _sriov_firmware_read(pci) for rdma, pci in where.items() if pci}
+    firmware_reads = _Reads(reader.read_tools(list(commands.values()), root=True), r.facts) if commands else None
     for nic in nics:
-        firmware_read, numvfs_read = _sriov_reads(nic)
+        numvfs_read = _numvfs_read(nic)
         name = f"{nic['rdma']} ({nic['netdev']})"
-        firmware = r.get("sriov", firmware_read, parse_mlxconfig_query) if vfs > 0 else None
+        firmware = None
+        if mst is not None:
+            command = commands.get(nic["rdma"])
+            if command is None or firmware_reads is None:
+                r.facts.failed.append(f"[sriov] {name}: no PCI address in mst status -v for mlxconfig")
+            else:
+                firmware = firmware_reads.get("sriov", command, parse_mlxconfig_query)
         if firmware is not None:
             enabled = _mlx_number(firmware["SRIOV_EN"].current if "SRIOV_EN" in firmware else None)
             room = _mlx_number(firmware["NUM_OF_VFS"].current if "NUM_OF_VFS" in firmware else None)

@@ -199,8 +199,8 @@ def test_host_prerequisites_pass_with_evidence_and_each_fault_fails_its_check(
     for name in hosts:  # SR-IOV as an operator enables it: firmware, a firmware reset, then the VFs
         host = sim(lab, name)
         for nic in host.state.nics:
-            assert host.run(f"mlxconfig -d {nic.rdma} -y set SRIOV_EN=1 NUM_OF_VFS=4").status == 0
-            assert host.run(f"mlxfwreset -d {nic.rdma} -y reset").status == 0
+            assert host.run(f"mlxconfig -d {nic.pci} -y set SRIOV_EN=1 NUM_OF_VFS=4").status == 0
+            assert host.run(f"mlxfwreset -d {nic.pci} -y reset").status == 0
             assert host.run(f"echo 4 > /sys/class/net/{nic.netdev}/device/sriov_numvfs").status == 0
     lab.fault("gpu02", "above4g", "off")  # the BIOS left BAR1 unassigned
     lab.fault("gpu03", "iommu", "off")

@@ -54,10 +54,11 @@ def test_sriov_vfs_need_the_firmware_and_go_through_zero() -> None:
     assert host.run(f"cat {NUMVFS}").stdout == "0\n"
     refused = host.run(f"echo 8 > {NUMVFS}")  # SR-IOV is off in the factory firmware: no VFs to give
     assert refused.status == 1 and "Numerical result out of range" in refused.stderr
-    assert host.run("mlxconfig -d mlx5_0 -y set SRIOV_EN=1 NUM_OF_VFS=8").status == 0
-    pending = parse_mlxconfig_query(host.run("mlxconfig -d mlx5_0 -e q SRIOV_EN NUM_OF_VFS").stdout)
+    pci = host.state.nics[0].pci  # MFT's -d takes a PCI address (the lab refuses mlx5_0, as MFT documents)
+    assert host.run(f"mlxconfig -d {pci} -y set SRIOV_EN=1 NUM_OF_VFS=8").status == 0
+    pending = parse_mlxconfig_query(host.run(f"mlxconfig -d {pci} -e q SRIOV_EN NUM_OF_VFS").stdout)
     assert (pending["SRIOV_EN"].current, pending["SRIOV_EN"].next_boot) == ("False(0)", "True(1)")
-    assert host.run("mlxfwreset -d mlx5_0 -y reset").status == 0
+    assert host.run(f"mlxfwreset -d {pci} -y reset").status == 0
     assert host.run(f"cat /sys/class/net/{IF0}/device/sriov_totalvfs").stdout == "8\n"
     assert host.run(f"echo 8 > {NUMVFS}").status == 0 and host.run(f"cat {NUMVFS}").stdout == "8\n"
     busy = host.run(f"echo 4 > {NUMVFS}")

@@ -72,13 +72,39 @@ MLXCONFIG = (
 )
 
 
+MST = (
+    "MST modules:\n------------\n    MST PCI module is not loaded\n    MST PCI configuration module loaded\n\n"
+    "PCI devices:\n------------\nDEVICE_TYPE             MST                           PCI       RDMA            NET"
+    "                                     NUMA\n"
+    "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf0      17:00.0   mlx5_0          net-ens1f0np0"
+    "                           0\n"
+)
+
+
+class _Firmware:
+    """The second read: mlxconfig by the PCI address ``mst status -v`` gave (MFT refuses ``-d mlx5_0``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.asked: list[str] = []
+
+    def read_tools(self, commands: list[str], *, root: bool = False) -> dict[str, tuple[int, str]]:
+        self.asked += commands
+        return {c: (0, self.text) for c in commands}
+
+    def pending_firmware(self) -> dict[str, dict[str, dict[str, str]]]:
+        return {}
+
+
 def _sriov(iommu: str, en: str, vfs: int, created: int, want: int) -> list[str]:
-    firmware, numvfs = host._sriov_reads(NIC)
+    numvfs = host._numvfs_read(NIC)
     mark = "*" if en != "False(0)" else " "
-    r = _reads({host.IOMMU_LS: iommu, firmware: MLXCONFIG.format(mark=mark, en=en, vfs=vfs), numvfs: f"{created}\n"})
-    host._sriov([NIC], r, want)
+    r = _reads({host.IOMMU_LS: iommu, "mst status -v": MST, numvfs: f"{created}\n"})
+    reader = _Firmware(MLXCONFIG.format(mark=mark, en=en, vfs=vfs))
+    host._sriov([NIC], r, reader, want)
+    assert reader.asked == ["mlxconfig -d 17:00.0 -e q SRIOV_EN NUM_OF_VFS"]
     if not r.facts.failed:
-        assert set(r.facts.evidence["sriov"]) == {host.IOMMU_LS, firmware, numvfs}
+        assert set(r.facts.evidence["sriov"]) == {host.IOMMU_LS, "mst status -v", reader.asked[0], numvfs}
     return r.facts.failed
 
 
@@ -98,9 +124,10 @@ def test_sriov_wants_the_iommu_the_firmware_and_the_vfs() -> None:
     assert _sriov(units, "True(1)", 4, 4, 8)[0] == (
         "[sriov] mlx5_0 (ens1f0np0): the firmware allows 4 VFs (mlxconfig NUM_OF_VFS), the intent wants 8"
     )
-    no_vfs = host._Reads({host.IOMMU_LS: (0, ""), host._sriov_reads(NIC)[1]: (0, "0\n")}, host.HostFacts())
-    host._sriov([NIC], no_vfs, 0)  # the intent wants none: only the count is read
-    assert no_vfs.facts.failed == []
+    no_vfs = host._Reads({host.IOMMU_LS: (0, ""), host._numvfs_read(NIC): (0, "0\n")}, host.HostFacts())
+    untouched = _Firmware("")
+    host._sriov([NIC], no_vfs, untouched, 0)  # the intent wants none: only the count is read
+    assert no_vfs.facts.failed == [] and untouched.asked == []
 
 
 def test_version_specs_and_rows() -> None:
