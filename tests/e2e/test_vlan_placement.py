@@ -32,7 +32,7 @@ def test_placed_vlans_land_where_intended(lab: Lab, capsys: pytest.CaptureFixtur
     assert "10.30.0.1/24" in leaf1["interface"]["vlan300"]["ip"]["address"]
     leaf2 = sim(lab, "leaf2").store.tree("applied")  # Cumulus, not named: the service VLAN only
     assert "300" not in leaf2["bridge"]["domain"]["br_default"]["vlan"] and "vlan300" not in leaf2["interface"]
-    assert "10.31.1.1/24" in leaf2["interface"]["vlan301"]["ipv4"]["address"]  # leaf2 runs 5.15 (NVUE 5.15 names it ipv4)
+    assert "10.31.1.1/24" in leaf2["interface"]["vlan301"]["ipv4"]["address"]  # leaf2 runs 5.15: ipv4
     eos = sim(lab, "leaf3").running_config()
     assert "vlan 300\n   name STORAGE" in eos and "interface Vlan300\n   mtu 9214\n   ip address 10.30.2.1/24" in eos
     nxos = sim(lab, "leaf4").running_config()
