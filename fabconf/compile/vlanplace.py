@@ -47,7 +47,8 @@ def placed_leaves(
     """The leaves the ``leaves`` or ``pods`` VLAN ``vlans[i]`` lands on (sorted); ``leaf_pods``: every leaf with its
     pod; ``pods``: the fabric's pods."""
     ffile = model.files.get("fabric", "fabric.yaml")
-    vlan, where = model.fabric["vlans"][i], ["vlans", i]
+    vlan = model.fabric["vlans"][i]
+    where: list[Any] = ["vlans", i]
     if vlan.get("leaves") == "all":
         return sorted(leaf_pods, key=natural_key)
     if "leaves" in vlan:
