@@ -210,7 +210,8 @@ def emit(run: DriftRun, drift: DriftOptions) -> None:
     if drift.output is not None:
         for d in run.devices:
             if not d.state.checked:
-                print(f"fabconf drift: {d.device}: {d.state}: {d.outcome.message or 'no reason given'}", file=sys.stderr)
+                why = d.outcome.message or "no reason given"
+                print(f"fabconf drift: {d.device}: {d.state}: {why}", file=sys.stderr)
     if drift.fmt == "prometheus" and drift.output is not None:
         drift_metrics.write(run, drift.output)
         return
