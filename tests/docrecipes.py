@@ -95,7 +95,9 @@ def blocks(root: Path = ROOT) -> list[Block]:
 def _check(block: Block) -> list[str]:
     if block.mark is None:
         if block.language in ("sh", "python"):
-            return ["a shell or Python block with no recipe mark (<!-- recipe: run --> or <!-- recipe: skip REASON -->)"]
+            return [
+                "a shell or Python block with no recipe mark (<!-- recipe: run --> or <!-- recipe: skip REASON -->)"
+            ]
         return []
     words = block.mark.split()
     if not words or words[0] not in ("run", "skip"):
@@ -113,7 +115,9 @@ def _check(block: Block) -> list[str]:
             if value not in ("y", "n"):
                 problems.append(f"recipe mark {block.mark!r}: answer=y or answer=n")
         elif key not in MODES:
-            problems.append(f"recipe mark {block.mark!r}: unknown {key!r} (modes: {', '.join(MODES)}; fails=N; answer=y|n)")
+            problems.append(
+                f"recipe mark {block.mark!r}: unknown {key!r} (modes: {', '.join(MODES)}; fails=N; answer=y|n)"
+            )
         elif key == "devices" and value and not (ROOT / value).is_dir():
             problems.append(f"recipe mark {block.mark!r}: {value} is not a directory of the repository")
     if len([k for k in block.options() if k in MODES]) > 1:

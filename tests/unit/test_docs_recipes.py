@@ -45,7 +45,9 @@ def test_an_unmarked_block_and_a_bad_mark_are_reported(tmp_path: Path) -> None:
 
 
 def test_commands_join_continuation_lines_and_leave_out_comments(tmp_path: Path) -> None:
-    text = "<!-- recipe: run devices fails=2 -->\n```sh\n# a comment\nfabconf drift \\\n    --git   # x\nfabconf a\n```\n"
+    text = (
+        "<!-- recipe: run devices fails=2 -->\n```sh\n# a comment\nfabconf drift \\\n    --git   # x\nfabconf a\n```\n"
+    )
     [block] = _page(tmp_path, text)
     assert block.problems == [] and block.runs
     assert block.commands() == ["fabconf drift --git   # x", "fabconf a"]
