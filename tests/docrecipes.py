@@ -24,6 +24,8 @@ LANGUAGES = {"sh": "sh", "bash": "sh", "shell": "sh", "console": "sh", "python":
 MARK = re.compile(r"^<!--\s*recipe:\s*(?P<body>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)")
 MODES = ("lab-up", "devices")
+HOW = "<!-- recipe: run --> or <!-- recipe: skip REASON -->"
+OPTIONS = "fails=N; answer=y|n"
 
 
 @dataclass
