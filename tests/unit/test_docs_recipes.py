@@ -8,6 +8,8 @@ from pathlib import Path
 
 from docrecipes import Block, blocks
 
+PAGE = "scratch.md"  # a page of a scratch docs folder
+
 
 def test_every_shell_and_python_block_is_marked_run_or_skip() -> None:
     found = blocks()
@@ -20,8 +22,8 @@ def test_every_shell_and_python_block_is_marked_run_or_skip() -> None:
 def _page(tmp_path: Path, text: str) -> list[Block]:
     (tmp_path / "docs").mkdir()
     (tmp_path / "README.md").write_text("# x\n")
-    (tmp_path / "docs" / "page.md").write_text(text)
-    return [b for b in blocks(tmp_path) if b.page == "docs/page.md"]
+    (tmp_path / "docs" / PAGE).write_text(text)
+    return [b for b in blocks(tmp_path) if b.page == "docs/" + PAGE]
 
 
 def test_an_unmarked_block_and_a_bad_mark_are_reported(tmp_path: Path) -> None:
