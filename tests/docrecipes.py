@@ -26,6 +26,9 @@ FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)")
 MODES = ("lab-up", "devices")
 HOW = "<!-- recipe: run --> or <!-- recipe: skip REASON -->"
 OPTIONS = "fails=N; answer=y|n"
+SYSTEM_PATH = re.compile(
+    r"(?<![\w./-])/(?:etc|var|usr|opt|srv|root|boot)(?:/[\w.-]*)*"
+)  # run as root, it would write there
 
 
 @dataclass
@@ -126,4 +129,7 @@ def _check(block: Block) -> list[str]:
         problems.append(f"recipe mark {block.mark!r}: one mode at most")
     if block.language not in ("sh", "python"):
         problems.append(f"a {block.language or 'plain'} block cannot run: only sh and python blocks do")
+    system = SYSTEM_PATH.search(block.text)
+    if system:
+        problems.append(f"a recipe that runs names {system[0]}: a system path is the installed job's, skip it")
     return problems

@@ -32,6 +32,7 @@ def test_an_unmarked_block_and_a_bad_mark_are_reported(tmp_path: Path) -> None:
         "<!-- recipe: skip because -->\n```python\nprint(1)\n```\n\n"
         "<!-- recipe: run fails=4 sometimes -->\n```sh\nfabconf lab up\nfabconf lab down\n```\n\n"
         "<!-- recipe: run -->\n```yaml\na: 1\n```\n\n"
+        "<!-- recipe: run -->\n```sh\nfabconf drift -o /var/lib/x.prom\n```\n\n"
         "```yaml\nunmarked: fine\n```\n"
         "<!-- recipe: run -->\n\n"
     )
@@ -42,7 +43,8 @@ def test_an_unmarked_block_and_a_bad_mark_are_reported(tmp_path: Path) -> None:
         (11, "recipe mark 'run fails=4 sometimes': the block has 2 command(s)"),
         (11, "recipe mark 'run fails=4 sometimes': unknown 'sometimes' (modes: lab-up, devices; fails=N; answer=y|n)"),
         (17, "a yaml block cannot run: only sh and python blocks do"),
-        (24, "a recipe mark not followed by a fence"),
+        (22, "a recipe that runs names /var/lib/x.prom: a system path is the installed job's, skip it"),
+        (29, "a recipe mark not followed by a fence"),
     ]
 
 
