@@ -51,8 +51,10 @@ def need_root_tools() -> None:
         pytest.skip("creating a system user needs root, useradd and runuser (run as root, as .ci/run does)")
 
 
-def service_user_fixture() -> Iterator[str]:
-    """A user name for the install block to create; the user and its group are removed afterwards."""
+@pytest.fixture
+def service_user() -> Iterator[str]:
+    """A user name for the install block to create; the user and its group are removed afterwards (a fixture of
+    every test: tests/conftest.py imports it)."""
     need_root_tools()
     name = f"fabtest{secrets.token_hex(3)}"
     try:
@@ -62,7 +64,8 @@ def service_user_fixture() -> Iterator[str]:
         subprocess.run(["groupdel", name], capture_output=True, check=False)
 
 
-def scratch_dir_fixture() -> Iterator[Path]:
+@pytest.fixture
+def scratch_dir() -> Iterator[Path]:
     """A directory the service user can reach (pytest's own temporary directories are private to root)."""
     path = Path(tempfile.mkdtemp(prefix="fabconf-install-"))
     path.chmod(0o755)

@@ -14,7 +14,6 @@ import shutil
 import site
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,22 +22,10 @@ from nightlykit import (
     as_user,
     into_scratch,
     run_install_block,
-    scratch_dir_fixture,
-    service_user_fixture,
     unit_settings,
 )
 
 from fabconf_lab.orchestrator import Lab
-
-
-@pytest.fixture
-def service_user() -> Iterator[str]:
-    yield from service_user_fixture()
-
-
-@pytest.fixture
-def scratch_dir() -> Iterator[Path]:
-    yield from scratch_dir_fixture()
 
 
 def _interpreter(user: str) -> str:

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nightlykit import as_user, run_install_block, scratch_dir_fixture, service_user_fixture
+from nightlykit import as_user, run_install_block
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "jobs" / "nightly-drift.md"
@@ -49,16 +48,6 @@ def test_the_shipped_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     broken.write_text(UNITS[0].read_text().replace("SuccessExitStatus=2", "SuccessExitStatuss=2"))
     done = _verify(tmp_path / "root", [broken, UNITS[1]])
     assert "Unknown key 'SuccessExitStatuss'" in done.stdout + done.stderr  # the check can fail
-
-
-@pytest.fixture
-def service_user() -> Iterator[str]:
-    yield from service_user_fixture()
-
-
-@pytest.fixture
-def scratch_dir() -> Iterator[Path]:
-    yield from scratch_dir_fixture()
 
 
 def test_the_install_block_gives_the_service_user_read_access_and_nothing_more(
