@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from nightlykit import scratch_dir, service_user  # noqa: F401  (fixtures of the nightly-job tests)
 
 from fabconf.compile.pipeline import Compiled, compile_inventory
 

@@ -205,7 +205,13 @@ def run_drift(target: Target, options: DeviceOptions, drift: DriftOptions) -> in
 
 
 def emit(run: DriftRun, drift: DriftOptions) -> None:
-    """The report in its format, on stdout or atomically into ``-o FILE``."""
+    """The report in its format, on stdout or atomically into ``-o FILE``; with ``-o``, why each device that was not
+    checked was not, on stderr (a scheduled run's journal or mail: the metrics say how many, not why)."""
+    if drift.output is not None:
+        for d in run.devices:
+            if not d.state.checked:
+                why = d.outcome.message or "no reason given"
+                print(f"fabconf drift: {d.device}: {d.state}: {why}", file=sys.stderr)
     if drift.fmt == "prometheus" and drift.output is not None:
         drift_metrics.write(run, drift.output)
         return

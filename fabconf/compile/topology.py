@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from fabconf.compile.model import SWITCH_ROLES, UPPER_ROLE, Endpoint, Model, Nic, natural_key
 from fabconf.compile.problems import Problems
+from fabconf.compile.vlanplace import check_placement, placed_leaves
 from fabconf.platforms import PLATFORMS
 
 Links = list[tuple[Endpoint, Endpoint, int]]  # (one end, the other end, index in cabling.yaml)
@@ -242,7 +243,9 @@ def derive(model: Model, problems: Problems) -> Topology:
     orphaned: set[Endpoint] = set()
     fabric_links, host_links = _links(model, switches, nic_of, problems, orphaned)
     _uplinks(model, switches, fabric_links, problems)
-    host_ports, vlan_by_rail = _host_ports(model, switches, host_links, nic_of, problems)
+    placed = check_placement(model.fabric, model.files.get("fabric", "fabric.yaml"), problems)
+    host_ports, vlan_by_rail = _host_ports(model, switches, host_links, nic_of, placed, problems)
+    _placed_vlans(model, switches, pods, placed, problems)
     leaves_by_pod: dict[str | None, list[str]] = {}
     for name, facts in sorted(switches.items()):
         if model.devices[name].role == "leaf" and facts.loopback is not None:
@@ -394,10 +397,14 @@ def _uplinks(
             upper_facts.downlinks.append(uplink)
 
 
-def _vlans_by_rail(fab: dict[str, Any], ffile: str, problems: Problems) -> dict[int, dict[str, Any]]:
-    """Each rail's VLAN (with its index in fabric.yaml); a second VLAN for a rail is a problem."""
+def _vlans_by_rail(fab: dict[str, Any], ffile: str, placed: list[int], problems: Problems) -> dict[int, dict[str, Any]]:
+    """Each rail's VLAN (with its index in fabric.yaml), of the VLANs ``placed`` well; a second VLAN for a rail is a
+    problem."""
     vlan_by_rail: dict[int, dict[str, Any]] = {}
-    for i, vlan in enumerate(fab["vlans"]):
+    for i in placed:
+        vlan = fab["vlans"][i]
+        if "rail" not in vlan:
+            continue
         if vlan["rail"] in vlan_by_rail:
             problems.add(
                 ffile, ["vlans", i, "rail"], f"rail {vlan['rail']} already has VLAN {vlan_by_rail[vlan['rail']]['id']}"
@@ -412,6 +419,7 @@ def _host_ports(
     switches: dict[str, SwitchFacts],
     host_links: Links,
     nic_of: dict[str, dict[str, Nic]],
+    placed: list[int],
     problems: Problems,
 ) -> tuple[dict[str, list[HostPort]], dict[int, dict[str, Any]]]:
     """Host ports: rail -> VLAN -> a subnet per leaf; hosts numbered in leaf port order (or pinned addresses)."""
@@ -419,7 +427,7 @@ def _host_ports(
     ffile = model.files.get("fabric", "fabric.yaml")
     cfile = model.files.get("cabling", "cabling.yaml")
     devices = model.devices
-    vlan_by_rail = _vlans_by_rail(fab, ffile, problems)
+    vlan_by_rail = _vlans_by_rail(fab, ffile, placed, problems)
     host_ports: dict[str, list[HostPort]] = {}
     groups: dict[tuple[str, int], list[tuple[Endpoint, Endpoint, int, Nic]]] = {}
     for host, leaf, idx in host_links:
@@ -429,6 +437,14 @@ def _host_ports(
             problems.add(cfile, ["links", idx], f"{host} is on rail {nic.rail}, which no VLAN in fabric.yaml serves")
             continue
         groups.setdefault((leaf.device, vlan["id"]), []).append((host, leaf, idx, nic))
+    used = {vid for _, vid in groups}
+    for vlan in vlan_by_rail.values():
+        if vlan["id"] not in used:
+            problems.warn(
+                ffile,
+                ["vlans", vlan["_index"]],
+                f"VLAN {vlan['id']} lands on no device: no GPU host NIC of rail {vlan['rail']} is cabled to a leaf",
+            )
     vlan_pools: dict[int, ipaddress.IPv4Network | None] = {}
     for (leaf_name, vid), members in sorted(groups.items()):
         members.sort(key=lambda t: natural_key(t[1].port))
@@ -483,3 +499,31 @@ def _host_ports(
     for hps in host_ports.values():
         hps.sort(key=lambda hp: natural_key(hp.nic.netdev))
     return host_ports, vlan_by_rail
+
+
+def _placed_vlans(
+    model: Model, switches: dict[str, SwitchFacts], pods: dict[str, Pod], placed: list[int], problems: Problems
+) -> None:
+    """The gateways of the VLANs placed on all leaves, on pods or on named leaves (``fabconf.compile.vlanplace``)."""
+    ffile = model.files.get("fabric", "fabric.yaml")
+    leaf_pods = {n: f.pod for n, f in switches.items() if model.devices[n].role == "leaf"}
+    for i in placed:
+        vlan = model.fabric["vlans"][i]
+        if "rail" in vlan:
+            continue
+        leaves = placed_leaves(model, leaf_pods, sorted(pods, key=natural_key), i, problems)
+        if not leaves:
+            problems.warn(ffile, ["vlans", i], f"VLAN {vlan['id']} lands on no device: no leaf matches its placement")
+            continue
+        pool = _net(vlan["subnet_pool"], ffile, ["vlans", i, "subnet_pool"], problems)
+        prefix = int(vlan.get("prefix_length") or 24)
+        for name in leaves:
+            dev_id = model.devices[name].id
+            subnet = None if pool is None or dev_id is None else _subnet(pool, prefix, dev_id - 1)
+            if subnet is None:
+                if pool is not None and dev_id is not None:
+                    problems.add(
+                        ffile, ["vlans", i, "subnet_pool"], f"{pool} has no /{prefix} for {name} (data.id {dev_id})"
+                    )
+                continue
+            switches[name].svis[int(vlan["id"])] = ipaddress.IPv4Interface((int(subnet.network_address) + 1, prefix))

@@ -119,7 +119,13 @@ def test_output_file(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str
     target.parent.mkdir()
     target.write_text("old report\n")
     emit(_run(), DriftOptions(fmt=fmt, output=target))
-    assert capsys.readouterr().out == ""  # the report went to the file only
+    out, err = capsys.readouterr()
+    assert out == ""  # the report went to the file only
+    # and a scheduled run's journal says why a device was not checked (a silent exit 1 said nothing)
+    assert err.splitlines() == [
+        "fabconf drift: gpu02: unreachable: cannot connect: Authentication failed",
+        "fabconf drift: leaf4: failed: ValueError: bad",
+    ]
     text = target.read_text()
     assert "leaf3" in text and "old report" not in text
     assert [p.name for p in target.parent.iterdir()] == [target.name]  # replaced atomically, no leftovers

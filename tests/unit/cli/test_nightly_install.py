@@ -5,16 +5,12 @@ secrets file (through its group) and nothing more. The unit runs as `User=fabcon
 
 from __future__ import annotations
 
-import os
-import re
-import secrets
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from nightlykit import as_user, run_install_block
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "jobs" / "nightly-drift.md"
@@ -54,40 +50,6 @@ def test_the_shipped_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     assert "Unknown key 'SuccessExitStatuss'" in done.stdout + done.stderr  # the check can fail
 
 
-def _install_block() -> str:
-    page = PAGE.read_text()
-    block = page.split("To install:", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
-    assert block.startswith("useradd --system --user-group"), block
-    return block
-
-
-@pytest.fixture
-def service_user() -> Iterator[str]:
-    if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
-        pytest.skip("creating a system user needs root, useradd and runuser")
-    name = f"fabtest{secrets.token_hex(3)}"
-    try:
-        yield name
-    finally:
-        subprocess.run(["userdel", name], capture_output=True, check=False)
-        subprocess.run(["groupdel", name], capture_output=True, check=False)
-
-
-def _as(user: str, *command: str) -> int:
-    return subprocess.run(["runuser", "-u", user, "--", *command], capture_output=True, check=False).returncode
-
-
-@pytest.fixture
-def scratch_dir() -> Iterator[Path]:
-    """A directory the service user can reach (pytest's own temporary directories are private to root)."""
-    path = Path(tempfile.mkdtemp(prefix="fabconf-install-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def test_the_install_block_gives_the_service_user_read_access_and_nothing_more(
     scratch_dir: Path, service_user: str
 ) -> None:
@@ -96,20 +58,16 @@ def test_the_install_block_gives_the_service_user_read_access_and_nothing_more(
     scratch.mkdir()
     scratch.chmod(0o755)
     shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
-    block = _install_block()
-    block = re.sub(r"(?<![\w/])/(etc|var)/", rf"{scratch}/\1/", block)  # every absolute path into the scratch root
-    block = re.sub(r"(?<![/\w-])fabconf(?=[ :]|$)", service_user, block, flags=re.M)  # the user and group only
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    run_install_block(tmp_path, scratch, service_user)
     etc = scratch / "etc" / "fabconf"
     env, inventory = etc / "drift.env", etc / "inventory"
     env.write_text("FABCONF_INVENTORY=/etc/fabconf/inventory\n")  # root writes the secrets
     files = [env, *sorted(p for p in inventory.rglob("*") if p.is_file())]
     assert len(files) >= 6
     for path in files:
-        assert _as(service_user, "test", "-r", str(path)) == 0, f"{service_user} cannot read {path}"
-        assert _as(service_user, "test", "-w", str(path)) != 0, f"{service_user} may write {path}"
-        assert _as("nobody", "test", "-r", str(path)) != 0, f"anybody may read {path}"
-    assert _as(service_user, "sh", "-c", f'set -a; . {env}; test -n "$FABCONF_INVENTORY"') == 0  # the cron line
-    assert _as(service_user, "test", "-w", str(etc)) != 0
-    assert _as(service_user, "test", "-w", str(scratch / "var" / "lib" / "prometheus" / "node-exporter")) == 0
+        assert as_user(service_user, "test", "-r", str(path)) == 0, f"{service_user} cannot read {path}"
+        assert as_user(service_user, "test", "-w", str(path)) != 0, f"{service_user} may write {path}"
+        assert as_user("nobody", "test", "-r", str(path)) != 0, f"anybody may read {path}"
+    assert as_user(service_user, "sh", "-c", f'set -a; . {env}; test -n "$FABCONF_INVENTORY"') == 0  # the cron line
+    assert as_user(service_user, "test", "-w", str(etc)) != 0
+    assert as_user(service_user, "test", "-w", str(scratch / "var" / "lib" / "prometheus" / "node-exporter")) == 0
