@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from fabconf.cli import runvars
 from fabconf.cli.compile import run_validate
 from fabconf.cli.devices import Output, Target, run_diff, run_push
 from fabconf.cli.drift import DriftOptions, emit
@@ -41,13 +42,16 @@ class RunOptions:
     limit: str | None = None  # overrides the runbook's
     target: Target = field(default_factory=lambda: Target(Path("inventory")))  # lab settings; inventory/limit per step
     timeout: int = DeviceOptions().timeout
+    variables: dict[str, Any] = field(default_factory=dict)  # -e NAME=VALUE / -e @FILE
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The runbook, its ``{{ name }}`` variables filled in (``fabconf.cli.runvars``), validated."""
     problems = Problems()
     shown = display_name(path)
     ok, doc = load_yaml(path, shown, problems)
     if ok:
+        doc = runvars.substitute(doc, variables or {}, shown)
         for err in sorted(validator("runbook").iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
             for where, message in describe_errors(err):
                 problems.add(shown, where, message)
@@ -107,7 +111,7 @@ def run(path: Path, options: RunOptions) -> int:
     """Run the steps in order. Headers go to stderr; the steps' reports to stdout — as ONE JSON document
     (``{"runbook", "exit_code", "steps": [...]}``) when any step asks for JSON. A push asks for
     confirmation as ``fabconf push`` does, unless ``--yes`` (or ``--check``)."""
-    book = load(path)
+    book = load(path, options.variables)
     inventory = options.inventory or Path(book.get("inventory") or "inventory")
     limit = options.limit or book.get("limit")
     if limit == "all":
