@@ -166,6 +166,12 @@ class ShardedLab(Lab):
     def host_key_lines(self) -> list[str]:
         return list(self._host_keys)
 
+    def sync(self, compiled: Compiled, inventory_dir: Path, view: Path | None = None) -> dict[str, list[str]]:
+        raise RuntimeError(
+            f"a lab run by {self.workers} worker processes does not follow the inventory while it runs: stop it "
+            "and start it again (fabconf lab down, then fabconf lab up): every device keeps its address and ports"
+        )
+
     @property
     def workers(self) -> int:
         return len(self._shares)

@@ -72,8 +72,7 @@ def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Targe
     if missing:
         raise UsageError(
             f"{', '.join(missing)}: in {target.inventory} but not in the running lab ({target.state}); "
-            f"restart it with every device of the inventory: fabconf lab down --state {target.state} "
-            "and run the command again"
+            f"let it follow the inventory: fabconf lab sync -i {target.inventory} --state {target.state}"
         )
     out = []
     for job in jobs:
