@@ -155,6 +155,11 @@ def sync_lab(inventory: Path, state: Path, view: Path | None = None) -> dict[str
     return reply
 
 
+def lab_running(state: Path) -> bool:
+    """A lab runs for ``state``."""
+    return daemon.is_running(state)
+
+
 def drop_view(state: Path, view: Path) -> None:
     """Stop the devices a scratch view (``sync_lab(view=...)``) added; nothing when the lab has gone."""
     with contextlib.suppress(ConnectionError):
