@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from fabconf import Compiled
+from fabconf import Compiled, compile_inventory
 from fabconf.platforms import platform as platform_spec
 from fabconf_lab import metrics as labmetrics
 from fabconf_lab import ports as labports
@@ -367,54 +367,89 @@ class Lab:
         kept = sorted(n for n in self.addresses if n in wanted)
         room = labports.capacity(self.layout or "standard", self.network, self.base)
         slots = labports.assign(sorted(self.addresses) + added, self.slots, room)  # never a running device's slot
-        self.world.recable(_cables(compiled))
-        self.world.max_age = world_max_age(len(wanted))
-        if view is None:
-            self._cabled = _cabled_ports(compiled)
+        placed = {
+            name: labports.place(
+                self.layout or "standard", self.network, wanted[name].platform, slots[name], METRICS_PORTS, self.base
+            )
+            for name in added
+        }
         root = Path(view).resolve() if view is not None else self.state_dir
+        self._follow(compiled, inventory_dir, placed, removed, root)
+        if view is None:
+            self.slots |= {name: slots[name] for name in added}
+            self.compiled, self.inventory_dir = compiled, inventory_dir
+            self.write_state()
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            self.views[root] = View(set(added))
+            lines = [line for name in sorted(wanted) for line in self.host_keys_of(name)]
+            known_hosts = root / "known_hosts"
+            known_hosts.write_text("".join(sorted(lines)))
+            self._write_inventory(root, compiled, inventory_dir, sorted(wanted), known_hosts)
+        return {"added": added, "removed": removed, "kept": kept}
+
+    def _follow(
+        self,
+        compiled: Compiled,
+        inventory_dir: Path,
+        placed: dict[str, tuple[str, DevicePorts]],
+        removed: list[str],
+        root: Path,
+    ) -> None:
+        """Start the devices of ``placed`` (at their address and ports, their saved state under ``root``), then stop
+        the ``removed`` ones; the World takes ``compiled``'s cabling. A device that cannot start stops the ones
+        started here, and the lab stays as it was."""
+        self.apply(compiled, placed, removed, root)
+
+    def apply(
+        self,
+        compiled: Compiled,
+        placed: dict[str, tuple[str, DevicePorts]],
+        removed: list[str],
+        root: Path,
+    ) -> dict[str, list[str]]:
+        """``_follow`` in this process (a shard's Lab is asked for it by ``fabconf_lab.shards``); returns the
+        known_hosts lines of the devices started, by name. ``removed`` may name devices other processes run: their
+        views are forgotten here."""
+        previous = self.world.cables()
+        self.world.recable(_cables(compiled))
+        self.world.max_age = world_max_age(len(compiled.model.devices))
+        cabled = self._cabled
+        self._cabled = _cabled_ports(compiled)
         started: list[str] = []
         try:
-            for name in added:
-                platform = wanted[name].platform
-                address, ports = labports.place(
-                    self.layout or "standard", self.network, platform, slots[name], METRICS_PORTS, self.base
-                )
-                self.addresses[name], self.ports[name], self.slots[name] = address, ports, slots[name]
+            for name, (address, ports) in sorted(placed.items()):
+                platform = compiled.model.devices[name].platform
+                self.addresses[name], self.ports[name] = address, ports
                 dev = LabDevice(name, platform, address, self._build(name, address, compiled, root), ports)
                 self.devices[name] = dev
                 dev.sim.start()
                 started.append(name)
                 self._serve_metrics(dev)
         except BaseException:
-            for name in added:
+            for name in placed:
                 self._remove(name, started=name in started)
-            self.world.recable(_cables(self.compiled))
-            self._cabled = _cabled_ports(self.compiled)
+            self.world.recable(previous)
+            self._cabled = cabled
             raise
-        if view is None:
-            for name in removed:
-                self._remove(name)
-            self.compiled, self.inventory_dir = compiled, inventory_dir
-            self.write_state()
-        else:
-            root.mkdir(parents=True, exist_ok=True)
-            self.views[root] = View(set(added))
-            lines = [line for name in sorted(wanted) for line in self._host_keys_of(name)]
-            known_hosts = root / "known_hosts"
-            known_hosts.write_text("".join(sorted(lines)))
-            self._write_inventory(root, compiled, inventory_dir, sorted(wanted), known_hosts)
-            for name in added:
-                self.slots.pop(name, None)
-        return {"added": added, "removed": removed, "kept": kept}
+        for name in removed:
+            self._remove(name)
+        self.world.forget(removed)
+        return {name: self.host_keys_of(name) for name in started}
+
+    def apply_from(
+        self, inventory: str, placed: dict[str, tuple[str, DevicePorts]], removed: list[str], root: str
+    ) -> dict[str, list[str]]:
+        """``apply`` with the inventory read here (a worker of ``fabconf_lab.shards``; a compiled inventory does not
+        travel between processes)."""
+        return self.apply(compile_inventory(Path(inventory)), placed, removed, Path(root))
 
     def drop_view(self, view: Path) -> list[str]:
         """Stop the devices a scratch view added (``sync(view=...)``); the lab's cabling is its own again."""
         found = self.views.pop(Path(view).resolve(), None)
         if found is None:
             return []
-        for name in sorted(found.names):
-            self._remove(name)
-        self.world.recable(_cables(self.compiled))
+        self._follow(self.compiled, self.inventory_dir, {}, sorted(found.names), self.state_dir)
         return sorted(found.names)
 
     def _remove(self, name: str, started: bool = True) -> None:
@@ -440,7 +475,7 @@ class Lab:
         self.metrics.add(dev.address, dev.service_ports.metrics, endpoint)
         self.metrics.start()
 
-    def _host_keys_of(self, name: str) -> list[str]:
+    def host_keys_of(self, name: str) -> list[str]:
         dev = self.devices.get(name)
         return [] if dev is None else _host_key_lines(dev)
 

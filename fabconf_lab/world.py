@@ -161,6 +161,20 @@ class World:
             self._snapshot = None
             self._last_derived = None
 
+    def cables(self) -> list[tuple[str, str, str, str]]:
+        """The cabling, each cable once (as ``recable`` takes it)."""
+        with self._lock:
+            return [(a, pa, b, pb) for (a, pa), (b, pb) in self._peer.items() if (a, pa) < (b, pb)]
+
+    def forget(self, names: list[str]) -> None:
+        """Devices that have gone from the lab (``fabconf lab sync``): their views from other processes too."""
+        with self._lock:
+            for name in names:
+                self._devices.pop(name, None)
+                self._remote.pop(name, None)
+            self._snapshot = None
+            self._last_derived = None
+
     def set_carrier(self, device: str, port: str, up: bool) -> None:
         """``fabconf lab fault SWITCH link PORT:down|up``: the cable on ``port`` loses (or regains) carrier at both
         ends: no LLDP, no BGP session, no route over it. The cut is known to this World (a sharded lab applies it

@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 RACK7 = ["gpu09", "gpu10", "gpu11", "gpu12", "leaf5", "leaf6"]
 
 
-@pytest.fixture(params=["per-device", "shared"])
+@pytest.fixture(params=["per-device", "shared", "two-processes"])
 def layout(request: pytest.FixtureRequest) -> Iterator[tuple[str, dict[str, str]]]:
+    """How the lab runs: a 127.x address per device; one address and a block of ports per device; a lab spread over
+    two worker processes (`lab up --workers 2`: switches in one, GPU hosts in the other)."""
     network = free_network()
     env = {"FABCONF_LAB_NETWORK": network}
     if request.param == "shared":
@@ -63,7 +65,8 @@ def test_the_lab_follows_the_inventory_and_no_device_ever_moves(
     shutil.copytree(ROOT / "inventory", inventory)
     original = {name: (inventory / name).read_bytes() for name in ("hosts.yaml", "cabling.yaml")}
     where = ["--state", str(state)]
-    _fabconf(env, "lab", "up", "-i", str(inventory), *where)
+    workers = ["--workers", "2"] if kind == "two-processes" else []
+    _fabconf(env, "lab", "up", "-i", str(inventory), *where, *workers)
     try:
         before = _endpoints(state)
         assert len(before) == 14
@@ -79,7 +82,14 @@ def test_the_lab_follows_the_inventory_and_no_device_ever_moves(
         assert len(places) == len(set(places)), "two devices share an address and port"
         assert all(_answers(*grown[name][:2]) for name in RACK7)
         assert "delay 0.1" in _fabconf(env, "lab", "status", *where).stdout  # leaf3 was never restarted
-        if kind == "per-device":  # (one address for all: the lab's inventory has no unique management addresses)
+        # the new devices are lab devices like the others: their SSH keys known, their faults reach them
+        known = (state / "known_hosts").read_text()
+        for name in ("gpu09", "leaf5"):
+            address, _port, options = grown[name]
+            ssh = next(iter(options.values()))["extras"].get("ssh_port") or grown[name][1]
+            assert f"[{address}]:{ssh} " in known or f"{address} " in known, (name, known)
+        assert "faults: auth-refuse" in _fabconf(env, "lab", "fault", *where, "leaf5", "auth-refuse").stdout
+        if kind != "shared":  # (one address for all: the lab's inventory has no unique management addresses)
             shown = _fabconf(env, "validate", "-i", str(state / "inventory")).stdout
             assert "valid: 8 switches, 12 GPU hosts" in shown
         # the rack is taken out again: its simulators stop, the others stay
@@ -95,9 +105,9 @@ def test_the_lab_follows_the_inventory_and_no_device_ever_moves(
         regrown = _endpoints(state)
         assert {n: regrown[n] for n in before} == before
         _fabconf(env, "lab", "down", *where)
-        _fabconf(env, "lab", "up", "-i", str(inventory), *where)
+        _fabconf(env, "lab", "up", "-i", str(inventory), *where, *workers)
         assert _endpoints(state) == regrown
-        if kind == "per-device":
+        if kind != "shared":
             assert regrown["leaf3"][0].endswith(".0.11")
     finally:
         _fabconf(env, "lab", "down", *where, check=False)
