@@ -226,8 +226,11 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
                 req = json.loads(line or b"{}")
             except (OSError, ValueError):
                 return
-            with busy:  # a sync changes the set of devices: one request at a time sees it
+            if req.get("cmd") in ("ping", "down"):  # answered at once, even while a sync runs
                 reply = _handle(lab, req, token, stop)
+            else:
+                with busy:  # a sync changes the set of devices: one request at a time sees it
+                    reply = _handle(lab, req, token, stop)
             with contextlib.suppress(OSError):
                 conn.settimeout(30)
                 conn.sendall((json.dumps(reply) + "\n").encode())

@@ -126,11 +126,12 @@ class Lab:
         model = compiled.model
         self.world = World(_cables(compiled), max_age=world_max_age(len(model.devices)))
         self.network = network
-        self.base = labports.base_port()  # the shared layout's first port, as this lab was started
+        self.base: int | None = None  # the shared layout's first port, as this lab was started
         self.slots: dict[str, int] = {}  # where each device sits (``fabconf_lab.ports.place``); kept in STATE
         if addresses is None or ports is None:
             ipaddress.IPv4Network(loopback_network(network))
             layout = labports.choose(network, layout)
+            self.base = labports.base_port() if layout == "shared" else None
             selected = sorted(names if names is not None else model.devices)
             platforms = {name: model.devices[name].platform for name in selected}
             room = labports.capacity(layout, network, self.base)
@@ -501,7 +502,7 @@ def load_slots(state: Path, room: int) -> dict[str, int]:
     if not isinstance(raw, dict):
         return out
     for name, slot in sorted(raw.items()):
-        if isinstance(slot, int) and 1 <= slot <= room and slot not in out.values():
+        if isinstance(slot, int) and not isinstance(slot, bool) and 1 <= slot <= room and slot not in out.values():
             out[str(name)] = slot
     return out
 

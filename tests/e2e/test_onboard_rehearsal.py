@@ -20,22 +20,27 @@ from pathlib import Path
 import pytest
 import yaml
 from labkit import ROOT
-from network import free_network
+from network import base_port, free_network
 
 BOOK = str(ROOT / "tasks" / "onboard-rack.yaml")
 RACK9 = {"leaf5", "leaf6", "gpu09", "gpu10", "gpu11", "gpu12"}
 
 
-@pytest.fixture
-def operator(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+@pytest.fixture(params=["per-device", "shared"])
+def operator(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+    """A copy of the example inventory, and the environment of an operator's shell: a lab on a 127.x address per
+    device, or (as without per-device loopback addresses) on 127.0.0.1 with a block of ports per device."""
     inventory, state = tmp_path / "inventory", tmp_path / "state"
     shutil.copytree(ROOT / "inventory", inventory)
+    network = free_network()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABCONF_")}
     env |= {
-        "FABCONF_LAB_NETWORK": free_network(),
+        "FABCONF_LAB_NETWORK": network,
         "FABCONF_AUDIT_LOG": str(tmp_path / "audit.jsonl"),
         "FABCONF_LOCK_DIR": str(tmp_path / "locks"),
     }
+    if request.param == "shared":
+        env |= {"FABCONF_LAB_PORTS": "shared", "FABCONF_LAB_BASE_PORT": str(base_port(network))}
     try:
         yield inventory, state, env
     finally:
