@@ -30,7 +30,7 @@ from fabconf.deploy import audit, overlay, peers, rollout
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
-from fabconf.deploy.lock import DeviceLocks
+from fabconf.deploy.lock import DeviceLocks, lock_address
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.deploy.private import private_dir
 from fabconf.deploy.processors import Progress
@@ -254,7 +254,7 @@ def run_push(
             file=sys.stderr,
         )
     private_dir(audit_path().parent)  # an audit log others could tamper with is refused before anything starts
-    with DeviceLocks([(j.name, j.platform, j.device.hostname) for j in jobs]):
+    with DeviceLocks([(j.name, j.platform, lock_address(j.device.hostname, j.device.port)) for j in jobs]):
         if not yes:
             if not sys.stdin.isatty():
                 raise UsageError("push needs --yes when not run interactively")
