@@ -213,6 +213,7 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(0.5)  # the accept loop looks at `stop` twice a second
     stop = threading.Event()
+    busy = threading.Lock()
 
     def shutdown(*_: Any) -> None:
         stop.set()
@@ -225,7 +226,11 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
                 req = json.loads(line or b"{}")
             except (OSError, ValueError):
                 return
-            reply = _handle(lab, req, token, stop)
+            if req.get("cmd") in ("ping", "down"):  # answered at once, even while a sync runs
+                reply = _handle(lab, req, token, stop)
+            else:
+                with busy:  # a sync changes the set of devices: one request at a time sees it
+                    reply = _handle(lab, req, token, stop)
             with contextlib.suppress(OSError):
                 conn.settimeout(30)
                 conn.sendall((json.dumps(reply) + "\n").encode())
@@ -281,10 +286,45 @@ def _handle(lab: Any, req: dict[str, Any], token: str, stop: threading.Event) ->
         except (KeyError, ValueError) as exc:
             return {"ok": False, "error": exc.args[0] if exc.args else str(exc)}
         return {"ok": True, "faults": active}
+    if cmd == "sync":
+        return _sync(lab, req)
+    if cmd == "drop_view":
+        return {"ok": True, "removed": lab.drop_view(Path(req["view"]))}
     if cmd == "down":
         stop.set()
         return {"ok": True}
     return {"ok": False, "error": f"unknown command {cmd!r}"}
+
+
+def _sync(lab: Any, req: dict[str, Any]) -> dict[str, Any]:
+    """``fabconf lab sync``: the lab follows the inventory ``req["inventory"]`` (with ``req["view"]``: in a scratch
+    view of the lab; ``fabconf_lab.orchestrator.Lab.sync``)."""
+    from fabconf import InputError, compile_inventory
+
+    try:
+        compiled = compile_inventory(Path(req["inventory"]))
+    except InputError as exc:
+        return {"ok": False, "error": "; ".join(str(p) for p in exc.problems.errors)}
+    view = Path(req["view"]) if req.get("view") else None
+    try:
+        changes = lab.sync(compiled, Path(req["inventory"]), view)
+    except (OSError, ValueError, RuntimeError) as exc:
+        return {"ok": False, "error": f"the lab cannot follow {req['inventory']}: {exc}"}
+    if view is not None:
+        (view / VIEW).write_text(json.dumps({"lab": str(lab.state_dir)}))
+    return {"ok": True, **changes, "devices": lab.status()}
+
+
+VIEW = "view.json"
+
+
+def viewed_lab(state: Path) -> Path | None:
+    """The state directory of the lab that ``state`` is a scratch view of (``fabconf lab sync`` with a view), or
+    None when ``state`` is not a view."""
+    try:
+        return Path(json.loads((Path(state) / VIEW).read_text())["lab"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -180,8 +180,22 @@ class MetricsHub:
         self.selector.register(sock, selectors.EVENT_READ, endpoint)
         return True
 
+    def remove(self, address: str, port: int) -> None:
+        """Stop listening for one device (a device ``lab sync`` removed); nothing when none listens there."""
+        for sock in list(self.sockets):
+            try:
+                where = sock.getsockname()[:2]
+            except OSError:
+                continue
+            if where != (address, port):
+                continue
+            with contextlib.suppress(Exception):
+                self.selector.unregister(sock)
+            sock.close()
+            self.sockets.remove(sock)
+
     def start(self) -> None:
-        if self.sockets and not self.thread.is_alive():
+        if self.sockets and not self.thread.is_alive() and not self.stopping.is_set():
             self.thread.start()
 
     def stop(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import ipaddress
+import json
 import os
 import re
 import secrets
@@ -24,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from fabconf import Compiled
+from fabconf import Compiled, compile_inventory
 from fabconf.platforms import platform as platform_spec
 from fabconf_lab import metrics as labmetrics
 from fabconf_lab import ports as labports
@@ -140,40 +141,47 @@ class Lab:
         self.password = password or secrets.token_urlsafe(12)
         self.ca = LabCA(self.state_dir / "tls")
         model = compiled.model
-        cables = [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in model.links]
-        self.world = World(cables, max_age=world_max_age(len(model.devices)))
+        self.world = World(_cables(compiled), max_age=world_max_age(len(model.devices)))
+        self.network = network
+        self.base: int | None = None  # the shared layout's first port, as this lab was started
+        self.slots: dict[str, int] = {}  # where each device sits (``fabconf_lab.ports.place``); kept in STATE
         if addresses is None or ports is None:
             ipaddress.IPv4Network(loopback_network(network))
             layout = labports.choose(network, layout)
+            self.base = labports.base_port() if layout == "shared" else None
             selected = sorted(names if names is not None else model.devices)
             platforms = {name: model.devices[name].platform for name in selected}
-            addresses, ports = labports.plan(layout, network, platforms, METRICS_PORTS)
+            room = labports.capacity(layout, network, self.base)
+            if len(selected) <= room:
+                self.slots = labports.assign(selected, load_slots(self.state_dir, room), room)
+            slots = self.slots or None  # none: ``plan`` says there is no room
+            addresses, ports = labports.plan(layout, network, platforms, METRICS_PORTS, self.base, slots)
         self.layout = layout
         self.addresses = dict(addresses)  # every device of this lab (a shard runs some of them)
         self.ports = dict(ports)
         self.devices: dict[str, LabDevice] = {}
-        cabled: dict[str, set[str]] = {}  # ports in use, for devices whose model declares no port list
-        for lk in model.links:
-            for ep in (lk.a, lk.b):
-                cabled.setdefault(ep.device, set()).add(ep.port)
-        self._cabled = cabled
+        self._cabled = _cabled_ports(compiled)  # ports in use, for devices whose model declares no port list
         self.storms: dict[str, labmetrics.Storm] = {}  # `fabconf lab fault DEV pfc-storm`, per device
         self.metrics = labmetrics.MetricsHub()  # every device's exporter endpoint
+        self.views: dict[Path, View] = {}  # scratch views of this lab (``sync(view=...)``)
         for name in sorted(self.addresses) if build else ():
             address = self.addresses[name]
             platform = model.devices[name].platform
             self.devices[name] = LabDevice(name, platform, address, self._build(name, address), self.ports[name])
 
-    def _build(self, name: str, address: str) -> Simulator:
-        """A brownfield simulator of one inventory device at ``address`` (its saved state, if any, is loaded)."""
-        dev = self.compiled.model.devices[name]
+    def _build(self, name: str, address: str, compiled: Compiled | None = None, root: Path | None = None) -> Simulator:
+        """A brownfield simulator of one inventory device at ``address`` (its saved state under ``root``, default the
+        lab's state directory, is loaded); ``compiled``: the inventory it comes from (default the lab's)."""
+        compiled = compiled or self.compiled
+        dev = compiled.model.devices[name]
+        cabled = self._cabled if compiled is self.compiled else _cabled_ports(compiled)
         kwargs: dict[str, Any] = {
-            "ports": sorted(dev.ports or self._cabled.get(name, ())),
+            "ports": sorted(dev.ports or cabled.get(name, ())),
             "username": self.username,
             "password": self.password,
             "ca": self.ca,
             "world": self.world,
-            "state_dir": self.state_dir / "devices" / name,
+            "state_dir": (root or self.state_dir) / "devices" / name,
         }
         if dev.is_host:
             kwargs["nics"] = _nic_specs(dev.nics)
@@ -197,10 +205,7 @@ class Lab:
                 dev.sim.stop()
             raise
         for dev in self.devices.values():
-            storm = self.storms.setdefault(dev.name, labmetrics.Storm())
-            self._feel_storm(dev)
-            _port, endpoint = labmetrics.endpoint(dev.platform, self._sim_of(dev.name), self.world, storm)
-            self.metrics.add(dev.address, dev.service_ports.metrics, endpoint)
+            self._serve_metrics(dev)
         self.metrics.start()
         if write_state:
             self.write_state()
@@ -321,44 +326,231 @@ class Lab:
 
     def host_key_lines(self) -> list[str]:
         """The known_hosts lines of the simulators run here."""
-        lines = []
-        for dev in self.devices.values():
-            service = getattr(dev.sim, "ssh", None) or getattr(dev.sim, "_ssh", None)
-            key = getattr(service, "host_key", None)
-            if key is None:
-                continue
-            port = int(getattr(service, "port", 22))
-            where = dev.address if port == 22 else f"[{dev.address}]:{port}"
-            lines.append(f"{where} {key.get_name()} {key.get_base64()}\n")
-        return lines
+        return [line for dev in self.devices.values() for line in _host_key_lines(dev)]
 
     def write_state(self) -> Path:
-        """Write STATE/inventory/ and STATE/lab.env; returns the inventory directory."""
-        inv = self.state_dir / "inventory"
+        """Write STATE/inventory/, STATE/lab.env and STATE/slots.json; returns the inventory directory."""
+        save_slots(self.state_dir, self.slots)
+        known_hosts = self.write_known_hosts()
+        names = sorted(n for n in self.addresses if not any(n in v.names for v in self.views.values()))
+        return self._write_inventory(self.state_dir, self.compiled, self.inventory_dir, names, known_hosts)
+
+    def _write_inventory(
+        self, where: Path, compiled: Compiled, inventory_dir: Path, names: list[str], known_hosts: Path
+    ) -> Path:
+        """WHERE/inventory/ (``inventory_dir`` at the lab addresses of ``names``) and WHERE/lab.env."""
+        inv = where / "inventory"
         inv.mkdir(parents=True, exist_ok=True)
         for name in ("groups.yaml", "defaults.yaml", "fabric.yaml", "cabling.yaml"):
-            if (self.inventory_dir / name).exists():
-                shutil.copyfile(self.inventory_dir / name, inv / name)
-        raw_hosts = yaml.safe_load((self.inventory_dir / "hosts.yaml").read_text()) or {}
+            if (inventory_dir / name).exists():
+                shutil.copyfile(inventory_dir / name, inv / name)
+        raw_hosts = yaml.safe_load((inventory_dir / "hosts.yaml").read_text()) or {}
         hosts: dict[str, Any] = {}
-        ca, known_hosts = str(self.ca.ca_cert_path), str(self.write_known_hosts())
-        for name, address in sorted(self.addresses.items()):
+        ca = str(self.ca.ca_cert_path)
+        for name in names:
             entry = dict(raw_hosts.get(name) or {})
-            entry["hostname"] = address
-            platform = self.compiled.model.devices[name].platform
+            entry["hostname"] = self.addresses[name]
+            platform = compiled.model.devices[name].platform
             ports = self.ports[name]
             entry["port"] = ports.https if ports.https is not None else ports.ssh
-            entry["connection_options"] = _connection_options(platform, ports, ca, known_hosts)
+            entry["connection_options"] = _connection_options(platform, ports, ca, str(known_hosts))
             hosts[name] = entry
         header = (
             "# The fabconf lab's inventory: the same devices, groups and data as the source inventory,\n"
             "# at lab addresses. Credentials are in ../lab.env (source it, never copy it here).\n"
         )
         (inv / "hosts.yaml").write_text(header + yaml.safe_dump(hosts, sort_keys=False))
-        env_path = self.state_dir / "lab.env"
-        env_path.write_text("".join(f"{k}={v}\n" for k, v in self.env().items()))
+        env_path = where / "lab.env"
+        env = self.env() | {"FABCONF_KNOWN_HOSTS": str(known_hosts)}
+        env_path.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
         os.chmod(env_path, 0o600)
         return inv
+
+    # -- following the inventory --------------------------------------------------------------------------
+    def sync(self, compiled: Compiled, inventory_dir: Path, view: Path | None = None) -> dict[str, list[str]]:
+        """Make the running lab follow ``compiled``: simulators for its new devices, at slots no running device
+        holds, then the devices it no longer has stopped; every other device keeps running, untouched, at its
+        address and ports. The World takes the new cabling. STATE/inventory and STATE/slots.json follow.
+
+        With ``view`` (a scratch directory) nothing of the lab's own is changed: the new devices run as a view
+        (their saved state under VIEW/devices, their slots not kept), VIEW/inventory and VIEW/lab.env describe
+        every device of ``compiled`` at its lab address, and ``drop_view`` stops them again. Returns the names
+        ``added``, ``removed`` and ``kept``."""
+        for other in list(self.views):
+            self.drop_view(other)
+        inventory_dir = Path(inventory_dir).resolve()
+        wanted = compiled.model.devices
+        added = sorted(n for n in wanted if n not in self.addresses)
+        removed = [] if view is not None else sorted(n for n in self.addresses if n not in wanted)
+        kept = sorted(n for n in self.addresses if n in wanted)
+        room = labports.capacity(self.layout or "standard", self.network, self.base)
+        slots = labports.assign(sorted(self.addresses) + added, self.slots, room)  # never a running device's slot
+        placed = {
+            name: labports.place(
+                self.layout or "standard", self.network, wanted[name].platform, slots[name], METRICS_PORTS, self.base
+            )
+            for name in added
+        }
+        root = Path(view).resolve() if view is not None else self.state_dir
+        self._follow(compiled, inventory_dir, placed, removed, root)
+        if view is None:
+            self.slots |= {name: slots[name] for name in added}
+            self.compiled, self.inventory_dir = compiled, inventory_dir
+            self.write_state()
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            self.views[root] = View(set(added))
+            lines = [line for name in sorted(wanted) for line in self.host_keys_of(name)]
+            known_hosts = root / "known_hosts"
+            known_hosts.write_text("".join(sorted(lines)))
+            self._write_inventory(root, compiled, inventory_dir, sorted(wanted), known_hosts)
+        return {"added": added, "removed": removed, "kept": kept}
+
+    def _follow(
+        self,
+        compiled: Compiled,
+        inventory_dir: Path,
+        placed: dict[str, tuple[str, DevicePorts]],
+        removed: list[str],
+        root: Path,
+    ) -> None:
+        """Start the devices of ``placed`` (at their address and ports, their saved state under ``root``), then stop
+        the ``removed`` ones; the World takes ``compiled``'s cabling. A device that cannot start stops the ones
+        started here, and the lab stays as it was."""
+        self.apply(compiled, placed, removed, root)
+
+    def apply(
+        self,
+        compiled: Compiled,
+        placed: dict[str, tuple[str, DevicePorts]],
+        removed: list[str],
+        root: Path,
+    ) -> dict[str, list[str]]:
+        """``_follow`` in this process (a shard's Lab is asked for it by ``fabconf_lab.shards``); returns the
+        known_hosts lines of the devices started, by name. ``removed`` may name devices other processes run: their
+        views are forgotten here."""
+        previous = self.world.cables()
+        self.world.recable(_cables(compiled))
+        self.world.max_age = world_max_age(len(compiled.model.devices))
+        cabled = self._cabled
+        self._cabled = _cabled_ports(compiled)
+        started: list[str] = []
+        try:
+            for name, (address, ports) in sorted(placed.items()):
+                platform = compiled.model.devices[name].platform
+                self.addresses[name], self.ports[name] = address, ports
+                dev = LabDevice(name, platform, address, self._build(name, address, compiled, root), ports)
+                self.devices[name] = dev
+                dev.sim.start()
+                started.append(name)
+                self._serve_metrics(dev)
+        except BaseException:
+            for name in placed:
+                self._remove(name, started=name in started)
+            self.world.recable(previous)
+            self._cabled = cabled
+            raise
+        for name in removed:
+            self._remove(name)
+        self.world.forget(removed)
+        return {name: self.host_keys_of(name) for name in started}
+
+    def apply_from(
+        self, inventory: str, placed: dict[str, tuple[str, DevicePorts]], removed: list[str], root: str
+    ) -> dict[str, list[str]]:
+        """``apply`` with the inventory read here (a worker of ``fabconf_lab.shards``; a compiled inventory does not
+        travel between processes)."""
+        return self.apply(compile_inventory(Path(inventory)), placed, removed, Path(root))
+
+    def drop_view(self, view: Path) -> list[str]:
+        """Stop the devices a scratch view added (``sync(view=...)``); the lab's cabling is its own again."""
+        found = self.views.pop(Path(view).resolve(), None)
+        if found is None:
+            return []
+        self._follow(self.compiled, self.inventory_dir, {}, sorted(found.names), self.state_dir)
+        return sorted(found.names)
+
+    def _remove(self, name: str, started: bool = True) -> None:
+        dev = self.devices.pop(name, None)
+        storm = self.storms.pop(name, None)
+        if storm is not None:
+            storm.stop()
+        if dev is not None:
+            dev.sim.faults.clear()
+            if started:
+                with contextlib.suppress(Exception):
+                    dev.sim.stop()
+            self.metrics.remove(dev.address, dev.service_ports.metrics)
+        self.world.unregister(name)
+        self.addresses.pop(name, None)
+        self.ports.pop(name, None)
+        self.slots.pop(name, None)
+
+    def _serve_metrics(self, dev: LabDevice) -> None:
+        storm = self.storms.setdefault(dev.name, labmetrics.Storm())
+        self._feel_storm(dev)
+        _port, endpoint = labmetrics.endpoint(dev.platform, self._sim_of(dev.name), self.world, storm)
+        self.metrics.add(dev.address, dev.service_ports.metrics, endpoint)
+        self.metrics.start()
+
+    def host_keys_of(self, name: str) -> list[str]:
+        dev = self.devices.get(name)
+        return [] if dev is None else _host_key_lines(dev)
+
+
+@dataclass
+class View:
+    """The devices a scratch view of the lab added (``Lab.sync(view=...)``)."""
+
+    names: set[str]
+
+
+SLOTS = "slots.json"
+
+
+def load_slots(state: Path, room: int) -> dict[str, int]:
+    """The slots a lab of ``state`` gave its devices (STATE/slots.json, by device name), those that fit in ``room``
+    and no other device holds; nothing when there is no such file or it does not read as one."""
+    try:
+        raw = json.loads((Path(state) / SLOTS).read_text()).get("slots")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    out: dict[str, int] = {}
+    if not isinstance(raw, dict):
+        return out
+    for name, slot in sorted(raw.items()):
+        if isinstance(slot, int) and not isinstance(slot, bool) and 1 <= slot <= room and slot not in out.values():
+            out[str(name)] = slot
+    return out
+
+
+def save_slots(state: Path, slots: dict[str, int]) -> None:
+    """STATE/slots.json: where each device sits, so that it stays there across ``lab sync`` and ``lab down``/``up``."""
+    if slots:
+        (Path(state) / SLOTS).write_text(json.dumps({"slots": dict(sorted(slots.items()))}, indent=1) + "\n")
+
+
+def _cables(compiled: Compiled) -> list[tuple[str, str, str, str]]:
+    return [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in compiled.model.links]
+
+
+def _cabled_ports(compiled: Compiled) -> dict[str, set[str]]:
+    cabled: dict[str, set[str]] = {}
+    for lk in compiled.model.links:
+        for ep in (lk.a, lk.b):
+            cabled.setdefault(ep.device, set()).add(ep.port)
+    return cabled
+
+
+def _host_key_lines(dev: LabDevice) -> list[str]:
+    """The known_hosts line of one lab device's SSH service (none for a device without one)."""
+    service = getattr(dev.sim, "ssh", None) or getattr(dev.sim, "_ssh", None)
+    key = getattr(service, "host_key", None)
+    if key is None:
+        return []
+    port = int(getattr(service, "port", 22))
+    where = dev.address if port == 22 else f"[{dev.address}]:{port}"
+    return [f"{where} {key.get_name()} {key.get_base64()}\n"]
 
 
 def _port_kwargs(platform: str, ports: DevicePorts) -> dict[str, Any]:

@@ -110,41 +110,70 @@ def base_port() -> int:
     return int(raw)
 
 
+def assign(names: list[str], kept: dict[str, int], capacity: int) -> dict[str, int]:
+    """Each device's slot (1, 2, …: its address or its block of ports, ``place``): the ones of ``kept`` stay
+    (``fabconf_lab.orchestrator`` persists them in the lab's state, so a device never moves when others come or go),
+    the others take the lowest free slots, in name order. A ValueError when ``capacity`` slots are too few."""
+    slots = {name: kept[name] for name in names if name in kept}
+    used = set(slots.values())
+    free = (n for n in range(1, capacity + 1) if n not in used)
+    for name in sorted(n for n in names if n not in slots):
+        slot = next(free, None)
+        if slot is None:
+            raise ValueError(f"room for {capacity} lab devices, not {len(names)}")
+        slots[name] = slot
+    return slots
+
+
+def capacity(layout: str, network: str, base: int | None = None) -> int:
+    """How many devices a lab of ``layout`` on ``network`` (shared: ports from ``base``) has room for."""
+    if layout == "shared":
+        start = base_port() if base is None else base
+        return max(0, (65536 - start) // STRIDE)
+    return ipaddress.IPv4Network(network, strict=False).num_addresses - 2
+
+
+def place(
+    layout: str, network: str, platform: str, slot: int, metrics_ports: dict[str, int], base: int | None = None
+) -> tuple[str, DevicePorts]:
+    """The address and ports of the device in ``slot``: the slot-th address of ``network`` (standard, high), or
+    127.0.0.1 with the slot-th block of ``STRIDE`` ports from ``base`` (shared)."""
+    services = SERVICES[platform]
+    if layout == "shared":
+        first = (base_port() if base is None else base) + STRIDE * (slot - 1)
+        https, ssh = (first if "https" in services else None), (first + 1 if "ssh" in services else None)
+        return SHARED_ADDRESS, DevicePorts(https, ssh, first + 2)
+    table = _STANDARD if layout == "standard" else _HIGH
+    https = (NVUE_PORT if platform == "cumulus" else table["https"]) if "https" in services else None
+    address = str(ipaddress.IPv4Network(network, strict=False).network_address + slot)
+    return address, DevicePorts(https, table["ssh"] if "ssh" in services else None, metrics_ports[platform])
+
+
 def plan(
     layout: str,
     network: str,
     platforms: dict[str, str],
     metrics_ports: dict[str, int],
     base: int | None = None,
+    slots: dict[str, int] | None = None,
 ) -> tuple[dict[str, str], dict[str, DevicePorts]]:
-    """Addresses and ports for the devices of ``platforms`` (name -> platform), in name order: consecutive
-    addresses of ``network`` (standard, high), or 127.0.0.1 with consecutive blocks of ports from ``base``
-    (shared). ``metrics_ports``: platform -> the exporter port of the per-address layouts. A ValueError when the
-    network or the port range has no room for them all."""
+    """Addresses and ports for the devices of ``platforms`` (name -> platform): the slots of ``slots`` where given,
+    else (``assign``) consecutive addresses of ``network`` (standard, high), or 127.0.0.1 with consecutive blocks of
+    ports from ``base`` (shared), in name order. ``metrics_ports``: platform -> the exporter port of the
+    per-address layouts. A ValueError when the network or the port range has no room for them all."""
     names = sorted(platforms)
+    room = capacity(layout, network, base)
+    if slots is None:
+        if len(names) > room:
+            if layout == "shared":
+                start = base_port() if base is None else base
+                raise ValueError(f"ports from {start} have room for {room} lab devices, not {len(names)}")
+            raise ValueError(f"{network} has room for {room} lab devices, not {len(names)}")
+        slots = assign(names, {}, room)
     addresses: dict[str, str] = {}
     ports: dict[str, DevicePorts] = {}
-    if layout == "shared":
-        start = base_port() if base is None else base
-        if start + STRIDE * len(names) - 1 > 65535:
-            room = (65536 - start) // STRIDE
-            raise ValueError(f"ports from {start} have room for {room} lab devices, not {len(names)}")
-        for i, name in enumerate(names):
-            first = start + STRIDE * i
-            services = SERVICES[platforms[name]]
-            addresses[name] = SHARED_ADDRESS
-            ports[name] = DevicePorts(
-                first if "https" in services else None, first + 1 if "ssh" in services else None, first + 2
-            )
-        return addresses, ports
-    net = ipaddress.IPv4Network(network, strict=False)
-    if len(names) > net.num_addresses - 2:
-        raise ValueError(f"{network} has room for {net.num_addresses - 2} lab devices, not {len(names)}")
-    table = _STANDARD if layout == "standard" else _HIGH
-    for i, name in enumerate(names, start=1):
-        platform = platforms[name]
-        services = SERVICES[platform]
-        https = (NVUE_PORT if platform == "cumulus" else table["https"]) if "https" in services else None
-        addresses[name] = str(net.network_address + i)
-        ports[name] = DevicePorts(https, table["ssh"] if "ssh" in services else None, metrics_ports[platform])
+    for name in names:
+        if not 1 <= slots[name] <= room:
+            raise ValueError(f"{name}: lab slot {slots[name]} is outside the room for {room} lab devices")
+        addresses[name], ports[name] = place(layout, network, platforms[name], slots[name], metrics_ports, base)
     return addresses, ports

@@ -39,7 +39,7 @@ PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of th
 SWEEP_EVERY = 2.0  # seconds between looks at every device's view (timers change views without a request)
 DEVICES_PER_WORKER = 128  # the default sizing: a worker per this many devices, at most one per core
 START_TIMEOUT = 300.0
-CALLS = ("status", "fault", "reset")  # what the coordinator may ask a worker's Lab
+CALLS = ("status", "fault", "reset", "apply_from")  # what the coordinator may ask a worker's Lab
 
 
 def default_workers(devices: int) -> int:
@@ -71,7 +71,7 @@ class _Worker:
     def __init__(self, index: int, names: list[str], process: Any, conn: Connection) -> None:
         self.index, self.names, self.process, self.conn = index, names, process, conn
         self.send_lock = threading.Lock()
-        self.ready: Future[list[str]] = Future()
+        self.ready: Future[dict[str, list[str]]] = Future()
         self.pending: dict[int, Future[Any]] = {}
         self.alive = True
 
@@ -99,7 +99,7 @@ class ShardedLab(Lab):
         self._workers: list[_Worker] = []
         self._owner: dict[str, _Worker] = {}
         self._ids = itertools.count(1)
-        self._host_keys: list[str] = []
+        self._host_keys: dict[str, list[str]] = {}  # known_hosts lines, by device
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self, *, write_state: bool = True) -> None:
@@ -127,10 +127,10 @@ class ShardedLab(Lab):
             for name in share:
                 self._owner[name] = worker
             threading.Thread(target=self._listen, args=(worker,), name=f"lab-shard-{index}", daemon=True).start()
-        lines: list[str] = []
+        lines: dict[str, list[str]] = {}
         try:
             for worker in self._workers:
-                lines += worker.ready.result(timeout=START_TIMEOUT)
+                lines |= worker.ready.result(timeout=START_TIMEOUT)
         except BaseException:
             self.stop()
             raise
@@ -164,7 +164,67 @@ class ShardedLab(Lab):
         self._call(self._worker_of(name), "reset", name)
 
     def host_key_lines(self) -> list[str]:
-        return list(self._host_keys)
+        return [line for lines in self._host_keys.values() for line in lines]
+
+    def _follow(
+        self,
+        compiled: Compiled,
+        inventory_dir: Path,
+        placed: dict[str, tuple[str, DevicePorts]],
+        removed: list[str],
+        root: Path,
+    ) -> None:
+        """``Lab._follow`` over the workers: each new device starts in a worker of its kind (switches or GPU hosts)
+        that runs the fewest devices, every worker takes the new cabling, and only once every new device runs are
+        the removed ones stopped (a worker that cannot start its share puts the others back)."""
+        owner = self._choose_workers(compiled, sorted(placed))
+        done: list[tuple[_Worker, list[str]]] = []
+        try:
+            for worker in self._workers:
+                mine = {n: placed[n] for n in placed if owner[n] is worker}
+                lines = self._call(worker, "apply_from", str(inventory_dir), mine, [], str(root))
+                done.append((worker, sorted(mine)))
+                self._host_keys.update(lines)
+        except BaseException:
+            for worker, names in done:
+                with contextlib.suppress(Exception):
+                    self._call(worker, "apply_from", str(self.inventory_dir), {}, names, str(self.state_dir))
+            raise
+        for worker in self._workers:
+            self._call(worker, "apply_from", str(inventory_dir), {}, removed, str(root))
+        for name, (address, ports) in placed.items():
+            self.addresses[name], self.ports[name] = address, ports
+            self._owner[name] = owner[name]
+            owner[name].names.append(name)
+        for name in removed:
+            worker = self._owner.pop(name, None)
+            if worker is not None and name in worker.names:
+                worker.names.remove(name)
+            self._host_keys.pop(name, None)
+            self.addresses.pop(name, None)
+            self.ports.pop(name, None)
+            self.slots.pop(name, None)
+        self.world.recable([(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in compiled.model.links])
+
+    def _choose_workers(self, compiled: Compiled, names: list[str]) -> dict[str, _Worker]:
+        """The worker each new device runs in: one of its kind (``shares``), the one with the fewest devices."""
+        model = compiled.model
+        hosts = {n for n, d in model.devices.items() if d.is_host} | {
+            n for n in self.addresses if n in self.compiled.model.devices and self.compiled.model.devices[n].is_host
+        }
+        load = {id(w): len(w.names) for w in self._workers}
+        out: dict[str, _Worker] = {}
+        for name in names:
+            kind = name in hosts
+            same = [w for w in self._workers if w.names and all((n in hosts) == kind for n in w.names)]
+            pool = same or self._workers
+            chosen = min(pool, key=lambda w: (load[id(w)], w.index))
+            load[id(chosen)] += 1
+            out[name] = chosen
+        return out
+
+    def host_keys_of(self, name: str) -> list[str]:
+        return list(self._host_keys.get(name, []))
 
     @property
     def workers(self) -> int:
@@ -282,7 +342,7 @@ def _worker_main(
 
     # the first views go out before "ready", so every worker knows every device once the lab is up
     send(("views", lab.world.local_views()))
-    send(("ready", lab.host_key_lines()))
+    send(("ready", {name: lab.host_keys_of(name) for name in lab.devices}))
     threading.Thread(target=publish, name="lab-publish", daemon=True).start()
     try:
         while True:

@@ -146,6 +146,35 @@ class World:
             self._ports.setdefault(a, {})[port_a] = (b, port_b)
             self._ports.setdefault(b, {})[port_b] = (a, port_a)
 
+    def recable(self, cables: list[tuple[str, str, str, str]]) -> None:
+        """The cabling becomes ``cables`` (``fabconf lab sync``: racks come and go); a cut cable that is still there
+        stays cut."""
+        peer: dict[tuple[str, str], tuple[str, str]] = {}
+        ports: dict[str, dict[str, tuple[str, str]]] = {}
+        for a, pa, b, pb in cables:
+            peer[(a, pa)], peer[(b, pb)] = (b, pb), (a, pa)
+            ports.setdefault(a, {})[pa] = (b, pb)
+            ports.setdefault(b, {})[pb] = (a, pa)
+        with self._lock:
+            self._peer, self._ports = peer, ports
+            self._no_carrier = {end for end in self._no_carrier if end in peer}
+            self._snapshot = None
+            self._last_derived = None
+
+    def cables(self) -> list[tuple[str, str, str, str]]:
+        """The cabling, each cable once (as ``recable`` takes it)."""
+        with self._lock:
+            return [(a, pa, b, pb) for (a, pa), (b, pb) in self._peer.items() if (a, pa) < (b, pb)]
+
+    def forget(self, names: list[str]) -> None:
+        """Devices that have gone from the lab (``fabconf lab sync``): their views from other processes too."""
+        with self._lock:
+            for name in names:
+                self._devices.pop(name, None)
+                self._remote.pop(name, None)
+            self._snapshot = None
+            self._last_derived = None
+
     def set_carrier(self, device: str, port: str, up: bool) -> None:
         """``fabconf lab fault SWITCH link PORT:down|up``: the cable on ``port`` loses (or regains) carrier at both
         ends: no LLDP, no BGP session, no route over it. The cut is known to this World (a sharded lab applies it

@@ -30,7 +30,7 @@ from fabconf.deploy import audit, overlay, peers, rollout
 from fabconf.deploy.audit import audit_path
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
-from fabconf.deploy.lock import DeviceLocks
+from fabconf.deploy.lock import DeviceLocks, lock_address
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.deploy.private import private_dir
 from fabconf.deploy.processors import Progress
@@ -72,8 +72,7 @@ def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Targe
     if missing:
         raise UsageError(
             f"{', '.join(missing)}: in {target.inventory} but not in the running lab ({target.state}); "
-            f"restart it with every device of the inventory: fabconf lab down --state {target.state} "
-            "and run the command again"
+            f"let it follow the inventory: fabconf lab sync -i {target.inventory} --state {target.state}"
         )
     out = []
     for job in jobs:
@@ -255,7 +254,7 @@ def run_push(
             file=sys.stderr,
         )
     private_dir(audit_path().parent)  # an audit log others could tamper with is refused before anything starts
-    with DeviceLocks([(j.name, j.platform, j.device.hostname) for j in jobs]):
+    with DeviceLocks([(j.name, j.platform, lock_address(j.device.hostname, j.device.port)) for j in jobs]):
         if not yes:
             if not sys.stdin.isatty():
                 raise UsageError("push needs --yes when not run interactively")

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from fabconf.compile.pipeline import compile_inventory
 from fabconf.errors import UsageError
 from fabconf_lab import daemon
 from fabconf_lab import ports as labports
 from fabconf_lab.faults import MOMENTS
 
 DEFAULT_STATE = ".fabconf-lab"
+SYNC_TIMEOUT = 300.0  # seconds a `lab sync` may take: the daemon compiles the inventory and starts the new devices
 DEFAULT_NETWORK = "127.77.0.0/16"
 NETWORK_ENV = "FABCONF_LAB_NETWORK"
 NETWORK_HELP = (
@@ -29,7 +33,7 @@ def lab_network(value: str | None) -> str:
     return value or os.environ.get(NETWORK_ENV, "").strip() or DEFAULT_NETWORK
 
 
-def _print_status(reply: dict) -> None:
+def _print_status(reply: dict[str, Any]) -> None:
     devices = reply.get("devices", [])
     width = max((len(d["name"]) for d in devices), default=6)
     ports = {d["name"]: ",".join(map(str, d["ports"])) for d in devices}
@@ -70,6 +74,11 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
         labports.base_port()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    viewed = daemon.viewed_lab(state)
+    if viewed is not None:  # a scratch view of a running lab (``sync_lab(view=...)``): that lab answers for it
+        if quiet and daemon.is_running(viewed):
+            return 0
+        raise UsageError(f"{state} is a scratch view of the lab of {viewed}, not a lab of its own")
     state.mkdir(parents=True, exist_ok=True)
     if daemon.is_running(state):
         if quiet:
@@ -121,10 +130,59 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
     return 0
 
 
+def sync_lab(inventory: Path, state: Path, view: Path | None = None) -> dict[str, Any]:
+    """Make the running lab of ``state`` follow ``inventory`` (``fabconf lab sync``): simulators for its new
+    devices, the ones it no longer has stopped, every other device left running at its address and ports. With
+    ``view`` (a scratch directory) the lab's own devices, inventory and kept addresses are left as they are: the new
+    devices run for the view only, VIEW/inventory and VIEW/lab.env describe the whole inventory at the lab, and
+    ``drop_view`` stops them. The inventory is validated here first (an InputError: ``file: path: message``)."""
+    compile_inventory(inventory)
+    if not daemon.is_running(state):
+        raise UsageError(f"no lab is running for {state}: start it with fabconf lab up -i {inventory} --state {state}")
+    request: dict[str, Any] = {"cmd": "sync", "inventory": str(inventory.resolve())}
+    if view is not None:
+        view.mkdir(parents=True, exist_ok=True)
+        request["view"] = str(view.resolve())
+    try:
+        reply = daemon.request(state, request, timeout=SYNC_TIMEOUT)
+    except ConnectionError as exc:
+        raise UsageError(str(exc)) from None
+    if not reply.get("ok"):
+        raise UsageError(str(reply.get("error")))
+    silent = _all_answer([d for d in reply["devices"] if d["name"] in reply["added"]])
+    if silent:
+        raise UsageError(f"lab devices not answering: {', '.join(silent)}")
+    return reply
+
+
+def lab_running(state: Path) -> bool:
+    """A lab runs for ``state``."""
+    return daemon.is_running(state)
+
+
+def drop_view(state: Path, view: Path) -> None:
+    """Stop the devices a scratch view (``sync_lab(view=...)``) added; nothing when the lab has gone."""
+    with contextlib.suppress(ConnectionError):
+        daemon.request(state, {"cmd": "drop_view", "view": str(view.resolve())}, timeout=SYNC_TIMEOUT)
+
+
+def _print_sync(reply: dict[str, Any], state: Path) -> None:
+    added, removed = reply["added"], reply["removed"]
+    print(f"added: {', '.join(added) or '-'}")
+    print(f"removed: {', '.join(removed) or '-'}")
+    print(f"kept: {len(reply['kept'])} device(s), at their addresses and ports")
+    if added:
+        shown = [d for d in reply["devices"] if d["name"] in added]
+        _print_status({"devices": shown, "inventory": state / "inventory"})
+
+
 def cmd_lab(args: argparse.Namespace) -> int:
     state = Path(args.state)
     if args.lab_command == "up":
         return start_lab(Path(args.inventory), state, lab_network(args.network), workers=args.workers)
+    if args.lab_command == "sync":
+        _print_sync(sync_lab(Path(args.inventory), state), state)
+        return 0
     try:
         if args.lab_command == "status":
             _print_status(daemon.request(state, {"cmd": "status"}))
@@ -175,6 +233,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="simulator processes (default: one per 128 devices, at most one per core; 1: one process)",
     )
+    sync = common(
+        labsub.add_parser(
+            "sync",
+            help="the running lab follows the inventory: simulators for new devices, none for removed ones",
+            description="Add simulators for the inventory's new devices and stop those of devices it no longer has; "
+            "every other device keeps running, untouched, at its address and ports (the lab keeps each device's "
+            "place in STATE/slots.json, across lab down and lab up too). STATE/inventory follows.",
+        )
+    )
+    sync.add_argument("-i", "--inventory", default="inventory", metavar="DIR")
     common(labsub.add_parser("status", help="list the lab's devices, addresses and faults"))
     common(labsub.add_parser("down", help="stop the lab"))
     fault = common(labsub.add_parser("fault", help="inject or clear a fault on one device"))

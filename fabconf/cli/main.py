@@ -55,7 +55,7 @@ def _inventory_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _run_book(args: argparse.Namespace) -> int:
-    from fabconf.cli import devices, runbook
+    from fabconf.cli import devices, runbook, runvars
     from fabconf.cli.lab import lab_network
 
     options = runbook.RunOptions(
@@ -65,6 +65,7 @@ def _run_book(args: argparse.Namespace) -> int:
         limit=args.limit,
         target=devices.Target(Path("inventory"), None, args.lab, Path(args.state), lab_network(args.network)),
         timeout=args.timeout,
+        variables=runvars.parse(args.extra_vars),
     )
     return runbook.run(args.file, options)
 
@@ -125,6 +126,14 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     b.add_argument("-i", "--inventory", default=None, metavar="DIR", help="override the runbook's inventory")
     b.add_argument("-l", "--limit", default=None, metavar="PATTERN", help="override the runbook's selection")
     b.add_argument("--timeout", type=int, default=DeviceOptions().timeout)
+    b.add_argument(
+        "-e",
+        "--extra-vars",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE|@FILE",
+        help="a runbook variable, {{ NAME }} in its values (repeatable; @FILE: a YAML mapping of them)",
+    )
     devices.add_target_args(b)
     b.set_defaults(func=_run_book)
 

@@ -8,6 +8,7 @@ Each step's options become the same typed options the commands use (``fabconf.de
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -16,11 +17,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from fabconf.cli import runvars
 from fabconf.cli.compile import run_validate
 from fabconf.cli.devices import Output, Target, run_diff, run_push
 from fabconf.cli.drift import DriftOptions, emit
 from fabconf.cli.drift import check as drift_check
 from fabconf.cli.drift_report import as_dict as drift_dict
+from fabconf.cli.lab import drop_view, lab_running, start_lab, sync_lab
 from fabconf.cli.onboard import onboard_rack
 from fabconf.compile.inventory import display_name, load_yaml
 from fabconf.compile.pipeline import compile_inventory
@@ -41,13 +44,16 @@ class RunOptions:
     limit: str | None = None  # overrides the runbook's
     target: Target = field(default_factory=lambda: Target(Path("inventory")))  # lab settings; inventory/limit per step
     timeout: int = DeviceOptions().timeout
+    variables: dict[str, Any] = field(default_factory=dict)  # -e NAME=VALUE / -e @FILE
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The runbook, its ``{{ name }}`` variables filled in (``fabconf.cli.runvars``), validated."""
     problems = Problems()
     shown = display_name(path)
     ok, doc = load_yaml(path, shown, problems)
     if ok:
+        doc = runvars.substitute(doc, variables or {}, shown)
         for err in sorted(validator("runbook").iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
             for where, message in describe_errors(err):
                 problems.add(shown, where, message)
@@ -103,11 +109,35 @@ def _drift_step(target: Target, settings: dict[str, Any], timeout: int, document
     return run.exit_code
 
 
+def _follow(options: RunOptions, source: Path, inventory: Path, cleanup: contextlib.ExitStack) -> Path:
+    """After an ``onboard`` step with ``--lab``: the lab follows the inventory (``fabconf lab sync``), so the next
+    steps find the new devices there; returns the lab state directory they use. With ``--check`` the user's lab is
+    left as it is (its devices, their addresses, its inventory): the new devices run in a scratch view of it, which
+    goes when the run ends. A lab that is not running is started by the next step, with every device."""
+    state = options.target.state
+    if not options.check:
+        if lab_running(state):
+            changes = sync_lab(inventory, state)
+            print(f"== the lab follows {inventory}: added {', '.join(changes['added']) or 'nothing'}", file=sys.stderr)
+        return state
+    if start_lab(source, state, options.target.network, quiet=True) != 0:
+        raise UsageError("the lab could not be started")
+    view = inventory.parent / "lab-view"
+    cleanup.callback(drop_view, state, view)
+    changes = sync_lab(inventory, state, view=view)
+    added = ", ".join(changes["added"]) or "none"
+    print(
+        f"== check mode: the lab's own devices stay as they are; new devices in a scratch view of it: {added}",
+        file=sys.stderr,
+    )
+    return view
+
+
 def run(path: Path, options: RunOptions) -> int:
     """Run the steps in order. Headers go to stderr; the steps' reports to stdout — as ONE JSON document
     (``{"runbook", "exit_code", "steps": [...]}``) when any step asks for JSON. A push asks for
     confirmation as ``fabconf push`` does, unless ``--yes`` (or ``--check``)."""
-    book = load(path)
+    book = load(path, options.variables)
     inventory = options.inventory or Path(book.get("inventory") or "inventory")
     limit = options.limit or book.get("limit")
     if limit == "all":
@@ -122,12 +152,8 @@ def run(path: Path, options: RunOptions) -> int:
     say = f"== runbook: {book['name']}{' (check mode: no changes)' if options.check else ''}"
     print(say, file=sys.stderr)
     check_limits(path, book, inventory, limit)
-    cleanup: list[Path] = []
-    try:
+    with contextlib.ExitStack() as cleanup:
         code = _steps(book, options, inventory, limit, as_json, documents, steps, cleanup)
-    finally:
-        for path in cleanup:
-            shutil.rmtree(path, ignore_errors=True)
     if as_json:
         print(json.dumps({"runbook": book["name"], "exit_code": code, "steps": steps}, indent=2))
     return code
@@ -141,27 +167,31 @@ def _steps(
     as_json: bool,
     documents: list[dict[str, Any]],
     steps: list[dict[str, Any]],
-    cleanup: list[Path],
+    cleanup: contextlib.ExitStack,
 ) -> int:
     code = 0
+    lab_state = options.target.state  # with --check, a scratch view of the lab once a step onboards
     for i, step in enumerate(book["steps"], start=1):
         kind, settings = next(iter(step.items()))
         if kind == "push" and options.check:
             kind = "diff"
         print(f"== step {i}: {kind}", file=sys.stderr)
-        target = replace(options.target, inventory=inventory, limit=settings.get("limit", limit))
+        target = replace(options.target, inventory=inventory, state=lab_state, limit=settings.get("limit", limit))
         out = Output(settings.get("format", "text"), documents if as_json else None)
         before = len(documents)
         if kind == "validate":
             code = run_validate(inventory, stream=sys.stderr if as_json else sys.stdout)
         elif kind == "onboard":
+            source = inventory
             if options.check:  # a check run onboards into a scratch copy: later steps see the rack, nothing is written
                 scratch = Path(tempfile.mkdtemp(prefix="fabconf-check-")) / inventory.name
+                cleanup.callback(shutil.rmtree, scratch.parent, ignore_errors=True)
                 shutil.copytree(inventory, scratch)
-                cleanup.append(scratch.parent)
                 inventory = scratch
                 print(f"== check mode: onboarding into a scratch copy of the inventory ({scratch})", file=sys.stderr)
             code = onboard_rack(inventory, settings["pod"], settings.get("rack"), bool(settings.get("dry_run")))
+            if code == 0 and options.target.lab:
+                lab_state = _follow(options, source, inventory, cleanup)
         elif kind == "diff":
             code = run_diff(target, _device_options(settings, options.timeout), out)
         elif kind == "drift":

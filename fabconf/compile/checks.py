@@ -15,6 +15,7 @@ from typing import Any
 from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, roce_tos
 from fabconf.compile.design.switch import max_paths_for
 from fabconf.compile.model import Endpoint, Model, Nic
+from fabconf.compile.onboarding_checks import check_onboarding
 from fabconf.compile.problems import Problems
 from fabconf.compile.topology import Topology
 from fabconf.platforms import PLATFORMS
@@ -642,6 +643,7 @@ CHECKS: tuple[Check, ...] = (
     check_unique,
     check_hosts,
     check_attachment,
+    check_onboarding,
 )
 
 

@@ -1,6 +1,6 @@
 """Per-device locks so that two pushes never work on one device at the same time.
 
-A lock is an ``flock`` on ``LOCK_DIR/<platform>@<management address>.lock``: keyed by what the device is, not
+A lock is an ``flock`` on ``LOCK_DIR/<platform>@<management address[:port]>.lock``: keyed by what the device is, not
 by its inventory name, which two unrelated inventories can share (and one device can have two names in two
 inventories). ``LOCK_DIR`` is ``FABCONF_LOCK_DIR``, default the user's state directory
 (``$XDG_STATE_HOME/fabconf/locks``, else ``~/.local/state/fabconf/locks``). A lock is held for the whole run
@@ -32,6 +32,12 @@ def lock_dir() -> Path:
         return Path(os.environ["FABCONF_LOCK_DIR"])
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "fabconf" / "locks"
+
+
+def lock_address(hostname: str, port: int | None) -> str:
+    """What a device is, for its lock: its management address and, where the inventory names one, its port (the
+    devices of a lab on one address, 127.0.0.1, differ only by port)."""
+    return f"{hostname}:{port}" if port else hostname
 
 
 def lock_key(platform: str, address: str) -> str:

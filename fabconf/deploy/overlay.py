@@ -83,8 +83,8 @@ def lab_overlay(host: Host, state: str | Path = ".fabconf-lab") -> None:
     entry = endpoints.get(host.name)
     if entry is None:
         raise UsageError(
-            f"{host.name}: in the inventory but not in the running lab ({state}); restart it with every device "
-            f"of the inventory: fabconf lab down --state {state}, then fabconf lab up"
+            f"{host.name}: in the inventory but not in the running lab ({state}); let it follow the inventory: "
+            f"fabconf lab sync -i INVENTORY --state {state}"
         )
     for key, value in env.items():
         if key not in SECRET_KEYS:

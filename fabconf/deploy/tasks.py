@@ -44,6 +44,7 @@ from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, 
 from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.lock import lock_address
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.steps import VerifyContext, diff_device, push_device, verify_device
 from fabconf.deploy.transient import transient
@@ -322,7 +323,7 @@ def push_task(
                 platform=job.platform,
                 config_before_sha256=config_hash,
                 target=audit.target_of(audit_context, job.device.hostname),
-                address=job.device.hostname,
+                address=lock_address(job.device.hostname, job.device.port),  # what its lock is keyed by
                 **(audit_context or {}),
             )
 

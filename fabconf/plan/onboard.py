@@ -1,5 +1,7 @@
 """Onboarding a rack from inventory: its leaves and GPU hosts added to ``hosts.yaml`` and their links to
-``cabling.yaml``, computed from the fabric's ``onboarding`` intent (names, management pool, the rack's shape).
+``cabling.yaml``, computed from the fabric's ``onboarding`` intent (names, management pool, the rack's shape:
+``onboarding.rack``, or ``onboarding.pods.<pod>.rack`` for a pod whose racks differ). A leaf or spine template's
+``os_version`` becomes the new switch's ``data.os_version``.
 
 The rack's leaves get the next free leaf ids, its hosts the next free host ids, and management addresses the
 first free ones of ``onboarding.management_pool``. Leaf uplink *i* goes to the pod's spine *i* (by id), on
@@ -14,6 +16,7 @@ are they moved into place (both or neither). Onboarding a rack that is already t
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 import shutil
@@ -21,6 +24,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from fabconf.compile.model import expand_ports, natural_key
 from fabconf.compile.pipeline import Compiled, compile_inventory
@@ -89,6 +94,13 @@ def _used_ports(compiled: Compiled) -> set[tuple[str, str]]:
     return {(ep.device, ep.port) for link in compiled.model.links for ep in (link.a, link.b)}
 
 
+def rack_shape(spec: dict[str, Any], pod: str) -> dict[str, Any]:
+    """The shape of a new rack of ``pod``: ``onboarding.pods.<pod>.rack`` where the pod has its own, else
+    ``onboarding.rack``."""
+    own = ((spec.get("pods") or {}).get(pod) or {}).get("rack")
+    return dict(own or spec["rack"])
+
+
 def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan:
     """What onboarding one rack into ``pod`` adds. An existing rack of that name: an empty plan."""
     spec = _spec(compiled)
@@ -101,7 +113,7 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
         rack = next(f"rack{n}" for n in range(1, 10_000) if f"rack{n}" not in racks)
     elif rack in racks:
         return RackPlan(pod, rack)
-    shape = spec["rack"]
+    shape = rack_shape(spec, pod)
     leaves_spec, host_count = shape["leaves"], int(shape["hosts"])
     leaf_ids = _next_ids(compiled, "leaf", len(leaves_spec))
     host_ids = _next_ids(compiled, "gpu_host", host_count)
@@ -118,6 +130,7 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
     host_ports: dict[str, list[str]] = {}
     for leaf_id, lspec in zip(leaf_ids, leaves_spec, strict=True):
         leaf = _new(names.get("leaf", "leaf{id}"), leaf_id, next(leaf_mgmt), lspec["groups"], plan)
+        leaf.data |= {"os_version": lspec["os_version"]} if lspec.get("os_version") else {}
         plan.devices.append(leaf)
         leaf_of_rail[int(lspec["rail"])] = leaf
         host_ports[leaf.name] = [p for spec_ in lspec["host_ports"] for p in expand_ports(spec_)]
@@ -191,7 +204,16 @@ def _flow(value: Any) -> str:
         return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, str) and _scalar(value) != value:  # "5.10" or "123" would read back as a number
+        return json.dumps(value)
     return str(value)
+
+
+def _scalar(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
 
 
 def _title(plan: RackPlan) -> str:
@@ -297,14 +319,15 @@ def _insert_pod(fabric_text: str, pod: str, pod_id: int) -> str:
     start = next((i for i, ln in enumerate(lines) if ln.rstrip() == "pods:"), None)
     if start is None:
         raise OnboardError("fabric.yaml has no block `pods:` mapping to add a pod to (declare the pods first)")
-    end, indent = start + 1, "  "
+    end, indent = start + 1, ""
     for i in range(start + 1, len(lines)):
         line = lines[i]
         if line.strip() and not line.startswith((" ", "#")):
             break
         if line.strip() and not line.lstrip().startswith("#"):
-            indent = line[: len(line) - len(line.lstrip())]
+            indent = indent or line[: len(line) - len(line.lstrip())]  # the pods' own keys, not their settings
             end = i + 1
+    indent = indent or "  "
     entry = f"{indent}{pod}: {{id: {pod_id}}}   # added by `fabconf onboard pod`\n"
     return "".join([*lines[:end], entry, *lines[end:]])
 
@@ -333,7 +356,9 @@ def onboard_pod(directory: Path, pod: str | None, dry_run: bool) -> tuple[str, d
     for spine_id, sspec in zip(spine_ids, shape["spines"], strict=True):
         pattern = names.get("spine", "spine{id}")
         name = device_name(str(pattern), id=spine_id, pod=pod, pod_id=pod_id, rack="")
-        plan.devices.append(NewDevice(name, next(mgmt), list(sspec["groups"]), {"id": spine_id, "pod": pod}))
+        data: dict[str, Any] = {"id": spine_id, "pod": pod}
+        data |= {"os_version": sspec["os_version"]} if sspec.get("os_version") else {}
+        plan.devices.append(NewDevice(name, next(mgmt), list(sspec["groups"]), data))
         if len(sspec["uplinks"]) > len(supers):
             raise OnboardError(
                 f"{name}: {len(sspec['uplinks'])} uplinks but the fabric has {len(supers)} super-spine(s)"

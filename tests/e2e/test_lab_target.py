@@ -71,7 +71,7 @@ def test_a_device_the_running_lab_lacks_is_named_with_what_to_do(lab_cli: tuple[
     (inventory / "cabling.yaml").write_text(yaml.safe_dump(cabling, sort_keys=False))
     code, _, err = _fab("diff", "-i", str(inventory), "--lab", *where, "--limit", "leaf9")
     assert code == 1
-    assert "leaf9: in" in err and "not in the running lab" in err and "fabconf lab down" in err
+    assert "leaf9: in" in err and "not in the running lab" in err and "fabconf lab sync -i" in err
 
 
 def _fab_into_closed_pipe(*args: str) -> tuple[int, str]:

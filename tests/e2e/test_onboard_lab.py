@@ -37,6 +37,7 @@ def test_an_onboarded_rack_pushes_verifies_and_its_runbook_runs(lab: Lab, capsys
     # tasks/onboard-rack.yaml on the running fabric (a spine verifies its sessions to every leaf, so the rest of
     # the fabric must be up, as in production): onboard (rack7 is already there: nothing to do), validate,
     # diff and push the rack with the spines
-    code, text = fab(capsys, "run", str(ROOT / "tasks" / "onboard-rack.yaml"), "-i", inv(lab), "--yes")
+    book = str(ROOT / "tasks" / "onboard-rack.yaml")
+    code, text = fab(capsys, "run", book, "-e", "rack=rack7", "-e", "pod=pod1", "-i", inv(lab), "--yes")
     assert code == 0, text[-3000:]
     assert "rack rack7 of pod pod1 is already in" in text and "== step 4: push" in text

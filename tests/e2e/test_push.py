@@ -21,7 +21,7 @@ import yaml
 from labkit import PASSWORD, ROOT, fab, inv, open_connections, push_all, running, sim
 
 from fabconf.cli import main
-from fabconf.deploy.lock import DeviceLocks
+from fabconf.deploy.lock import DeviceLocks, lock_address
 from fabconf_lab.orchestrator import Lab
 
 
@@ -216,7 +216,8 @@ def test_killed_push_reverts_by_itself(lab: Lab, tmp_path: Path, capsys: pytest.
 
 def test_second_push_on_a_locked_device_is_refused(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
     # the lock is keyed by platform and management address: another inventory's name for the same switch
-    with DeviceLocks([("tor-a17", "eos", lab.devices["leaf3"].address)]):
+    leaf3 = lab.devices["leaf3"]
+    with DeviceLocks([("tor-a17", "eos", lock_address(leaf3.address, leaf3.ports[0]))]):
         code, out = fab(capsys, "push", "-i", inv(lab), "--limit", "leaf3", "--yes")
     assert code == 1
     assert "another push holds these devices: leaf3 (pid" in out and "as tor-a17" in out

@@ -201,3 +201,33 @@ def test_a_naming_rule_past_validation_never_reaches_pythons_formatter(pattern: 
 
     with pytest.raises(OnboardError, match=re.escape("only {id}, {pod}, {pod_id}, {rack} are filled in")):
         device_name(pattern, id=7, pod="pod3", pod_id=3, rack="rack2")
+
+
+def test_a_pod_may_have_its_own_rack_shape_and_templates_set_os_version(tmp_path: Path) -> None:
+    """`onboarding.pods.<pod>.rack` shapes that pod's racks (the others keep `onboarding.rack`), and a leaf or spine
+    template's `os_version` becomes the new switch's: written so that it reads back as the same text ("5.15", not
+    the number 5.15), and the result validates."""
+    inv = tmp_path / "inventory"
+    shutil.copytree(ROOT / "examples" / "two-pods", inv)
+    fabric = yaml.safe_load((inv / "fabric.yaml").read_text())
+    shape = fabric["onboarding"]["rack"]
+    own = {**shape, "hosts": 4, "leaves": [{**leaf, "os_version": "5.15"} for leaf in shape["leaves"]]}
+    fabric["onboarding"]["pods"] = {"pod2": {"rack": own}}
+    for spine in fabric["onboarding"]["pod"]["spines"]:
+        spine["os_version"] = "5.15"
+    (inv / "fabric.yaml").write_text(yaml.safe_dump(fabric, sort_keys=False))
+    assert main(["onboard", "rack", "--pod", "pod2", "--rack", "big", "-i", str(inv)]) == 0
+    assert main(["onboard", "rack", "--pod", "pod1", "--rack", "small", "-i", str(inv)]) == 0
+    assert main(["onboard", "pod", "--pod", "pod3", "-i", str(inv)]) == 0
+    model = compile_inventory(inv).model
+    racks: dict[str, list[str]] = {}
+    for name, dev in model.devices.items():
+        racks.setdefault(str(dev.data.get("rack")), []).append(name)
+    assert sum(model.devices[n].role == "gpu_host" for n in racks["big"]) == 4
+    assert sum(model.devices[n].role == "gpu_host" for n in racks["small"]) == 2
+    assert {model.devices[n].data.get("os_version") for n in racks["big"] if model.devices[n].role == "leaf"} == {
+        "5.15"
+    }
+    assert all("os_version" not in model.devices[n].data for n in racks["small"])
+    spines = [d for d in model.devices.values() if d.role == "spine" and d.pod == "pod3"]
+    assert spines and {d.data.get("os_version") for d in spines} == {"5.15"}
