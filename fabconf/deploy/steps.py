@@ -574,7 +574,9 @@ def _confirm_restored(job: Job, driver: Driver, before: str, diff: str, reason: 
     deadline = time.monotonic() + RESTORE_WAIT
     while True:
         now = _running(driver)
-        if normalize(now) == normalize(before):
+        same = normalize(now) == normalize(before)
+        kept = driver.unrestorable(before, now) if isinstance(driver, RestoreLimits) else None
+        if same and not kept:
             return Outcome(
                 job.name,
                 job.platform,
@@ -583,8 +585,7 @@ def _confirm_restored(job: Job, driver: Driver, before: str, diff: str, reason: 
                 checks=failed,
                 message=f"{reason}; the device is back to its previous configuration",
             )
-        kept = driver.unrestorable(before, now) if isinstance(driver, RestoreLimits) else None
-        if kept is not None:  # all that differs is what no restore can undo: said, not waited for
+        if kept is not None:  # all that differs is what no restore can undo (or cannot show): said, not waited for
             return Outcome(
                 job.name,
                 job.platform,

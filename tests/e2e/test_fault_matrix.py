@@ -101,7 +101,7 @@ def _reset(lab: Lab, name: str) -> None:
         sim.device.config_replace.min_timeout = 1  # the switch takes 30-3600 s
 
 
-def _state(lab: Lab, name: str) -> str:
+def _state(lab: Lab, name: str, *, hidden: bool = True) -> str:
     """The device's configuration as the lab holds it; a GPU host's without fabconf's own bookkeeping (its
     checkpoint and commit lock), without systemd's loaded-unit cache (a daemon-reload reads the unit files on
     disk, which are compared), and with the RoCE traffic class sysfs cannot unset (the restore says so)."""
@@ -112,6 +112,10 @@ def _state(lab: Lab, name: str) -> str:
     own = ("/var/lib/fabconf/", "/run/fabconf/")
     state["files"] = {k: v for k, v in state.get("files", {}).items() if not k.startswith(own)}
     state.pop("units_loaded", None)
+    if hidden:  # mlnx_qos shows no DSCP map under trust pcp: a map changed then is inert, and must be reported
+        for nic in state.get("nics", {}).values() if isinstance(state.get("nics"), dict) else state.get("nics", []):
+            if nic.get("trust") == "pcp":
+                nic["dscp2prio"] = None
     return re.sub(r'"traffic_class": \d+', '"traffic_class": null', json.dumps(state, sort_keys=True))
 
 
@@ -165,13 +169,15 @@ def _push(job: Job) -> Outcome:
     return outcome
 
 
-def _check(lab: Lab, cell: Cell, job: Job, before: str, outcome: Outcome) -> None:
+def _check(lab: Lab, cell: Cell, job: Job, before: str, raw_before: str, outcome: Outcome) -> None:
     said = f"{cell.id}: reported {outcome.state}: {outcome.message} {outcome.checks}"
     if outcome.state in (State.APPLIED, State.UNCHANGED):
         assert outcome.state is State.APPLIED, said  # the brownfield device always has something to change
         assert _at_intent(lab, job) == [], "reported applied but not at intent: " + said
     else:
         assert _state(lab, cell.device) == before, "not exactly as before: " + said
+        if _state(lab, cell.device, hidden=False) != raw_before:  # only a DSCP map trust pcp hides differs
+            assert "hidden by trust pcp" in outcome.message, "a hidden DSCP map changed, not reported: " + said
         if outcome.state is State.FAILED:  # says where the device is
             assert re.search(r"nothing was (committed|changed)|previous configuration|as before", outcome.message), said
 
@@ -183,7 +189,7 @@ def test_cell(lab_env: Lab, cell: Cell) -> None:
     lab, name = lab_env, cell.device
     _reset(lab, name)
     job = _job(lab, name)
-    before = _state(lab, name)
+    before, raw_before = _state(lab, name), _state(lab, name, hidden=False)
     _arm(lab, cell)
     try:
         outcome = _push(job)
@@ -194,7 +200,7 @@ def test_cell(lab_env: Lab, cell: Cell) -> None:
     assert any(f.startswith(f"{cell.fault} ") and f"--at {cell.moment}" in f for f in fired), (
         f"{cell.id}: the fault never fired (fired: {fired}): {outcome.state}: {outcome.message}"
     )
-    _check(lab, cell, job, before, outcome)
+    _check(lab, cell, job, before, raw_before, outcome)
     assert str(outcome.state) in cell.states, f"{cell.id}: {outcome.state}: {outcome.message} {outcome.checks}"
 
 

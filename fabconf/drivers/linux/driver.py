@@ -66,12 +66,14 @@ from fabconf.drivers.linux.parse import (
     parse_traffic_class,
 )
 from fabconf.drivers.linux.plan import (
+    HIDDEN_MAP,
     Change,
     desired_target,
     diff_text,
     file_write,
     link_problems,
     plan,
+    planned_map_commands,
     restore_limits,
     sh,
     target_from_snapshot,
@@ -417,7 +419,7 @@ class LinuxDriver(DriverBase):
         if not problems:
             self._finished(snapshot)
             return
-        left, self.restore_notes = self._restore(snapshot)
+        left, self.restore_notes = self._restore(snapshot, list(self.commands_sent))
         if not left:
             self._finished(snapshot)
         restored = "previous state restored" if not left else "RESTORE INCOMPLETE: " + "; ".join(left)
@@ -450,7 +452,7 @@ class LinuxDriver(DriverBase):
             if snapshot is None or not snapshot.applying:
                 return ""
             self.commands_sent = []
-            left, self.restore_notes = self._restore(snapshot)
+            left, self.restore_notes = self._restore(snapshot, None)  # what the interrupted run sent is unknown
             if left:
                 raise CommitError(f"{self._label}: restoring an interrupted commit left: " + "; ".join(left))
             self._finished(snapshot)
@@ -477,11 +479,12 @@ class LinuxDriver(DriverBase):
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise HostOutputError(self._label, command, f"holds a damaged rollback checkpoint ({exc})", text) from None
 
-    def _restore(self, snapshot: Snapshot) -> tuple[list[str], list[str]]:
-        """Put back what ``snapshot.managed`` touches. Returns (what still differs, what cannot be restored)."""
+    def _restore(self, snapshot: Snapshot, committed: list[str] | None) -> tuple[list[str], list[str]]:
+        """Put back what ``snapshot.managed`` touches. Returns (what still differs, what cannot be restored).
+        ``committed``: the changing commands the commit sent (None when unknown: a checkpoint of another run)."""
         activate = self.allow_fw_reset and snapshot.fw_reset
         target = target_from_snapshot(snapshot.observed, snapshot.managed, activate_firmware=activate)
-        sent = list(self.commands_sent)
+        sent = committed if committed is not None else planned_map_commands(snapshot.managed)
         notes: list[str] = []
         try:
             changes = [c for c in self._changes(target)[1] if c.commands]
@@ -508,8 +511,9 @@ class LinuxDriver(DriverBase):
             if not snapshot.applying:  # a restore cut short is finished by the next push, as a commit would be
                 snapshot.applying = True
                 self._save_checkpoint(snapshot)
+            committed = list(self.commands_sent) if self._snapshot is not None else None
             self.commands_sent = []
-            left, self.restore_notes = self._restore(snapshot)
+            left, self.restore_notes = self._restore(snapshot, committed)
             if left:
                 raise CommitError(f"{self._label}: rollback incomplete: " + "; ".join(left))
             self._finished(snapshot)
@@ -623,7 +627,12 @@ class LinuxDriver(DriverBase):
         return out
 
     def unrestorable(self, before: str, now: str) -> list[str] | None:
-        return unrestorable(before, now)
+        """What the running documents show a restore could not undo, and what they cannot show: a DSCP map
+        changed while trust pcp hid it (from the last restore's notes)."""
+        kept = unrestorable(before, now)
+        if kept is None:
+            return None
+        return kept + [n for n in self.restore_notes if n.endswith(HIDDEN_MAP)]
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> dict[str, str]:
         """running: the current state as a desired-state-shaped YAML document; candidate: the staged document;

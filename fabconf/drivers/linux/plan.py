@@ -343,6 +343,17 @@ def target_from_snapshot(snapshot: HostObserved, managed: HostTarget, *, activat
     return target
 
 
+# mlnx_qos shows the DSCP map only under trust dscp: a map changed while the host trusted pcp cannot be put back,
+# and it is inert again once trust pcp is restored
+HIDDEN_MAP = "dscp2prio entries were set while the old map was hidden by trust pcp (inert again under trust pcp)"
+
+
+def planned_map_commands(managed: HostTarget) -> list[str]:
+    """The DSCP-map commands a commit of ``managed`` may have sent, for a restore that does not know what the
+    commit sent (a checkpoint left by another run): every NIC whose target sets a map."""
+    return [sh("mlnx_qos", "-i", n.netdev) + " --dscp2prio" for n in managed.nics if n.dscp2prio is not None]
+
+
 def restore_limits(snapshot: HostObserved, after: HostObserved, managed: HostTarget, sent: list[str]) -> list[str]:
     """What a restore could not put back exactly: an unset traffic class that is now set (sysfs cannot unset
     it), and DSCP map entries changed while the old map was hidden by trust pcp (never captured)."""
@@ -354,7 +365,7 @@ def restore_limits(snapshot: HostObserved, after: HostObserved, managed: HostTar
         if want.traffic_class is not None and old.traffic_class is None and now.traffic_class is not None:
             notes.append(f"{want.rdma}: traffic_class was unset and stays {now.traffic_class} (sysfs cannot unset it)")
         if old.dscp2prio is None and any(f"mlnx_qos -i {want.netdev} --dscp2prio" in cmd for cmd in sent):
-            notes.append(f"{want.netdev}: dscp2prio entries were set while the old map was hidden (trust pcp)")
+            notes.append(f"{want.netdev}: {HIDDEN_MAP}")
     return notes
 
 

@@ -31,6 +31,7 @@ from fabconf.drivers.linux.parse import (
     parse_rdma_link,
     parse_traffic_class,
 )
+from fabconf.drivers.linux.plan import HIDDEN_MAP
 from fabconf_lab.host.sim import GpuHostSim
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -320,9 +321,15 @@ def test_rollback_restores_the_state_before_the_last_commit(host: GpuHostSim, dr
     driver.rollback()
     assert managed(host) == before
     assert host.state.nics[0].mlx_next["CNP_DSCP_P1"] == 48
-    # sysfs cannot unset the OFED traffic class: it stays, and the driver says so
+    # sysfs cannot unset the OFED traffic class: it stays, and the driver says so; the brownfield trusted pcp,
+    # which hides the DSCP map mlnx_qos would show, so the entries the commit set cannot be put back: said too
     assert driver.restore_notes == [
-        f"mlx5_{i}: traffic_class was unset and stays 106 (sysfs cannot unset it)" for i in (0, 1)
+        note
+        for i, netdev in ((0, "ens1f0np0"), (1, "ens2f0np0"))
+        for note in (
+            f"mlx5_{i}: traffic_class was unset and stays 106 (sysfs cannot unset it)",
+            f"{netdev}: {HIDDEN_MAP}",
+        )
     ]
     driver.load_merge_candidate(config=doc)
     expected = [line for line in BROWNFIELD_DIFF.splitlines() if "traffic_class" not in line]
