@@ -262,7 +262,7 @@ def check_features(model: Model, topo: Topology, problems: Problems) -> None:
         for feat, key, fabric_path, on in wanted:
             if not on:
                 continue
-            where = dev.where(key) if key in dev.data else (f, fabric_path)
+            where: tuple[str, list[Any]] = dev.where(key) if key in dev.data else (f, list(fabric_path))
             row = feature(feat, dev.platform)
             why = row.refusal(spec.label, version, dev.data.get("model"))
             what = "adaptive routing / dynamic load balancing" if feat == "adaptive" else "a gNMI server"
