@@ -190,7 +190,7 @@ class LoadBalancing(TypedDict):
 
 class Telemetry(TypedDict):
     port: int  # the gNMI server's TCP port
-    tls_profile: str  # EOS ssl profile / NX-OS trustpoint / Cumulus certificate id; "" = the platform's own
+    tls_profile: str | None  # EOS ssl profile, NX-OS trustpoint, Cumulus certificate id; None: the platform's own
 
 
 class Switch(TypedDict):

@@ -257,7 +257,8 @@ EOS = Dialect(
         ),
         "bgp-vrf": ((r"address-family (ipv4|ipv6)( unicast| multicast)?", "address-family"),),
         "mgmt-api": ((r"vrf \S+", "mgmt-vrf"),),
-        "management": ((r"vrf \S+", "mgmt-vrf"),),
+        # [V: AVD eos_cli_config_gen management-api-gnmi] management api gnmi / transport grpc <name>
+        "management": ((r"vrf \S+", "mgmt-vrf"), (r"transport grpc \S+", "gnmi-transport")),
         "policy-map": ((r"class \S+", "pmap-class"),),
     },
     commands={
@@ -272,7 +273,22 @@ EOS = Dialect(
         "vrf-instance": (r"description .+", r"rd \S+"),
         "mgmt-api": (r"protocol .+", r"shutdown", r"cors .+"),
         "mgmt-vrf": (r"shutdown",),
-        "management": (r"idle-timeout \d+", r"authentication .+", r"shutdown", r"ip access-group .+", r".*timeout.*"),
+        "management": (
+            r"idle-timeout \d+",
+            r"authentication .+",
+            r"shutdown",
+            r"ip access-group .+",
+            r".*timeout.*",
+            r"provider (eos-native|smash)",
+        ),
+        "gnmi-transport": (
+            r"port \d+",
+            r"ssl profile \S+",
+            r"vrf \S+",
+            r"ip access-group \S+",
+            r"notification timestamp (send-time|last-change-time)",
+            r"shutdown",
+        ),
         "acl": (r"(\d+ )?(permit|deny|remark) .+", r"statistics per-entry"),
         "route-map": (r"match .+", r"set .+", r"description .+", r"continue.*"),
         "class-map": (r"match .+",),
@@ -344,6 +360,7 @@ EOS = Dialect(
         "mgmt-api": (r"(?:no )?shutdown",),
         "mgmt-vrf": (r"(?:no )?shutdown",),
         "management": (r"(?:no )?shutdown", r"idle-timeout \d+"),
+        "gnmi-transport": (r"port \d+", r"ssl profile \S+", r"vrf \S+", r"(?:no )?shutdown"),
         "route-map": (r"description .+",),
     },
     stored_negations={
@@ -360,6 +377,7 @@ EOS = Dialect(
     },
     ranges=(
         (r"^mtu (\d+)$", 68, 9214),
+        (r"^port (\d+)$", 1, 65535),  # gnmi transport port [U] the range EOS takes
         (r"^bandwidth percent (\d+)$", 1, 100),
         (r" max-mark-probability (\d+)", 1, 100),
         (r"^random-detect ecn .* weight (\d+)$", 0, 15),

@@ -38,7 +38,7 @@ def _telemetry(dev: Device, fabric: dict[str, Any]) -> dict[str, Any] | None:
     if not telemetry_for(dev, fabric):
         return None
     intent = fabric["monitoring"]["telemetry"]
-    return {"port": int(intent["port"]), "tls_profile": intent.get("tls_profile") or ""}
+    return {"port": int(intent["port"]), "tls_profile": intent.get("tls_profile")}
 
 
 # keyed by the platform table's ``qos_dialect``
@@ -143,7 +143,7 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu, hw),
         "load_balancing": {"mode": mode, "ports": adaptive_ports},
         "telemetry": _telemetry(dev, fabric),
-        "verify": {"ecmp": ecmp_checks, "adaptive_ports": adaptive_ports},
+        "verify": {"ecmp": ecmp_checks, "adaptive_ports": list(adaptive_ports)},
     }
 
 
