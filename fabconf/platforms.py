@@ -51,6 +51,10 @@ class Platform:
     qos_dialect: str  # which design builder turns the RoCE intent into this platform's QoS terms
     # Owned sections: CLI root-line regexes (hier_config dialect ``remediation``) or NVUE paths ("a/*/c").
     owned: tuple[str, ...] = ()
+    # Owned only when the rendered configuration sets them (CLI root-line regexes or NVUE paths): fabconf's form of
+    # a management-plane service (the gNMI server) is staged in merge mode, and one it does not render is never
+    # removed by a merge (replace keeps it through ``management``).
+    owned_when_rendered: tuple[str, ...] = ()
     remediation: str | None = None  # hier_config Platform member name, for CLI candidates
     wrapper: str = ""  # napalm drivers: "module:Class" of the staging wrapper ("": chosen by ``revert``)
     # Replace mode never locks fabconf out: the management plane (CLI root-line regexes or NVUE paths) is kept
@@ -153,8 +157,10 @@ PLATFORMS: dict[str, Platform] = {
             "bridge/domain/br_default/vlan",
             "qos",
             "router/bgp",
+            "router/adaptive-routing",  # load_balancing intent (ecmp: off)
             "vrf/default/router/bgp",
         ),
+        owned_when_rendered=("system/gnmi-server",),
         # [V] NVUE link mtu 552-9216; multipaths ebgp 1-128; reserved internal VLANs 3725-3999 and L3-VNI
         # VLANs 4000-4064 (defaults). ECN thresholds in bytes.
         min_mtu=552,
@@ -191,6 +197,7 @@ PLATFORMS: dict[str, Platform] = {
             r"interface Loopback0",
         ),
         remediation="ARISTA_EOS",
+        owned_when_rendered=(r"management api gnmi",),
         management=(
             r"management .+",
             r"username \S+ .+",
@@ -253,10 +260,10 @@ PLATFORMS: dict[str, Platform] = {
             r"hardware profile dlb",
         ),
         remediation="CISCO_NXOS",
+        owned_when_rendered=(r"feature grpc", r"grpc .+"),
         management=(
             r"feature (nxapi|ssh|scp-server|sftp-server|tacacs\+|grpc)",
             r"nxapi .+",
-            r"grpc .+",
             r"username \S+ .+",
             r"interface mgmt0",
             r"vrf context management",
