@@ -428,6 +428,8 @@ NXOS = Dialect(
             (r"route-map \S+ (permit|deny) \d+", "route-map"),
             (r"ip access-list \S+", "acl"),
             (r"line (console|vty)", "line"),
+            # [3P] dynamic load balancing (NX-OS 10.5(1)F and later; the simulator refuses it before)
+            (r"hardware profile dlb", "dlb"),
         ),
         "router-bgp": (
             (r"address-family (ipv4|ipv6|l2vpn) (unicast|multicast|evpn)", "address-family"),
@@ -473,6 +475,22 @@ NXOS = Dialect(
             r"system (?!jumbomtu( |$)).+",  # system jumbomtu is only its own form above
             r"nxapi .+",
             r"version .+",
+            # [V] Cisco Nexus 9000 Programmability Guide, "gRPC Agent": the gNMI server's port, certificate and VRF
+            r"grpc port \d+",
+            r"grpc certificate \S+",
+            r"grpc use-vrf \S+",
+            r"grpc gnmi .+",
+        ),
+        "dlb": (
+            r"dlb-interface \S+( ?, ?\S+)*",
+            r"mac-address [0-9a-fA-F:.]+",
+            r"mode (flowlet|per-packet|policy-driven (flowlet|per-packet))",
+            r"flowlet-aging \d+",
+            r"dre-thresholds .+",
+            r"decay-factor \d+",
+            r"sampling-interval \d+ nsecs",
+            r"load-awareness",
+            r"static-pinning",
         ),
         "interface": (
             r"description .+",

@@ -36,26 +36,8 @@ DLB_SINCE = (10, 5, 1)  # [3P] `hardware profile dlb` first in NX-OS 10.5(1)F; o
 
 DIALECT = replace(
     cliconf.NXOS.extend(
-        # [3P] dynamic load balancing (10.5(1)F and later: see DLB_SINCE) and the gRPC agent's gNMI server [V: Cisco
-        # Nexus 9000 Programmability Guide, "gRPC Agent": grpc port / certificate / use-vrf]
-        openers={"root": ((r"hardware profile dlb", "dlb"),)},
         commands={
-            "dlb": (
-                r"dlb-interface \S+( ?, ?\S+)*",
-                r"mac-address [0-9a-fA-F:.]+",
-                r"mode (flowlet|per-packet|policy-driven (flowlet|per-packet))",
-                r"flowlet-aging \d+",
-                r"dre-thresholds .+",
-                r"decay-factor \d+",
-                r"sampling-interval \d+ nsecs",
-                r"load-awareness",
-                r"static-pinning",
-            ),
             "root": (
-                r"grpc port \d+",
-                r"grpc certificate \S+",
-                r"grpc use-vrf \S+",
-                r"grpc gnmi .+",
                 r"ip domain-lookup",
                 r"password strength-check",
                 r"lldp .+",

@@ -22,7 +22,7 @@ UPDATE = os.environ.get("FABCONF_UPDATE_GOLDEN") == "1"
 # one representative device per platform for the feature-level goldens
 REPRESENTATIVE = {"cumulus": "leaf1", "eos": "leaf3", "nxos": "leaf4", "linux": "gpu01"}
 FEATURES = {
-    "cumulus": ["base", "interfaces", "vlans", "qos", "routing", "features"],
+    "cumulus": ["base", "interfaces", "vlans", "qos", "routing"],
     "eos": ["base", "vlans", "qos", "interfaces", "routing", "features"],
     "nxos": ["base", "vlans", "qos", "interfaces", "routing", "features"],
     "linux": ["nics", "qos", "firmware", "nccl", "routing"],

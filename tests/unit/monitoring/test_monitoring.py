@@ -266,7 +266,9 @@ def _inventory_with(tmp_path: Path, monitoring: dict[str, object]) -> Path:
     inv = tmp_path / "inventory"
     shutil.copytree(ROOT / "inventory", inv)
     fabric = inv / "fabric.yaml"
-    fabric.write_text(fabric.read_text() + "\n" + yaml.safe_dump({"monitoring": monitoring}))
+    intent = yaml.safe_load(fabric.read_text())
+    intent["monitoring"] = {**intent.get("monitoring", {}), **monitoring}  # the example's telemetry stays
+    fabric.write_text(yaml.safe_dump(intent, sort_keys=False))
     return inv
 
 
