@@ -24,6 +24,7 @@ class Interface(TypedDict):
     pfc: bool
     pfc_watchdog: bool
     peer: str  # DEVICE:PORT from the cabling
+    adaptive_routing: bool  # adaptive routing / DLB on this port (load_balancing adaptive, routed fabric ports)
 
 
 class Vlan(TypedDict):

@@ -118,7 +118,9 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     ecmp_checks = _ecmp_checks(dev, topo, max_paths) if dev.role == "leaf" else []
     mode = load_balancing_for(dev, fabric)
     # adaptive routing acts on routed fabric ports only (not on host-facing bridge members) [V: NVUE reference]
-    adaptive_ports = [i["name"] for i in interfaces if mode == "adaptive" and i["kind"] in ("uplink", "downlink")]
+    for itf in interfaces:
+        itf["adaptive_routing"] = mode == "adaptive" and itf["kind"] in ("uplink", "downlink")
+    adaptive_ports = [i["name"] for i in interfaces if i["adaptive_routing"]]
     return {
         "hostname": dev.name,
         "platform": dev.platform,
