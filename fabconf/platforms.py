@@ -51,6 +51,10 @@ class Platform:
     qos_dialect: str  # which design builder turns the RoCE intent into this platform's QoS terms
     # Owned sections: CLI root-line regexes (hier_config dialect ``remediation``) or NVUE paths ("a/*/c").
     owned: tuple[str, ...] = ()
+    # Owned only when the rendered configuration sets them (CLI root-line regexes or NVUE paths): fabconf's form of
+    # a management-plane service (the gNMI server) is staged in merge mode, and one it does not render is never
+    # removed by a merge (replace keeps it through ``management``).
+    owned_when_rendered: tuple[str, ...] = ()
     remediation: str | None = None  # hier_config Platform member name, for CLI candidates
     wrapper: str = ""  # napalm drivers: "module:Class" of the staging wrapper ("": chosen by ``revert``)
     # Replace mode never locks fabconf out: the management plane (CLI root-line regexes or NVUE paths) is kept
@@ -147,15 +151,25 @@ PLATFORMS: dict[str, Platform] = {
         merge_diff_from_device=True,
         suffix=".yaml",
         qos_dialect="nvue",
-        management=("interface/eth0", "vrf/mgmt", "system/api", "system/aaa", "system/ssh-server", "service"),
+        management=(
+            "interface/eth0",
+            "vrf/mgmt",
+            "system/api",
+            "system/aaa",
+            "system/ssh-server",
+            "system/gnmi-server",
+            "service",
+        ),
         owned=(
             "system/hostname",
             "interface/*",
             "bridge/domain/br_default/vlan",
             "qos",
             "router/bgp",
+            "router/adaptive-routing",  # load_balancing intent (ecmp: off)
             "vrf/default/router/bgp",
         ),
+        owned_when_rendered=("system/gnmi-server",),
         # [V] NVUE link mtu 552-9216; multipaths ebgp 1-128; reserved internal VLANs 3725-3999 and L3-VNI
         # VLANs 4000-4064 (defaults). ECN thresholds in bytes.
         min_mtu=552,
@@ -195,6 +209,7 @@ PLATFORMS: dict[str, Platform] = {
             r"interface Loopback0",
         ),
         remediation="ARISTA_EOS",
+        owned_when_rendered=(r"management api gnmi",),
         management=(
             r"management .+",
             r"username \S+ .+",
@@ -254,10 +269,12 @@ PLATFORMS: dict[str, Platform] = {
             r"system qos",
             r"priority-flow-control .*",
             r"interface loopback0",
+            r"hardware profile dlb",
         ),
         remediation="CISCO_NXOS",
+        owned_when_rendered=(r"feature grpc", r"grpc .+"),
         management=(
-            r"feature (nxapi|ssh|scp-server|sftp-server|tacacs\+)",
+            r"feature (nxapi|ssh|scp-server|sftp-server|tacacs\+|grpc)",
             r"nxapi .+",
             r"username \S+ .+",
             r"interface mgmt0",
@@ -316,3 +333,77 @@ def platform(name: str) -> Platform:
         return PLATFORMS[name]
     except KeyError:
         raise KeyError(f"unknown platform {name!r} (known: {', '.join(NAMES)})") from None
+
+
+# -- optional features: where a platform can do them ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Feature:
+    """Where one platform can do an optional feature of the intent: from which release, on which hardware. A
+    feature fabconf renders no form of on the platform has ``unsupported`` set to the reason."""
+
+    min_version: str = ""  # the first release that has it ("": every release fabconf renders for)
+    models: str = ""  # regex a model must match ("": any model)
+    not_models: str = ""  # regex of models that lack it
+    hardware: str = ""  # the hardware, in words, for messages
+    unsupported: str = ""  # non-empty: fabconf renders it nowhere on this platform, and why
+    port_range: tuple[int, int] = (1, 65535)  # telemetry: the server ports the platform accepts
+
+    def refusal(self, label: str, version: str, model: str | None) -> str | None:
+        """Why a switch of this platform running ``version`` on ``model`` cannot have the feature, else None."""
+        if self.unsupported:
+            return self.unsupported
+        if self.min_version and version_key(version) < version_key(self.min_version):
+            return f"{label} {version} does not have it (needs {self.min_version} or later)"
+        fits = (not self.models or re.match(self.models, model or "", re.IGNORECASE)) and not (
+            self.not_models and re.match(self.not_models, model or "", re.IGNORECASE)
+        )
+        if not fits:
+            return f"model {model!r} does not have it ({self.hardware})"
+        return None
+
+
+# (feature, platform) -> where it works. Features: "adaptive" (fabric.yaml load_balancing.mode adaptive) and
+# "telemetry" (monitoring.telemetry: a gNMI server on the switch).
+FEATURES: dict[tuple[str, str], Feature] = {
+    # [V] NVUE reference, "Adaptive Routing" (set and show commands): `interface <swp> router adaptive-routing` and
+    # `router adaptive-routing`, introduced in 5.1; "Cumulus Linux 5.6 supports adaptive routing on Spectrum-4;
+    # 5.5 and earlier on Spectrum-3 and Spectrum-2 as a beta feature"; not on subinterfaces, SVIs, bonds or bond
+    # members; 5.14 and earlier spell it `enable on`, 5.15 `state enabled` (also nvueschema 5.12 / 5.15).
+    # Spectrum-4 models: SN5600, SN5400 [V: NVIDIA Spectrum-4 switch family]. Later ASICs are not listed [U].
+    ("adaptive", "cumulus"): Feature(models=r"SN5[46]00", hardware="adaptive routing is supported on Spectrum-4"),
+    # [V] Arista TOI "Dynamic Load Balancing" (EOS 4.30.2F, ECMP groups) names the feature; its commands are not
+    # in any source fabconf could verify [U], so fabconf renders none.
+    ("adaptive", "eos"): Feature(
+        unsupported="EOS dynamic load balancing (EOS 4.30.2F and later) has no command form fabconf can verify, so "
+        "fabconf does not render it; set data.load_balancing: ecmp on this switch"
+    ),
+    # [V] Cisco Nexus 9000 NX-OS Unicast Routing Configuration Guide 10.5(x), "Configure Dynamic Load Balancing"
+    # (Layer 3 ECMP DLB, with RoCE, PFC and ECN in AI/ML back-end fabrics); flowlet is the default mode [V: Cisco
+    # Nexus 9000 QoS Configuration Guide 10.6(x), "Policy-driven Dynamic Load Balancing"]. [3P] first in 10.5(1)F on
+    # some Cloud Scale switches; which models exactly is [U] (not checked here). Command form
+    # `hardware profile dlb` / `dlb-interface <ports>` [3P: Cisco pyATS genielibs nxos dlb conf; a published
+    # example]; it takes effect after `copy running-config startup-config` and a reload [3P: the switch lists it
+    # under `show system config reload-pending`].
+    ("adaptive", "nxos"): Feature(min_version="10.5(1)F"),
+    # [V] NVIDIA Cumulus Linux 5.13 "gNMI Streaming": `nv set system gnmi-server listening-address|port|state`,
+    # default port 9339, not on Spectrum-1; nvueschema 5.13 is the first release with system/gnmi-server and takes
+    # port 1024-65535 (5.12's user guide documents only the NetQ agent's gNMI).
+    ("telemetry", "cumulus"): Feature(
+        min_version="5.13",
+        not_models=r"SN2(010|100|201|410|700)",
+        hardware="Spectrum-1 switches have no gNMI server",
+        port_range=(1024, 65535),
+    ),
+    # [V: AVD eos_cli_config_gen `management api gnmi` / `transport grpc <name>` / `port` / `ssl profile`]
+    ("telemetry", "eos"): Feature(),
+    # [V] Cisco Nexus 9000 NX-OS Programmability Guide (9.3(x), 10.x), "gNMI" and "gRPC Agent": gNMI dial-in from
+    # 9.3(1); `feature grpc`, `grpc port`, `grpc certificate <trustpoint>`
+    ("telemetry", "nxos"): Feature(min_version="9.3(1)"),
+}
+
+
+def feature(name: str, platform_name: str) -> Feature:
+    """Where ``platform_name`` can do feature ``name``; a platform with no row cannot."""
+    return FEATURES.get((name, platform_name)) or Feature(unsupported=f"{platform_name} has no {name} form in fabconf")

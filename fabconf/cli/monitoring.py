@@ -53,7 +53,10 @@ def generate(
     names, fabric = Names(), compiled.model.fabric
     priorities = list((fabric.get("roce") or {}).get("pfc_priorities") or [3])
     timing = Timing.of(fabric)
-    groups = rules.rule_groups(names, Thresholds.of(fabric), priorities, timing)
+    # the telemetry paths, where at least one switch runs a gNMI server (monitoring.telemetry, per switch)
+    streaming = any(d.get("telemetry") for d in compiled.data.values())
+    gnmi = tuple(fabric["monitoring"]["telemetry"]["paths"]) if streaming else ()
+    groups = rules.rule_groups(names, Thresholds.of(fabric), priorities, timing, gnmi)
     title = f"fabconf: {fabric.get('name', 'fabric')}"
     files = dict.fromkeys(FILES, "")
     files["fabconf-rules.yml"] = (
@@ -61,7 +64,7 @@ def generate(
         + yaml.safe_dump(groups, sort_keys=False, width=200)
     )
     files["fabconf-inventory.prom"] = inventory.as_text(compiled, names)
-    files["fabconf-dashboard.json"] = dashboard.build(names, title, priorities, timing.window)
+    files["fabconf-dashboard.json"] = dashboard.build(names, title, priorities, timing.window, gnmi)
     if lab_state is None:
         hosts, switches = targets.as_text(compiled)
     else:

@@ -86,7 +86,8 @@ def line_style(line: str) -> str | None:
 
 
 def evidence_text(evidence: dict[str, Any]) -> str:
-    """What a passed verify read, in a few words: ``MTU 6/6, LLDP 6/6, BGP 4/4 up, ECMP 3/3 targets at width``."""
+    """What a passed verify read, in a few words: ``MTU 6/6, LLDP 6/6, BGP 4/4 up, ECMP 3/3 targets at width,
+    adaptive routing 2/2 ports``."""
     parts = []
     if "mtu" in evidence:
         parts.append(f"MTU {evidence['mtu']['at_intended_mtu']}/{evidence['mtu']['ports']}")
@@ -99,6 +100,9 @@ def evidence_text(evidence: dict[str, Any]) -> str:
     if ecmp:
         at_width = sum(c["paths"] == c["designed"] for c in ecmp)
         parts.append(f"ECMP {at_width}/{len(ecmp)} targets at width")
+    adaptive = evidence.get("adaptive_routing")
+    if adaptive:
+        parts.append(f"adaptive routing {adaptive['on']}/{adaptive['ports']} ports")
     return ", ".join(parts)
 
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, roce_tos
-from fabconf.compile.design.switch import max_paths_for
+from fabconf.compile.design.switch import load_balancing_for, max_paths_for, telemetry_for
 from fabconf.compile.model import Endpoint, Model, Nic
 from fabconf.compile.onboarding_checks import check_onboarding
 from fabconf.compile.problems import Problems
 from fabconf.compile.topology import Topology
-from fabconf.platforms import PLATFORMS
+from fabconf.platforms import PLATFORMS, feature
 
 Check = Callable[[Model, Topology, Problems], None]
 
@@ -345,6 +345,40 @@ def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
             problems.add(*dev.where("model"), f"{name}: {exc}")
 
 
+def check_features(model: Model, topo: Topology, problems: Problems) -> None:
+    """Adaptive routing and the gNMI server only where the switch's platform, release and model have them (the
+    platform table's ``FEATURES``), and a gNMI port the platform accepts."""
+    f = _ffile(model)
+    port = int(model.fabric["monitoring"]["telemetry"]["port"])
+    for name in sorted(topo.switches):
+        dev = model.devices[name]
+        spec = PLATFORMS[dev.platform]
+        version = str(dev.data.get("os_version") or spec.default_version)
+        wanted = [
+            (
+                "adaptive",
+                "load_balancing",
+                ["load_balancing", "mode"],
+                load_balancing_for(dev, model.fabric) == "adaptive",
+            ),
+            ("telemetry", "telemetry", ["monitoring", "telemetry", "enabled"], telemetry_for(dev, model.fabric)),
+        ]
+        for feat, key, fabric_path, on in wanted:
+            if not on:
+                continue
+            where: tuple[str, list[Any]] = dev.where(key) if key in dev.data else (f, list(fabric_path))
+            row = feature(feat, dev.platform)
+            why = row.refusal(spec.label, version, dev.data.get("model"))
+            what = "adaptive routing / dynamic load balancing" if feat == "adaptive" else "a gNMI server"
+            if why:
+                problems.add(*where, f"{name}: cannot run {what}: {why}")
+            elif feat == "telemetry" and not row.port_range[0] <= port <= row.port_range[1]:
+                lo, hi = row.port_range
+                problems.add(
+                    f, ["monitoring", "telemetry", "port"], f"{name}: {spec.label} takes a gNMI port {lo}..{hi}"
+                )
+
+
 def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
     """Unique management addresses, ids per role, leaf ASNs, loopbacks and interface addresses."""
     h, c = _hfile(model), model.files.get("cabling", "cabling.yaml")
@@ -641,6 +675,7 @@ CHECKS: tuple[Check, ...] = (
     check_shares,
     check_eos_classes,
     check_unique,
+    check_features,
     check_hosts,
     check_attachment,
     check_onboarding,

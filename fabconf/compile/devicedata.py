@@ -24,6 +24,7 @@ class Interface(TypedDict):
     pfc: bool
     pfc_watchdog: bool
     peer: str  # DEVICE:PORT from the cabling
+    adaptive_routing: bool  # adaptive routing / DLB on this port (load_balancing adaptive, routed fabric ports)
 
 
 class Vlan(TypedDict):
@@ -186,6 +187,17 @@ class EcmpCheck(TypedDict):
 
 class SwitchVerify(TypedDict):
     ecmp: list[EcmpCheck]  # what ``fabconf verify`` reads back from the routing table (templates ignore it)
+    adaptive_ports: list[str]  # ports verify expects adaptive routing / DLB on (empty: ECMP only)
+
+
+class LoadBalancing(TypedDict):
+    mode: str  # ecmp | adaptive (fabric.yaml load_balancing.mode, or the switch's data.load_balancing)
+    ports: list[str]  # the routed fabric ports adaptive routing / DLB is rendered on (empty in ecmp mode)
+
+
+class Telemetry(TypedDict):
+    port: int  # the gNMI server's TCP port
+    tls_profile: str | None  # EOS ssl profile, NX-OS trustpoint, Cumulus certificate id; None: the platform's own
 
 
 class Switch(TypedDict):
@@ -204,6 +216,8 @@ class Switch(TypedDict):
     vlans: list[Vlan]
     bgp: Bgp
     qos: NvueQos | EosQos | NxosQos  # by the platform's qos_dialect: see QOS_TYPES
+    load_balancing: LoadBalancing
+    telemetry: Telemetry | None  # the gNMI server, None where the intent turns it off
     verify: SwitchVerify
 
 

@@ -154,6 +154,14 @@ FABRIC_DEFAULTS: dict[str, Any] = {
     },
     "addressing": {"uplinks_per_leaf": 8, "uplinks_per_spine": 8},
     "hosts": {"gid_index": 3, "mlxconfig": {}, "nccl": {}},
+    "load_balancing": {"mode": "ecmp"},
+    "monitoring": {
+        "telemetry": {
+            "enabled": False,
+            "port": 9339,  # [V] IANA service name gnmi, 9339/tcp (also the Cumulus gNMI server's default)
+            "paths": ["port_errors", "port_packets", "queue_depth", "pfc_pauses"],
+        }
+    },
 }
 
 

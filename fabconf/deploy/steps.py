@@ -25,6 +25,7 @@ from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.transient import transient
 from fabconf.drivers.contract import (
+    AdaptiveRouting,
     CommandPreview,
     CommitConflict,
     ConfigDiff,
@@ -340,6 +341,7 @@ def verify(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
         evidence.setdefault("bgp", {"checked": 0, "established": 0})["pending"] = sorted(waiting)
     if ctx.check_ecmp:
         failed += _ecmp(job, driver, ctx)
+        failed += _adaptive(job, driver, ctx)
     return failed
 
 
@@ -387,6 +389,20 @@ def _ecmp(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
         f"{', '.join(got[c['prefix']]) or '(no route)'}, designed {c['paths']}"
         for c in short
     ]
+
+
+def _adaptive(job: Job, driver: Driver, ctx: VerifyContext) -> list[str]:
+    """Adaptive routing (Cumulus) or dynamic load balancing (NX-OS) is on on every port the design puts it on,
+    as the switch reports it."""
+    wanted = job.data.get("verify", {}).get("adaptive_ports", [])
+    if not wanted or not isinstance(driver, AdaptiveRouting):
+        return []
+    on = set(driver.adaptive_ports())
+    off = [p for p in wanted if p not in on]
+    ctx.evidence["adaptive_routing"] = {"ports": len(wanted), "on": len(wanted) - len(off)}
+    if not off:
+        return []
+    return [f"adaptive routing / dynamic load balancing is off on {', '.join(off)} (intended on)"]
 
 
 def digest(config: str) -> str:

@@ -32,12 +32,21 @@ def cli_settings(text: str) -> set[str]:
     return set(changed_paths("@@\n" + "\n".join("+" + line for line in text.splitlines())))
 
 
+def _merged(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """``more`` merged into ``base`` key by key, at every depth (as NVUE applies several ``set`` items)."""
+    out = dict(base)
+    for key, value in more.items():
+        old = out.get(key)
+        out[key] = _merged(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+    return out
+
+
 def _unwrap(doc: Any) -> Any:
-    """NVUE's ``[{set: TREE}]`` (startup.yaml form) -> TREE."""
+    """NVUE's ``[{set: TREE}, ...]`` (startup.yaml form) -> one TREE, the items merged at every depth."""
     if isinstance(doc, list) and doc and all(isinstance(x, dict) and set(x) == {"set"} for x in doc):
         merged: dict[str, Any] = {}
         for item in doc:
-            merged.update(item["set"] or {})
+            merged = _merged(merged, item["set"] or {})
         return merged
     return doc
 

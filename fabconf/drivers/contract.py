@@ -24,6 +24,7 @@ Optional capabilities are explicit, never ``getattr`` probes:
   compare one line per setting; their commands are shell lines). Elsewhere ``compare_config()`` is what is
   sent: EOS/NX-OS remediation, ``nv set``/``nv unset``. Shown with ``--commands``.
 - ``RouteLookup``: the ECMP next hops installed for a prefix (verify's ECMP width check; switches).
+- ``AdaptiveRouting``: the ports adaptive routing / dynamic load balancing is on (verify; switches).
 - ``RestoreLimits``: what of a difference no restore can undo (a sysfs value that can be set but never unset;
   GPU hosts), so a failed rollback is reported for what it is.
 - ``GuardedCommit``: the commit itself checks, under the device's own lock, that the running configuration is
@@ -114,6 +115,14 @@ class IntentDiff(Protocol):
 class RouteLookup(Protocol):
     def route_paths(self, prefix: str) -> list[str]:
         """The next-hop addresses installed for exactly ``prefix`` (its ECMP paths); [] when there is no route."""
+        ...
+
+
+@runtime_checkable
+class AdaptiveRouting(Protocol):
+    def adaptive_ports(self) -> list[str]:
+        """The ports adaptive routing (Cumulus) or dynamic load balancing (NX-OS) is on, as the switch's running
+        configuration says, sorted; [] when it is off or the platform has no form of it."""
         ...
 
 

@@ -32,8 +32,9 @@ def _per_priority(template: str, prio: int, window: str) -> str:
     return f"rate({template.format(prio=prio)}{{{SELECT}}}[{window}])"
 
 
-def build(names: Names, title: str, roce_priorities: list[int], window: str = "5m") -> str:
-    """The Grafana dashboard, as JSON: a device picker, then ``_panels``."""
+def build(names: Names, title: str, roce_priorities: list[int], window: str = "5m", gnmi: tuple[str, ...] = ()) -> str:
+    """The Grafana dashboard, as JSON: a device picker, then ``_panels`` (and the gNMI panels of the paths in
+    ``gnmi``, ``monitoring.telemetry.paths`` where a switch streams them)."""
     board = (
         dashboard.Dashboard(title)
         .uid("fabconf-fabric")
@@ -50,7 +51,7 @@ def build(names: Names, title: str, roce_priorities: list[int], window: str = "5
             .include_all(True)
         )
     )
-    for panel in _panels(names, roce_priorities, window):
+    for panel in _panels(names, roce_priorities, window) + _gnmi_panels(names, window, gnmi):
         board = board.with_panel(panel)
     return json.dumps(board.build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"
 
@@ -111,6 +112,22 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
             (f"{names.up}{{{SELECT}}}", "up {{device}} {{job}}"),
         ),
     ]
+
+
+def _gnmi_panels(names: Names, w: str, gnmi: tuple[str, ...]) -> list[timeseries.Panel]:
+    """The switches' gNMI series: port errors, the deepest egress queue and MAC pause frames."""
+    port = "{{device}} {{port}}"
+    panels = []
+    if "port_errors" in gnmi and "port_packets" in gnmi:
+        share = _share(names.gnmi_in_errors, names.gnmi_in_packets, w)
+        panels.append(_panel("Switch port errors over gNMI (share of received frames)", "percentunit", (share, port)))
+    if "queue_depth" in gnmi:
+        depth = f"{names.gnmi_queue_depth}{{{SELECT}}}"
+        panels.append(_panel("Egress queue depth over gNMI (largest observed, bytes)", "bytes", (depth, port)))
+    if "pfc_pauses" in gnmi:
+        pauses = f"rate({names.gnmi_pause_frames}{{{SELECT}}}[{w}])"
+        panels.append(_panel("Pause frames received over gNMI per second", "ops", (pauses, port)))
+    return panels
 
 
 def queries(board_json: str) -> list[str]:

@@ -32,7 +32,29 @@ HTTP 500 when the walk fails (promhttp's default
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
+
+# Switch telemetry over gNMI (fabric.yaml ``monitoring.telemetry``): each key of ``monitoring.telemetry.paths`` is
+# the OpenConfig path a gNMI collector subscribes to [V: openconfig/public ``release/models``:
+# interfaces/openconfig-interfaces.yang (``in-errors``, ``in-unicast-pkts``), interfaces/openconfig-if-ethernet.yang
+# (``in-mac-pause-frames``: MAC pause frames; [U] whether a switch counts PFC frames there),
+# qos/openconfig-qos-interfaces.yang (``max-queue-len``, "Maximum observed queue length", in bytes)].
+TELEMETRY_PATHS: dict[str, str] = {
+    "port_errors": "/interfaces/interface/state/counters/in-errors",
+    "port_packets": "/interfaces/interface/state/counters/in-unicast-pkts",
+    "queue_depth": "/qos/interfaces/interface/output/queues/queue/state/max-queue-len",
+    "pfc_pauses": "/interfaces/interface/ethernet/state/counters/in-mac-pause-frames",
+}
+
+
+def gnmi_metric(path: str) -> str:
+    """The series gnmic's Prometheus output makes of a gNMI path when it adds no metric prefix and no
+    subscription name: every run of characters outside ``[a-zA-Z0-9_]`` becomes ``_``, leading ``_`` dropped
+    [V: karimra/gnmic ``outputs/prometheus_output/prometheus_common.go``, ``MetricName``]. The collector's
+    relabelling gives each series the label convention above: gnmic's ``source`` (the target, named as in the
+    inventory) becomes ``device`` and the interface key's tag (``interface_name`` [U]) becomes ``port``."""
+    return re.sub(r"[^a-zA-Z0-9_]+", "_", path).lstrip("_")
 
 
 @dataclass(frozen=True)
@@ -84,6 +106,11 @@ class Names:
     drift_last_run: str = "fabconf_drift_last_run_timestamp_seconds"
     device_info: str = "fabconf_device_info"
     intended_speed: str = "fabconf_port_intended_speed_bits"
+    # switches over gNMI (``monitoring.telemetry``): the series of TELEMETRY_PATHS, as gnmic exports them
+    gnmi_in_errors: str = gnmi_metric(TELEMETRY_PATHS["port_errors"])
+    gnmi_in_packets: str = gnmi_metric(TELEMETRY_PATHS["port_packets"])
+    gnmi_queue_depth: str = gnmi_metric(TELEMETRY_PATHS["queue_depth"])
+    gnmi_pause_frames: str = gnmi_metric(TELEMETRY_PATHS["pfc_pauses"])
 
     def per_priority(self, template: str, prio: int) -> str:
         return template.format(prio=prio)

@@ -37,17 +37,26 @@ def _per_priority(template: str, priorities: list[int], window: str) -> str:
     )
 
 
-def rule_groups(names: Names, th: Thresholds, roce_priorities: list[int], timing: Timing) -> dict[str, Any]:
-    """The alerting rules: the ports' and NICs' (``_port_alerts``), then the devices' (``_device_alerts``)."""
-    alerts = _port_alerts(names, th, roce_priorities, timing) + _device_alerts(names, timing)
+def rule_groups(
+    names: Names, th: Thresholds, roce_priorities: list[int], timing: Timing, gnmi: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The alerting rules: the ports' and NICs' (``_port_alerts``), then the devices' (``_device_alerts``).
+    ``gnmi``: the ``monitoring.telemetry.paths`` the switches stream (empty: none runs a gNMI server)."""
+    alerts = _port_alerts(names, th, roce_priorities, timing, gnmi) + _device_alerts(names, timing)
     return {"groups": [{"name": "fabconf-fabric", "rules": alerts}]}
 
 
-def _port_alerts(names: Names, th: Thresholds, roce_priorities: list[int], timing: Timing) -> list[dict[str, Any]]:
-    """Errors, RoCE retransmissions, PFC storms and the watchdog, ECN marks and CNPs, speed below intent."""
+def _port_alerts(
+    names: Names, th: Thresholds, roce_priorities: list[int], timing: Timing, gnmi: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """Errors (SNMP, and gNMI where the switches stream them), RoCE retransmissions, PFC storms and the watchdog,
+    ECN marks and CNPs, speed below intent."""
     w, hold = timing.window, timing.for_duration
     prios = sorted(roce_priorities) or [3]
     switch_errors = f"rate({names.switch_in_errors}[{w}]) / clamp_min(rate({names.switch_in_packets}[{w}]), 1)"
+    if "port_errors" in gnmi and "port_packets" in gnmi:
+        gnmi_errors = f"rate({names.gnmi_in_errors}[{w}]) / clamp_min(rate({names.gnmi_in_packets}[{w}]), 1)"
+        switch_errors = f"({switch_errors}) or ({gnmi_errors})"
     host_errors = f"rate({names.host_in_errors}[{w}]) / clamp_min(rate({names.host_in_packets}[{w}]), 1)"
     retransmits = (
         f"rate({names.host_rdma_timeouts}[{w}]) / on(device, hca, port) clamp_min(rate({names.host_rdma_sent}[{w}]), 1)"

@@ -257,7 +257,8 @@ EOS = Dialect(
         ),
         "bgp-vrf": ((r"address-family (ipv4|ipv6)( unicast| multicast)?", "address-family"),),
         "mgmt-api": ((r"vrf \S+", "mgmt-vrf"),),
-        "management": ((r"vrf \S+", "mgmt-vrf"),),
+        # [V: AVD eos_cli_config_gen management-api-gnmi] management api gnmi / transport grpc <name>
+        "management": ((r"vrf \S+", "mgmt-vrf"), (r"transport grpc \S+", "gnmi-transport")),
         "policy-map": ((r"class \S+", "pmap-class"),),
     },
     commands={
@@ -272,7 +273,22 @@ EOS = Dialect(
         "vrf-instance": (r"description .+", r"rd \S+"),
         "mgmt-api": (r"protocol .+", r"shutdown", r"cors .+"),
         "mgmt-vrf": (r"shutdown",),
-        "management": (r"idle-timeout \d+", r"authentication .+", r"shutdown", r"ip access-group .+", r".*timeout.*"),
+        "management": (
+            r"idle-timeout \d+",
+            r"authentication .+",
+            r"shutdown",
+            r"ip access-group .+",
+            r".*timeout.*",
+            r"provider (eos-native|smash)",
+        ),
+        "gnmi-transport": (
+            r"port \d+",
+            r"ssl profile \S+",
+            r"vrf \S+",
+            r"ip access-group \S+",
+            r"notification timestamp (send-time|last-change-time)",
+            r"shutdown",
+        ),
         "acl": (r"(\d+ )?(permit|deny|remark) .+", r"statistics per-entry"),
         "route-map": (r"match .+", r"set .+", r"description .+", r"continue.*"),
         "class-map": (r"match .+",),
@@ -344,6 +360,7 @@ EOS = Dialect(
         "mgmt-api": (r"(?:no )?shutdown",),
         "mgmt-vrf": (r"(?:no )?shutdown",),
         "management": (r"(?:no )?shutdown", r"idle-timeout \d+"),
+        "gnmi-transport": (r"port \d+", r"ssl profile \S+", r"vrf \S+", r"(?:no )?shutdown"),
         "route-map": (r"description .+",),
     },
     stored_negations={
@@ -360,6 +377,7 @@ EOS = Dialect(
     },
     ranges=(
         (r"^mtu (\d+)$", 68, 9214),
+        (r"^port (\d+)$", 1, 65535),  # gnmi transport port [U] the range EOS takes
         (r"^bandwidth percent (\d+)$", 1, 100),
         (r" max-mark-probability (\d+)", 1, 100),
         (r"^random-detect ecn .* weight (\d+)$", 0, 15),
@@ -410,6 +428,8 @@ NXOS = Dialect(
             (r"route-map \S+ (permit|deny) \d+", "route-map"),
             (r"ip access-list \S+", "acl"),
             (r"line (console|vty)", "line"),
+            # [3P] dynamic load balancing (NX-OS 10.5(1)F and later; the simulator refuses it before)
+            (r"hardware profile dlb", "dlb"),
         ),
         "router-bgp": (
             (r"address-family (ipv4|ipv6|l2vpn) (unicast|multicast|evpn)", "address-family"),
@@ -455,6 +475,22 @@ NXOS = Dialect(
             r"system (?!jumbomtu( |$)).+",  # system jumbomtu is only its own form above
             r"nxapi .+",
             r"version .+",
+            # [V] Cisco Nexus 9000 Programmability Guide, "gRPC Agent": the gNMI server's port, certificate and VRF
+            r"grpc port \d+",
+            r"grpc certificate \S+",
+            r"grpc use-vrf \S+",
+            r"grpc gnmi .+",
+        ),
+        "dlb": (
+            r"dlb-interface \S+( ?, ?\S+)*",
+            r"mac-address [0-9a-fA-F:.]+",
+            r"mode (flowlet|per-packet|policy-driven (flowlet|per-packet))",
+            r"flowlet-aging \d+",
+            r"dre-thresholds .+",
+            r"decay-factor \d+",
+            r"sampling-interval \d+ nsecs",
+            r"load-awareness",
+            r"static-pinning",
         ),
         "interface": (
             r"description .+",

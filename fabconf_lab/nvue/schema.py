@@ -187,6 +187,7 @@ _SPEC: dict[str, Any] = {
                 "egress-scheduler": {"profile": ("str",)},
             },
             "vlan": _int(1, 4094),
+            "router": {"adaptive-routing": {"enable": ON_OFF, "link-utilization-threshold": _int(1, 100)}},
         }
     },
     "bridge": {"domain": {"*": {"vlan": {"*": ANY}, "untagged": _VLAN_ID, "type": ("enum", "vlan-aware")}}},
@@ -231,7 +232,10 @@ _SPEC: dict[str, Any] = {
         "traffic-pool": {"*": {"memory-percent": _int(1, 100), "switch-priority": {"*": EMPTY}}},
         "pfc-watchdog": {"polling-interval": _int(100, 5000), "robustness": _int(1, 1000)},
     },
-    "router": {"bgp": {"autonomous-system": _int(1, 4294967295), "router-id": ("str",), "enable": ON_OFF}},
+    "router": {
+        "bgp": {"autonomous-system": _int(1, 4294967295), "router-id": ("str",), "enable": ON_OFF},
+        "adaptive-routing": {"enable": ON_OFF, "link-utilization-threshold": ON_OFF},
+    },
     "vrf": {
         "*": {
             "router": {
@@ -360,6 +364,10 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
             continue
         if ifname.startswith("swp") and ports and ifname not in ports:
             out.append(f"interface {ifname}: no such interface on this platform")
+        ar = ((iface.get("router") or {}) if isinstance(iface.get("router"), dict) else {}).get("adaptive-routing")
+        # [V] NVUE reference "Adaptive Routing": not on subinterfaces, SVIs, bonds or bond members [U: wording]
+        if ar and (not re.fullmatch(r"swp\d+(s\d+)?", str(ifname)) or "bond" in iface):
+            out.append(f"interface {ifname} router adaptive-routing: only physical swp ports take adaptive routing")
         for dname, dom in (iface.get("bridge", {}).get("domain", {}) or {}).items():
             for leaf in ("access", "untagged"):
                 v = as_int((dom or {}).get(leaf))

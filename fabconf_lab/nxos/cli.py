@@ -176,7 +176,7 @@ class NxosDevice:
     # -- modes ----------------------------------------------------------------------------------------------
     def _configure(self, m: re.Match[str], s: ExecSession) -> Reply:
         if s.config is None or s.generation != self.generation:
-            s.config = ConfigSession(self.running, self.ports)
+            s.config = ConfigSession(self.running, self.ports, version=self.version)
             s.generation = self.generation
         else:
             s.config.reset()
@@ -204,7 +204,7 @@ class NxosDevice:
         with self.lock:
             if s.config is None or s.generation != self.generation:
                 # first config line, or the running config was replaced (rollback) under this session
-                s.config = ConfigSession(self.running, self.ports)
+                s.config = ConfigSession(self.running, self.ports, version=self.version)
                 s.generation = self.generation
             try:
                 s.config.apply(command)
@@ -495,7 +495,7 @@ class NxosDevice:
                 raise NxosCliError(m.group(0), INVALID)
         if len(specs) != 2:
             raise NxosCliError(m.group(0), INVALID)
-        a, b = (load(self._source(k, n, m.group(0)), self.ports) for k, n in specs)
+        a, b = (load(self._source(k, n, m.group(0)), self.ports, self.version) for k, n in specs)
         return Reply(None, rollback_patch_text(a, b))
 
     def _rollback(self, m: re.Match[str], s: ExecSession) -> Reply:
@@ -503,7 +503,7 @@ class NxosDevice:
         text = self._source(kind, name, m.group(0))
         self.faults.on_commit()
         try:
-            target = load(text, self.ports)
+            target = load(text, self.ports, self.version)
         except NxosCliError as err:
             # [U] failure wording; atomic: nothing of the target was applied
             raise NxosCliError(
@@ -552,7 +552,7 @@ class NxosDevice:
         if data is None:
             raise NxosCliError(m.group(0), f"{NO_SUCH_FILE}\n")
         if start_dst:
-            load(data.decode("utf-8", "replace"), self.ports)  # refuse an invalid startup-config
+            load(data.decode("utf-8", "replace"), self.ports, self.version)  # refuse an invalid startup-config
             with self.lock:
                 self.startup = data.decode("utf-8", "replace")
                 self.startup_saved = time.time()

@@ -25,12 +25,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from fabconf.platforms import version_key
 from fabconf_lab import cliconf
 from fabconf_lab.cliconf import CliError, Editor, Node
 from fabconf_lab.cliconf.addresses import host_address_error, network_error, valid_ipv4, valid_prefix
 from fabconf_lab.nxos import strict
 
 NXOS_VERSION = "10.3(4a)"
+DLB_SINCE = (10, 5, 1)  # [3P] `hardware profile dlb` first in NX-OS 10.5(1)F; older releases refuse it
 
 DIALECT = replace(
     cliconf.NXOS.extend(
@@ -69,10 +71,13 @@ DIALECT = replace(
             ),
         },
         single_valued={
+            "root": (r"grpc port \d+", r"grpc certificate \S+"),
+            "dlb": (r"dlb-interface .+", r"mode .+", r"mac-address \S+", r"flowlet-aging \d+"),
             "interface": (r"switchport trunk native vlan \d+", r"switchport trunk allowed vlan .+", r"fec .+"),
             "pmap-class": (r"pause buffer-size .+",),
         },
         ranges=(
+            (r"^grpc port (\d+)$", 1024, 65535),  # [U] the range NX-OS takes
             (r"^random-detect .*drop-probability (\d+)", 0, 100),
             (r"^random-detect .* weight (\d+)", 0, 15),
             (r"^priority level (\d+)$", 1, 8),
@@ -170,9 +175,12 @@ class ConfigSession:
     physical Ethernet ports that exist.
     """
 
-    def __init__(self, root: Node, ports: list[str], *, check_references: bool = True) -> None:
+    def __init__(
+        self, root: Node, ports: list[str], *, check_references: bool = True, version: str = NXOS_VERSION
+    ) -> None:
         self.root = root
         self.ports = ports
+        self.version = version
         self.check_references = check_references
         self.editor = Editor(root, DIALECT)
         self._range: list[str] = []
@@ -262,10 +270,18 @@ class ConfigSession:
                 current = [c.text for c in self.root.children if c.text.startswith("router bgp ")]
                 if not neg and current and current[0] != f"router bgp {body[2]}":
                     raise NxosCliError(line, f"% BGP is already running; AS is {current[0].split()[2]}")
+        if body[0] == "grpc" and "feature grpc" not in self.root.leaves():
+            raise NxosCliError(line, INVALID)  # the gRPC commands exist once the feature is on
         if self.check_references:
             self._check_qos_references(line, neg, body)
         if neg:
             return
+        if line == "hardware profile dlb" and version_key(self.version) < DLB_SINCE:
+            raise NxosCliError(line, INVALID)
+        if body[0] == "dlb-interface" and self.mode == "dlb":
+            for name in re.split(r"\s*,\s*", " ".join(body[1:])):
+                if canonical_interface(name) not in self.ports:
+                    raise NxosCliError(line, "% Invalid interface " + name)  # [U] wording
         refused = strict.check(line, self.editor, DIALECT)
         if refused is not None:
             raise NxosCliError(line, refused)
@@ -419,20 +435,20 @@ def ensure_ports(root: Node, ports: list[str]) -> None:
             root.children.append(Node(f"interface {port}"))
 
 
-def apply_lines(root: Node, ports: list[str], lines: list[str]) -> None:
-    session = ConfigSession(root, ports)
+def apply_lines(root: Node, ports: list[str], lines: list[str], version: str = NXOS_VERSION) -> None:
+    session = ConfigSession(root, ports, version=version)
     for line in lines:
         session.apply(line)
 
 
-def load(text: str, ports: list[str]) -> Node:
+def load(text: str, ports: list[str], version: str = NXOS_VERSION) -> Node:
     """A whole configuration file (checkpoint, rollback target, startup-config), validated.
 
     Files are read like the device's rollback reads them: by indentation (a file is a hierarchy, not typed
     input), with ``version`` and ``!`` comment lines skipped. Raises ``NxosCliError``.
     """
     root = Node("")
-    session = ConfigSession(root, ports, check_references=False)
+    session = ConfigSession(root, ports, check_references=False, version=version)
     frames = session.editor.stack
     for raw in text.expandtabs(8).splitlines():
         stripped = raw.strip()

@@ -83,7 +83,7 @@ class ConfigReplace:
             if self.pending is not None and option != "show-patch":
                 raise NxosCliError(m.group(0), "Configure replace with commit-timeout is in progress\n")
         try:
-            target = load(data.decode("utf-8", "replace"), self.device.ports)
+            target = load(data.decode("utf-8", "replace"), self.device.ports, self.device.version)
         except NxosCliError as err:
             self.last = {"operation": "Config replace", "status": "Failed", "detail": err.message}
             raise NxosCliError(

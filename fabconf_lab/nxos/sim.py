@@ -103,7 +103,9 @@ class NxosSim(SimBase, HttpDevice):
         saved = self.state_dir / "startup-config" if self.state_dir is not None else None
         if saved is not None and saved.exists():
             startup = saved.read_text()
-        running = load(startup, self.ports)  # raises NxosCliError for an invalid startup-config
+        running = load(
+            startup, self.ports, self.os_version or NXOS_VERSION
+        )  # raises NxosCliError for an invalid startup-config
         ensure_ports(running, self.ports)
         self.device = NxosDevice(
             name=name,

@@ -45,7 +45,9 @@ def timed_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple
     inv = tmp_path / "intent"
     shutil.copytree(ROOT / "inventory", inv)
     fabric = inv / "fabric.yaml"
-    fabric.write_text(fabric.read_text() + "\nmonitoring: {window_s: 5, for_s: 2}\n")
+    intent = yaml.safe_load(fabric.read_text())
+    intent["monitoring"] = {**intent.get("monitoring", {}), "window_s": 5, "for_s": 2}  # the telemetry stays
+    fabric.write_text(yaml.safe_dump(intent, sort_keys=False))
     for lab in lab_fixture(tmp_path, monkeypatch, inventory=inv):
         yield lab, inv
 

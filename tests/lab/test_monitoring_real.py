@@ -97,7 +97,9 @@ def stack(tmp_path: Path) -> Iterator[dict[str, Any]]:
     inv = tmp_path / "inventory"
     shutil.copytree(ROOT / "inventory", inv)
     fabric = inv / "fabric.yaml"
-    fabric.write_text(fabric.read_text() + "\nmonitoring: {window_s: 5, for_s: 2}\n")
+    intent = yaml.safe_load(fabric.read_text())
+    intent["monitoring"] = {**intent.get("monitoring", {}), "window_s": 5, "for_s": 2}  # the telemetry stays
+    fabric.write_text(yaml.safe_dump(intent, sort_keys=False))
     prom_dir = tmp_path / "prometheus"
     text_dir = tmp_path / "textfiles"
     assert main(["monitoring", "-i", str(inv), "-o", str(prom_dir)]) == 0

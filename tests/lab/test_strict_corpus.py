@@ -330,6 +330,66 @@ NVUE_CORPUS += [
     ("neighbour key that is a name", lambda t: _rekey_neighbor(t, "spine1")),
 ]
 
+# issue 33: adaptive routing / dynamic load balancing and the gNMI server
+GNMI = ["management api gnmi", "   transport grpc G"]
+EOS_CORPUS += [
+    (STRATA, ["management api gnmi"], "grpc port 9339"),  # NX-OS's form on EOS
+    (STRATA, GNMI, "port 70000"),
+    (STRATA, GNMI, "port 0"),
+    (STRATA, GNMI, "ssl profile"),
+    (STRATA, GNMI, "notification timestamp never"),
+    (STRATA, GNMI, "dynamic-load-balancing"),
+    (STRATA, [], "load-balance policies"),  # no EOS DLB form is modelled (fabconf renders none)
+]
+NXOS_CORPUS += [
+    ([], "hardware profile dlb"),  # 10.3(4a): before DLB (10.5(1)F)
+    ([], "grpc port 9339"),  # before `feature grpc`
+    (["feature grpc"], "grpc port 80"),
+    (["feature grpc"], "grpc port 70000"),
+    (["feature grpc"], "grpc port abc"),
+    (["feature grpc"], "grpc certificate"),
+    (["feature grpc"], "grpc flibble"),
+    ([], "feature gnmi"),
+]
+NX_DLB_CORPUS: list[str] = [
+    "dlb-interface Ethernet1/99",  # a port the switch does not have
+    "dlb-interface",
+    "mode turbo",
+    "flowlet-aging abc",
+    "dlb-mode per-packet",
+    "sampling-interval 5",
+]
+
+
+def _ar_on(t: dict[str, Any]) -> dict[str, Any]:
+    """Adaptive routing on, as the tree's release spells it (5.15: state enabled; before: enable on)."""
+    return {"state": "enabled"} if "ipv4" in t["interface"]["swp63"] else {"enable": "on"}
+
+
+NVUE_CORPUS += [
+    (
+        "adaptive routing on the loopback",
+        lambda t: t["interface"]["lo"].update({"router": {"adaptive-routing": _ar_on(t)}}),
+    ),
+    (
+        "adaptive routing on an SVI",
+        lambda t: t["interface"][next(k for k in t["interface"] if k.startswith("vlan"))].update(
+            {"router": {"adaptive-routing": _ar_on(t)}}
+        ),
+    ),
+    (
+        "adaptive routing link-utilization-threshold 101",
+        lambda t: t["interface"]["swp63"].update(
+            {"router": {"adaptive-routing": {**_ar_on(t), "link-utilization-threshold": 101}}}
+        ),
+    ),
+    ("adaptive routing maybe", lambda t: t.setdefault("router", {}).update({"adaptive-routing": {"enable": "maybe"}})),
+    ("adaptive routing profile flibble", lambda t: t["router"].update({"adaptive-routing": {"profile": "flibble"}})),
+    # 5.12 has no NVUE gNMI server at all; 5.15 takes ports 1024-65535 (nvueschema)
+    ("gNMI server port 80", lambda t: t["system"].update({"gnmi-server": {"port": 80, "state": "enabled"}})),
+    ("gNMI server state on", lambda t: t["system"].update({"gnmi-server": {"state": "on"}})),
+]
+
 
 def _eos(model: str) -> EosSim:
     return EosSim("s1", "127.0.0.1", ports=PORTS, username="u", password="p", ca=None, model=model)
@@ -371,6 +431,21 @@ def test_nvue_refuses(example: Compiled, device: str, label: str, edit: NvueEdit
     assert validator.apply_errors(broken, ports), f"{release} accepted: {label}"
 
 
+def _nxos_dlb_session() -> ConfigSession:
+    names = [f"Ethernet1/{i}" for i in range(1, 9)]
+    session = ConfigSession(load(nxos_startup("n1", names), names, "10.5(1)F"), names, version="10.5(1)F")
+    session.apply("hardware profile dlb")
+    return session
+
+
+@pytest.mark.parametrize("line", NX_DLB_CORPUS)
+def test_nxos_refuses_in_the_dlb_profile(line: str) -> None:
+    session = _nxos_dlb_session()
+    with pytest.raises(NxosCliError) as err:
+        session.apply(line)
+    assert err.value.message.startswith(("%", "ERROR")), err.value.message
+
+
 def test_the_corpus_is_large_enough() -> None:
     assert len(EOS_CORPUS) >= 30 and len(NXOS_CORPUS) >= 30 and len(NVUE_CORPUS) >= 30
 
@@ -382,11 +457,13 @@ def _cli_lines(text: str) -> list[str]:
 @pytest.mark.parametrize(
     "path", sorted(GOLDEN.rglob("devices/*.cfg")), ids=lambda p: f"{p.parent.parent.name}/{p.stem}"
 )
-def test_every_rendered_cli_golden_is_accepted(path: Path) -> None:
+def test_every_rendered_cli_golden_is_accepted(path: Path, example: Compiled, two_pods: Compiled) -> None:
     text = path.read_text()
     ports = sorted(set(re.findall(r"^interface ((?:Ethernet)\S+)", text, re.M)))
-    if text.startswith("!Command:"):  # NX-OS
-        session = ConfigSession(load(nxos_startup(path.stem, ports), ports), ports)
+    if text.startswith("!Command:"):  # NX-OS, on the release the example names (DLB needs 10.5(1)F)
+        compiled = two_pods if path.parent.parent.name == "two-pods" else example
+        version = compiled.data[path.stem]["os_version"]
+        session = ConfigSession(load(nxos_startup(path.stem, ports), ports, version), ports, version=version)
         for line in _cli_lines(text):
             session.apply(line)
         return
@@ -594,6 +671,45 @@ NVUE_POSITIVE = [
     "vrf default router bgp neighbor 10.0.0.0 remote-as external",
     "vrf default router bgp address-family ipv4-unicast network 10.10.10.1/32",
 ]
+# Adaptive routing: the NVUE reference's `nv set` examples [V], as each release spells them; the gNMI server: the
+# Cumulus Linux 5.13+ gNMI page's dial-in example [V] (with port 9339: the page's port 443 is below the 1024-65535
+# nvueschema 5.13 and later take)
+NVUE_AR = {
+    "5.12": [
+        "router adaptive-routing enable on",
+        "interface swp51 router adaptive-routing enable on",
+        "interface swp51 router adaptive-routing link-utilization-threshold 70",
+    ],
+    "5.15": [
+        "router adaptive-routing state enabled",
+        "interface swp51 router adaptive-routing state enabled",
+        "interface swp51 router adaptive-routing link-utilization-threshold 70",
+        "system gnmi-server listening-address 10.10.10.1",
+        "system gnmi-server port 9339",
+        "system gnmi-server state enabled",
+    ],
+}
+# EOS: the AVD gNMI example [V]; NX-OS: the gRPC agent commands of the programmability guide [V] and the DLB
+# profile [3P] on 10.5(1)F
+EOS_GNMI_POSITIVE = [
+    "management api gnmi",
+    "   transport grpc MGMT",
+    "      vrf MGMT",
+    "      ip access-group ACL-GNMI",
+    "   transport grpc MONITORING",
+    "      port 6031",
+    "      vrf MONITORING",
+    "      ssl profile TELEMETRY",
+    "   provider eos-native",
+]
+NXOS_GRPC_POSITIVE = ["feature grpc", "grpc port 50051", "grpc certificate TRUSTPOINT", "grpc use-vrf default"]
+NXOS_DLB_POSITIVE = [
+    "hardware profile dlb",
+    "  dlb-interface Ethernet1/1,Ethernet1/2",
+    "  mac-address aa:bb:cc:dd:ee:ff",
+    "  mode per-packet",
+    "  flowlet-aging 256",
+]
 NVUE_PORTS = [f"swp{i}" for i in range(1, 65)]
 
 
@@ -615,6 +731,32 @@ def test_nxos_accepts_the_vendor_examples() -> None:
     session = _nxos_session()
     for line in NXOS_POSITIVE:
         session.apply(line)
+    for line in NXOS_GRPC_POSITIVE:
+        session.apply(line)
+
+
+def test_nxos_accepts_the_dlb_profile_from_10_5() -> None:
+    session = _nxos_dlb_session()
+    for line in NXOS_DLB_POSITIVE[1:]:
+        session.apply(line)
+
+
+def test_eos_accepts_the_gnmi_example() -> None:
+    reply = _eos(STRATA).run_cmds(["configure", *[line.strip() for line in EOS_GNMI_POSITIVE]], "json")
+    assert "error" not in reply, reply.get("error")
+
+
+@pytest.mark.parametrize("release", ["5.12", "5.15"])
+def test_nvue_accepts_adaptive_routing_and_gnmi(release: str) -> None:
+    validator, tree = _nvue_tree(release, NVUE_AR[release])
+    assert validator.apply_errors(tree, NVUE_PORTS) == []
+
+
+def test_nvue_5_12_has_no_gnmi_server() -> None:
+    """The NVUE gNMI server arrived in 5.13 (nvueschema): a 5.12 switch refuses it, as validate does."""
+    validator, tree = _nvue_tree("5.12", ["router adaptive-routing enable on"])
+    tree["system"] = {"gnmi-server": {"state": "enabled"}}
+    assert validator.apply_errors(tree, NVUE_PORTS)
 
 
 @pytest.mark.parametrize("release", ["5.12", "5.15"])

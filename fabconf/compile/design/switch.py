@@ -26,6 +26,26 @@ def max_paths_for(dev: Device, fabric: dict[str, Any]) -> int:
 
 DEFAULT_MAX_PATHS = 64
 
+
+def load_balancing_for(dev: Device, fabric: dict[str, Any]) -> str:
+    """``ecmp`` or ``adaptive``: the switch's own ``data.load_balancing``, else ``load_balancing.mode``."""
+    return str(dev.data.get("load_balancing") or fabric["load_balancing"]["mode"])
+
+
+def telemetry_for(dev: Device, fabric: dict[str, Any]) -> bool:
+    """Whether the switch runs a gNMI server: its own ``data.telemetry``, else ``monitoring.telemetry.enabled``."""
+    own = dev.data.get("telemetry")
+    return bool(fabric["monitoring"]["telemetry"]["enabled"] if own is None else own)
+
+
+def _telemetry(dev: Device, fabric: dict[str, Any]) -> dict[str, Any] | None:
+    """The gNMI server the templates render, or None."""
+    if not telemetry_for(dev, fabric):
+        return None
+    intent = fabric["monitoring"]["telemetry"]
+    return {"port": int(intent["port"]), "tls_profile": intent.get("tls_profile")}
+
+
 # keyed by the platform table's ``qos_dialect``
 
 
@@ -101,6 +121,11 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         "line": plat.release_line(dev.data.get("os_version")),
     }
     ecmp_checks = _ecmp_checks(dev, topo, max_paths) if dev.role == "leaf" else []
+    mode = load_balancing_for(dev, fabric)
+    # adaptive routing acts on routed fabric ports only (not on host-facing bridge members) [V: NVUE reference]
+    for itf in interfaces:
+        itf["adaptive_routing"] = mode == "adaptive" and itf["kind"] in ("uplink", "downlink")
+    adaptive_ports = [i["name"] for i in interfaces if i["adaptive_routing"]]
     return {
         "hostname": dev.name,
         "platform": dev.platform,
@@ -123,7 +148,9 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         "release_line": hw["line"],
         "hardware_family": hw["family"],
         "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu, hw),
-        "verify": {"ecmp": ecmp_checks},
+        "load_balancing": {"mode": mode, "ports": adaptive_ports},
+        "telemetry": _telemetry(dev, fabric),
+        "verify": {"ecmp": ecmp_checks, "adaptive_ports": list(adaptive_ports)},
     }
 
 

@@ -44,8 +44,9 @@ def _dialect(platform: str) -> Platform:
     return Platform[name]
 
 
-def _owned_pattern(platform: str, interfaces: list[str]) -> re.Pattern[str]:
+def _owned_pattern(platform: str, interfaces: list[str], rendered: list[str]) -> re.Pattern[str]:
     parts = list(platform_spec(platform).owned) + [rf"interface {re.escape(i)}" for i in interfaces]
+    parts += [re.escape(line) for line in rendered]
     return re.compile(r"^(?:" + "|".join(parts) + r")$")
 
 
@@ -54,14 +55,27 @@ def rendered_interfaces(text: str) -> list[str]:
     return [line[len("interface ") :].strip() for line in text.splitlines() if line.startswith("interface ")]
 
 
+def rendered_owned(platform: str, text: str) -> list[str]:
+    """The root lines of a rendered CLI configuration that fabconf owns because it renders them (the platform
+    table's ``owned_when_rendered``: its gNMI server)."""
+    patterns = platform_spec(platform).owned_when_rendered
+    if not patterns:
+        return []
+    pattern = re.compile(r"^(?:" + "|".join(patterns) + r")$")
+    return [
+        line.strip() for line in text.splitlines() if line and not line[0].isspace() and pattern.match(line.strip())
+    ]
+
+
 def _strip_comments(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("!") and line.strip() != "end")
 
 
-def owned_tree(platform: str, text: str, interfaces: list[str]) -> HConfig:
-    """The part of ``text`` fabconf owns, as a hier_config tree."""
+def owned_tree(platform: str, text: str, interfaces: list[str], rendered: list[str] | None = None) -> HConfig:
+    """The part of ``text`` fabconf owns, as a hier_config tree (``rendered``: the owned-when-rendered root lines
+    of the candidate)."""
     tree = get_hconfig(_dialect(platform), _strip_comments(text))
-    pattern = _owned_pattern(platform, interfaces)
+    pattern = _owned_pattern(platform, interfaces, rendered or [])
     for child in list(tree.children):
         if not pattern.match(child.text):
             child.delete()
@@ -77,7 +91,8 @@ def owned_trees(platform: str, running: str, intended: str, whole: bool = False)
             _dialect(platform), _strip_comments(intended)
         )
     interfaces = rendered_interfaces(intended)
-    return owned_tree(platform, running, interfaces), owned_tree(platform, intended, interfaces)
+    rendered = rendered_owned(platform, intended)
+    return owned_tree(platform, running, interfaces, rendered), owned_tree(platform, intended, interfaces, rendered)
 
 
 SHARE = re.compile(r"^(no )?bandwidth (?:remaining )?percent (\d+)$")

@@ -17,6 +17,7 @@ Every other call is NAPALM's own. The NAPALM driver is reachable as ``.napalm`` 
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import TYPE_CHECKING, Any
 
 from fabconf.drivers.cli.remediation import (
@@ -160,6 +161,11 @@ class StagedCliDriver:
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return self.napalm.get_bgp_neighbors()
 
+    def adaptive_ports(self) -> list[str]:
+        """NX-OS: the ports of the running ``hardware profile dlb`` section's ``dlb-interface`` lines (read fresh,
+        not the copy staging keeps). EOS: [] (fabconf has no EOS dynamic load balancing form)."""
+        return dlb_ports(self.napalm.get_config(retrieve="running")["running"])
+
     def route_paths(self, prefix: str) -> list[str]:
         """NAPALM's ``get_route_to`` where the driver has it (EOS); else ``show ip route PREFIX`` read through
         NAPALM's ``cli`` (napalm's NX-API driver has no ``get_route_to``): every ``*via ADDR,`` line."""
@@ -200,3 +206,21 @@ def _text(filename: str | None, config: str | None) -> str:
         raise ValueError("load a candidate from config= or filename=")
     with open(filename, encoding="utf-8") as handle:
         return handle.read()
+
+
+def dlb_ports(text: str) -> list[str]:
+    """The ports an NX-OS running configuration lists under ``hardware profile dlb`` (``dlb-interface A,B``, one
+    line or several; ``Eth1/5`` is read as ``Ethernet1/5``)."""
+    ports: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            inside = line.strip() == "hardware profile dlb"
+            continue
+        words = line.split(None, 1)
+        if inside and len(words) == 2 and words[0] == "dlb-interface":
+            for name in re.split(r"\s*,\s*", words[1].strip()):
+                m = re.fullmatch(r"(?i)eth(?:ernet)?(\d+(?:/\d+)+)", name)
+                if m:
+                    ports.append(f"Ethernet{m.group(1)}")
+    return sorted(set(ports), key=lambda p: tuple(int(x) for x in re.findall(r"\d+", p)))

@@ -509,6 +509,9 @@ class CumulusDriver(DriverBase, RevertTimer):
             _as_dict(self.api.get(path_of("router", "bgp"))), _as_dict(self.api.get(path_of("vrf")))
         )
 
+    def adaptive_ports(self) -> list[str]:
+        return nvue_getters.adaptive_ports(self._tree("applied"))
+
     def route_paths(self, prefix: str) -> list[str]:
         try:
             route = self.api.get(path_of("vrf", "default", "router", "rib", "ipv4", "route", prefix))

@@ -206,3 +206,22 @@ def route_paths(route: Tree) -> list[str]:
             continue
         hops += [str(_dict(h).get("ip")) for h in _dict(entry.get("nexthop")).values() if _dict(h).get("ip")]
     return sorted(hops)
+
+
+def _ar_on(node: Any) -> bool:
+    """``enable: on`` (5.14 and earlier) or ``state: enabled`` (5.15) [V: NVUE reference, "Adaptive Routing"]."""
+    node = _dict(node)
+    return node.get("enable") == "on" or node.get("state") == "enabled"
+
+
+def adaptive_ports(applied: Tree) -> list[str]:
+    """The ports of an applied tree with adaptive routing on, where it is on globally too (``router
+    adaptive-routing``); [] when the global switch is off."""
+    if not _ar_on(_dict(_dict(applied.get("router")).get("adaptive-routing"))):
+        return []
+    ports = [
+        str(name)
+        for name, itf in _dict(applied.get("interface")).items()
+        if _ar_on(_dict(_dict(_dict(itf).get("router")).get("adaptive-routing")))
+    ]
+    return sorted(ports, key=natural_key)

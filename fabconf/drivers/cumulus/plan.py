@@ -37,7 +37,9 @@ Path = tuple[str, ...]
 
 WILDCARD = "*"
 # the owned paths live in the platform table ("a/*/c", "*" any key)
-OWNED: tuple[Path, ...] = tuple(tuple(p.split("/")) for p in platform("cumulus").owned)
+# owned paths, then the paths owned only when the document sets them (the gNMI server: never removed by a merge)
+WHEN_SET: tuple[Path, ...] = tuple(tuple(p.split("/")) for p in platform("cumulus").owned_when_rendered)
+OWNED: tuple[Path, ...] = tuple(tuple(p.split("/")) for p in platform("cumulus").owned) + WHEN_SET
 SVI_NAME = re.compile(r"^vlan\d+$")
 SECRET_KEYS = frozenset({"password", "hashed-password", "secret", "community", "key", "auth-key", "md5-key"})
 REDACTED = "<removed>"
@@ -221,7 +223,7 @@ def owned_paths(doc: Tree, applied: Tree) -> list[Path]:
             have: dict[str, Any] = applied["interface"] if isinstance(applied.get("interface"), dict) else {}
             stale = [n for n in have if SVI_NAME.match(n) and n not in names]
             out.extend(("interface", n) for n in sorted([*names, *stale], key=natural_key))
-        else:
+        elif pattern not in WHEN_SET or get_at(doc, list(pattern)) is not MISSING:
             out.append(pattern)
     return out
 

@@ -38,6 +38,7 @@ def leaf4(example: Compiled, tmp_path: Path) -> Iterator[tuple[NxosSim, str]]:
         ca=LabCA(tmp_path / "tls"),
         state_dir=tmp_path / "leaf4",
         faults=Faults(),
+        os_version=example.data["leaf4"]["os_version"],  # the release the example names (DLB: 10.5(1)F and later)
     )
     sim.start()
     sim.device.config_replace.min_timeout = 1  # the lab knob: the switch itself takes 30-3600 s

@@ -19,7 +19,7 @@ from profiles import profile_inventory
 
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.render import render
-from fabconf.drivers.cli.remediation import _dialect, owned_tree, remediate, rendered_interfaces
+from fabconf.drivers.cli.remediation import _dialect, owned_trees, remediate, rendered_interfaces
 from fabconf_lab.cliconf.core import Dialect, Editor, load
 from fabconf_lab.cliconf.core import render as render_cli
 from fabconf_lab.cliconf.dialects import EOS, NXOS
@@ -64,16 +64,16 @@ def test_running_plus_remediation_is_intended_and_back(
     compiled = example if profile == "example" else profile_b
     if profile == "example":
         assert render(compiled.data[name]) == (GOLDEN / f"{name}.cfg").read_text()  # the golden is what we test
-    platform, running, intended, interfaces = _case(compiled, name)
+    platform, running, intended, _interfaces = _case(compiled, name)
     rem = remediate(platform, running, intended)
     assert not rem.empty
     dialect = _dialect(platform)
-    run_owned = owned_tree(platform, running, interfaces)
-    want_owned = owned_tree(platform, intended, interfaces)
+    # what fabconf owns: its sections, the interfaces and the owned-when-rendered lines (gNMI) the candidate renders
+    run_owned, want_owned = owned_trees(platform, running, intended)
 
     device = DEVICE[platform]
     after = _applied(running, rem.config, device)
-    assert _lines(owned_tree(platform, after, interfaces)) == _lines(want_owned)
+    assert _lines(owned_trees(platform, after, intended)[0]) == _lines(want_owned)
     if platform == "nxos":  # hier_config's own model agrees on NX-OS, both ways
         assert _lines(run_owned.future(get_hconfig(dialect, rem.config))) == _lines(want_owned)
         assert _lines(want_owned.future(get_hconfig(dialect, rem.rollback))) == _lines(run_owned)

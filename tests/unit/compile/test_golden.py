@@ -23,8 +23,8 @@ UPDATE = os.environ.get("FABCONF_UPDATE_GOLDEN") == "1"
 REPRESENTATIVE = {"cumulus": "leaf1", "eos": "leaf3", "nxos": "leaf4", "linux": "gpu01"}
 FEATURES = {
     "cumulus": ["base", "interfaces", "vlans", "qos", "routing"],
-    "eos": ["base", "vlans", "qos", "interfaces", "routing"],
-    "nxos": ["base", "vlans", "qos", "interfaces", "routing"],
+    "eos": ["base", "vlans", "qos", "interfaces", "routing", "features"],
+    "nxos": ["base", "vlans", "qos", "interfaces", "routing", "features"],
     "linux": ["nics", "qos", "firmware", "nccl", "routing"],
 }
 DESIGN_DEVICES = ["leaf1", "leaf3", "leaf4", "spine1", "spine2", "gpu01"]

@@ -271,6 +271,17 @@ def test_unmanaged_changes_trees(example: Compiled) -> None:
     assert unmanaged_changes(gpu, before, after) == ["- mlxconfig/SRIOV_EN: False(0)", "+ mlxconfig/SRIOV_EN: True(1)"]
 
 
+def test_unmanaged_changes_read_every_set_item_of_a_document(example: Compiled) -> None:
+    """A document of several ``- set:`` items (the startup.yaml form) is one tree: a later item's ``interface``
+    does not hide an earlier item's interfaces (the merge was one level deep)."""
+    leaf1 = _job(example, "leaf1")
+    before = "- set:\n    interface:\n      swp30: {type: swp}\n- set:\n    interface:\n      swp31: {type: swp}\n"
+    after = before.replace("swp30: {type: swp}", "swp30: {type: swp, description: x}")
+    assert unmanaged_changes(leaf1, canonical(before, NVUE), canonical(after, NVUE)) == [
+        "+ interface/swp30/description: x"
+    ]
+
+
 # -- the git store --------------------------------------------------------------------------------------------
 def test_git_commits_only_changes(tmp_path: Path) -> None:
     store = tmp_path / "backups"

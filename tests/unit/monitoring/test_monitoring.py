@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fabconf.cli import main
 from fabconf.monitoring import dashboard, rules, scrape
-from fabconf.monitoring.names import Names
+from fabconf.monitoring.names import TELEMETRY_PATHS, Names
 from fabconf.monitoring.thresholds import Thresholds, Timing
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,7 +51,14 @@ class Case:
     drift_devices: tuple[str, ...] = tuple(INFO)  # the devices with a drift state in the (fresh) drift report
 
 
+GNMI = 'job="fabconf-gnmi",instance="gnmic:9804",device="leaf2",port="swp63"'
 CASES = [
+    # a switch that streams its counters over gNMI (monitoring.telemetry: leaf2 in the example)
+    Case(
+        "FabconfPortErrorRate",
+        {f"{N.gnmi_in_errors}{{{GNMI}}}": "0+100x30", f"{N.gnmi_in_packets}{{{GNMI}}}": "0+1000000x30"},
+        {"device": "leaf2", "port": "swp63", "job": "fabconf-gnmi", "instance": "gnmic:9804"},
+    ),
     Case(
         "FabconfPortErrorRate",
         {
@@ -184,6 +191,23 @@ def test_inventory_series_and_dashboard(generated: Path) -> None:
     assert {v["name"] for v in board["templating"]["list"]} == {"datasource", "device"}
 
 
+def test_telemetry_paths_are_the_intents_and_read_by_rules_and_dashboard(generated: Path) -> None:
+    """fabric.yaml's monitoring.telemetry.paths are the keys of the one table; with a switch streaming (leaf2 in
+    the example) the rules and the dashboard read the series a gNMI collector makes of those paths; without one,
+    neither names them."""
+    schema = json.loads((ROOT / "fabconf/compile/schemas/fabric.json").read_text())
+    paths = schema["properties"]["monitoring"]["properties"]["telemetry"]["properties"]["paths"]
+    assert set(paths["items"]["enum"]) == set(TELEMETRY_PATHS)
+    assert N.gnmi_in_errors == "interfaces_interface_state_counters_in_errors"
+    rules_text = (generated / "fabconf-rules.yml").read_text()
+    exprs = " ".join(dashboard.queries((generated / "fabconf-dashboard.json").read_text()))
+    for name in (N.gnmi_in_errors, N.gnmi_in_packets):
+        assert name in rules_text and name in exprs
+    assert N.gnmi_queue_depth in exprs and N.gnmi_pause_frames in exprs
+    quiet = json.dumps(rules.rule_groups(N, Thresholds(), [3], Timing()))
+    assert N.gnmi_in_errors not in quiet and N.gnmi_queue_depth not in dashboard.build(N, "t", [3])
+
+
 def test_no_name_is_invented() -> None:
     """The names the old rules read and no exporter emits are gone (issue 30)."""
     text = json.dumps(rules.rule_groups(N, Thresholds(), [3], Timing()))
@@ -266,7 +290,9 @@ def _inventory_with(tmp_path: Path, monitoring: dict[str, object]) -> Path:
     inv = tmp_path / "inventory"
     shutil.copytree(ROOT / "inventory", inv)
     fabric = inv / "fabric.yaml"
-    fabric.write_text(fabric.read_text() + "\n" + yaml.safe_dump({"monitoring": monitoring}))
+    intent = yaml.safe_load(fabric.read_text())
+    intent["monitoring"] = {**intent.get("monitoring", {}), **monitoring}  # the example's telemetry stays
+    fabric.write_text(yaml.safe_dump(intent, sort_keys=False))
     return inv
 
 
