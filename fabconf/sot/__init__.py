@@ -23,8 +23,7 @@ def export_inventory(directory: Path, url: str, status: str = "Active", new_only
 
 def import_inventory(url: str, directory: Path) -> str:
     """Rewrite hosts.yaml and cabling.yaml of ``directory`` from its Location (fabric.yaml's name)."""
-    compiled = compile_inventory(directory)
-    location = str(compiled.model.fabric["name"])
+    location = load.fabric_name(directory)
     nb = client.connect(url)
     imported = load.read(nb, url, location, directory)
     texts = load.texts(imported, url, location)

@@ -43,8 +43,19 @@ def _yaml(directory: Path, name: str) -> dict[str, Any]:
     path = directory / name
     if not path.exists():
         return {}
-    loaded = yaml.safe_load(path.read_text())
+    try:
+        loaded = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise SotError(f"{path}: not valid YAML ({' '.join(str(exc).split())[:200]})") from None
     return loaded if isinstance(loaded, dict) else {}
+
+
+def fabric_name(directory: Path) -> str:
+    """fabric.yaml's ``name``: the Location to import from (hosts.yaml may be empty or missing)."""
+    name = _yaml(directory, "fabric.yaml").get("name")
+    if not isinstance(name, str) or not name:
+        raise SotError(f"{directory / 'fabric.yaml'}: name: is required (the Nautobot Location to import from)")
+    return name
 
 
 def inherited(groups: dict[str, Any], defaults: dict[str, Any], names: list[str]) -> tuple[str | None, dict[str, Any]]:
@@ -81,7 +92,13 @@ def _infer_groups(
     def own(name: str) -> tuple[str | None, dict[str, Any]]:
         return inherited(groups, {}, [name])
 
-    role_groups = [n for n in groups if own(n)[1].get("role") == role and own(n)[1].get("pod", pod) == pod]
+    def chain(name: str) -> list[str]:
+        return [name] + [g for parent in (groups.get(name) or {}).get("groups") or [] for g in chain(parent)]
+
+    cands = [n for n in groups if own(n)[1].get("role") == role and own(n)[0] in (None, platform)]
+    with_pod = [n for n in cands if pod is not None and own(n)[1].get("pod") == pod]
+    role_groups = with_pod or [n for n in cands if "pod" not in own(n)[1]]
+    role_groups = [n for n in role_groups if not any(n in chain(o)[1:] for o in role_groups)]  # the most specific
     if len(role_groups) != 1:
         return None
     chosen = role_groups[0]
