@@ -62,7 +62,7 @@ def test_the_export_is_scoped_to_its_location(
     before = {d.name: dict(d) for d in nb.dcim.devices.filter(location=location.id)}
     # the same devices under another fabric name: a Location (and namespace) of their own, the first untouched
     second, other = fabric_copy(ROOT / "inventory", tmp_path / "two")
-    code, out, err = run(capsys, "sot", "export", "-i", str(second), "--to", nautobot.url)
+    code, _out, err = run(capsys, "sot", "export", "-i", str(second), "--to", nautobot.url)
     assert code == 0, err
     after = {d.name: dict(d) for d in nb.dcim.devices.filter(location=location.id)}
     assert after == before
@@ -78,18 +78,18 @@ def test_an_unreachable_nautobot_or_a_wrong_token_is_one_line(
 ) -> None:
     source, _ = fabric_copy(ROOT / "inventory", tmp_path / "inv")
     before = _unchanged(source)
-    code, out, err = run(capsys, "sot", "import", "--from", "http://127.0.0.1:9", "-i", str(source))
+    code, _out, err = run(capsys, "sot", "import", "--from", "http://127.0.0.1:9", "-i", str(source))
     assert code == 1 and err.count("\n") == 1 and "cannot reach Nautobot" in err, err
     monkeypatch.setenv("FABCONF_NAUTOBOT_TOKEN", "0" * 40)
     for args in (
         ("export", "-i", str(source), "--to", nautobot.url),
         ("import", "--from", nautobot.url, "-i", str(source)),
     ):
-        code, out, err = run(capsys, "sot", *args)
+        code, _out, err = run(capsys, "sot", *args)
         assert code == 1 and err.count("\n") == 1 and "refused the token" in err, err
         assert "Traceback" not in err and "0" * 40 not in err
     monkeypatch.delenv("FABCONF_NAUTOBOT_TOKEN")
-    code, out, err = run(capsys, "sot", "export", "-i", str(source), "--to", nautobot.url)
+    code, _out, err = run(capsys, "sot", "export", "-i", str(source), "--to", nautobot.url)
     assert code == 1 and "FABCONF_NAUTOBOT_TOKEN is not set" in err
     assert _unchanged(source) == before
 
@@ -104,7 +104,7 @@ def test_a_missing_field_or_two_devices_of_one_name_is_one_line_and_writes_nothi
     leaf1 = nb.dcim.devices.get(name="leaf1", location=nb.dcim.locations.get(name=name).id)
     # a device without its primary address (fabconf's hostname)
     leaf1.update({"primary_ip4": None})
-    code, out, err = run(capsys, "sot", "import", "--from", nautobot.url, "-i", str(source))
+    code, _out, err = run(capsys, "sot", "import", "--from", nautobot.url, "-i", str(source))
     assert code == 1 and err.count("\n") == 1, err
     assert f"Nautobot device leaf1 (Location {name}): no primary IPv4 address" in err
     assert _unchanged(source) == before
@@ -119,11 +119,11 @@ def test_a_missing_field_or_two_devices_of_one_name_is_one_line_and_writes_nothi
         status=leaf1.status.id,
         tenant=tenant.id,
     )
-    code, out, err = run(capsys, "sot", "import", "--from", nautobot.url, "-i", str(source))
+    code, _out, err = run(capsys, "sot", "import", "--from", nautobot.url, "-i", str(source))
     assert code == 1 and err.count("\n") == 1, err
     assert f"Location {name}: two or more devices named leaf1" in err
     assert _unchanged(source) == before
-    code, out, err = run(capsys, "sot", "export", "-i", str(source), "--to", nautobot.url)
+    code, _out, err = run(capsys, "sot", "export", "-i", str(source), "--to", nautobot.url)
     assert code == 1 and "two or more devices named leaf1" in err
 
 
@@ -154,7 +154,7 @@ def test_a_cable_fabconf_cannot_represent_names_the_nautobot_object(
         status=active.id,
         label="patch-7",
     )
-    code, out, err = run(capsys, "sot", "import", "--from", nautobot.url, "-i", str(source))
+    code, _out, err = run(capsys, "sot", "import", "--from", nautobot.url, "-i", str(source))
     assert code == 1 and err.count("\n") == 1, err
     assert f"Nautobot cable patch-7 (Location {name}): its b end is a dcim.frontport" in err
     assert _unchanged(source) == before
