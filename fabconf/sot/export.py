@@ -63,10 +63,8 @@ def _differs(record: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
             have = {k: (have or {}).get(k) for k in value}
         elif key == "content_types":
             continue
-        else:
-            have = ref(have)
-            if isinstance(have, dict) and "value" in have:  # a choice field: {"value": ..., "label": ...}
-                have = have["value"]
+        elif isinstance(have, dict):  # a related object ({"id": ...}) or a choice ({"value": ..., "label": ...})
+            have = have.get("id", have.get("value"))
         if have != value:
             out[key] = value
     return out
@@ -240,7 +238,7 @@ class Exporter:
         # interfaces
         ifaces_have = {}
         for chunk in _chunks(sorted(device_ids.values()), 40):
-            for r in self._all(nb.dcim.interfaces, device_id=chunk):
+            for r in self._all(nb.dcim.interfaces, device=chunk):
                 ifaces_have[(ref(r["device"]), r["name"])] = r
         ifaces_want = {}
         for (dev_name, port), iface in want.interfaces.items():
@@ -273,7 +271,7 @@ class Exporter:
             for address in iface.addresses:
                 ips_want[address] = {"address": address, "namespace": namespace, "status": active, "type": "host"}
                 held.append((address, iface_ids[(device_ids[iface.device], iface.name)]))
-        ip_ids = self._sync(nb.ipam.ip_addresses, "IP address", ips_have, ips_want, create_only=("type",))
+        ip_ids = self._sync(nb.ipam.ip_addresses, "IP address", ips_have, ips_want, create_only=("type", "namespace"))
         links_have = {}
         for chunk in _chunks(sorted(set(iface_ids.values())), 40):
             for r in self._all(nb.ipam.ip_address_to_interface, interface=chunk):

@@ -197,7 +197,7 @@ def _links(nb: Any, url: str, location: str, devices: list[dict[str, Any]]) -> l
     cables: dict[str, dict[str, Any]] = {}
     for i in range(0, len(ids), 40):
         chunk = ids[i : i + 40]
-        for r in nb.dcim.interfaces.filter(device_id=chunk):
+        for r in nb.dcim.interfaces.filter(device=chunk):
             ifaces[str(r.id)] = (name_of[str(ref(dict(r)["device"]))], str(r.name))
         for r in nb.dcim.cables.filter(device_id=chunk):
             cables[str(r.id)] = dict(r)
