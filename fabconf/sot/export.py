@@ -135,14 +135,19 @@ class Exporter:
         nb, want = self.nb, self.want
         active, connected = self._status("Active"), self._status("Connected")
         new_status = self._status(self.status_name)
+        fields = {str(f.key) for f in nb.extras.custom_fields.all()}  # few; Nautobot filters them by label, not key
         for key, (type_, label, content_types, description) in CUSTOM_FIELDS.items():
-            self._named(
-                nb.extras.custom_fields,
-                "custom field",
-                key,
-                {"label": label, "type": type_, "content_types": content_types, "description": description},
-                key="key",
-            )
+            if key not in fields:
+                nb.extras.custom_fields.create(
+                    {
+                        "key": key,
+                        "label": label,
+                        "type": type_,
+                        "content_types": content_types,
+                        "description": description,
+                    }
+                )
+                self.report.created["custom field"] += 1
         location_type = self._named(
             nb.dcim.location_types,
             "location type",
