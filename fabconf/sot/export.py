@@ -241,10 +241,8 @@ class Exporter:
             }
         device_ids = self._sync(nb.dcim.devices, "device", devices_have, devices_want, create_only=("status",))
         # interfaces
-        ifaces_have = {}
-        for chunk in _chunks(sorted(device_ids.values()), 40):
-            for r in self._all(nb.dcim.interfaces, device=chunk):
-                ifaces_have[(ref(r["device"]), r["name"])] = r
+        # by Location: Nautobot's `device` filter of interfaces matches device *names*, across Locations
+        ifaces_have = {(ref(r["device"]), r["name"]): r for r in self._all(nb.dcim.interfaces, location=location)}
         ifaces_want = {}
         for (dev_name, port), iface in want.interfaces.items():
             ifaces_want[(device_ids[dev_name], port)] = {

@@ -187,18 +187,21 @@ def _read(nb: Any, url: str, location: str, directory: Path) -> Imported:
         hosts[str(name)] = entry
         roles[str(name)] = str(role)
     ordered = {n: hosts[n] for n in sorted(hosts, key=lambda n: device_order(roles[n], n))}
-    return Imported(ordered, _links(nb, url, location, devices))
+    return Imported(ordered, _links(nb, location, loc, devices))
 
 
-def _links(nb: Any, url: str, location: str, devices: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _links(nb: Any, location: str, location_id: str, devices: list[dict[str, Any]]) -> list[tuple[str, str]]:
     name_of = {str(d["id"]): str(d["name"]) for d in devices}
     ifaces: dict[str, tuple[str, str]] = {}
     ids = sorted(name_of)
     cables: dict[str, dict[str, Any]] = {}
+    # by Location: Nautobot's `device` filter of interfaces matches device *names*, across Locations
+    for r in nb.dcim.interfaces.filter(location=location_id):
+        owner = name_of.get(str(ref(dict(r)["device"])))
+        if owner is not None:
+            ifaces[str(r.id)] = (owner, str(r.name))
     for i in range(0, len(ids), 40):
         chunk = ids[i : i + 40]
-        for r in nb.dcim.interfaces.filter(device=chunk):
-            ifaces[str(r.id)] = (name_of[str(ref(dict(r)["device"]))], str(r.name))
         for r in nb.dcim.cables.filter(device_id=chunk):
             cables[str(r.id)] = dict(r)
     links = []
