@@ -133,6 +133,12 @@ class Exporter:
 
     def _export(self) -> None:
         nb, want = self.nb, self.want
+        # bad input first, before anything is written: two devices of one name in the Location
+        for found in nb.dcim.locations.filter(name=want.location):
+            names = Counter(str(d.name) for d in nb.dcim.devices.filter(location=found.id))
+            twice = sorted(n for n, c in names.items() if c > 1)
+            if twice:
+                raise SotError(f"Nautobot Location {want.location}: two or more devices named {', '.join(twice)}")
         active, connected = self._status("Active"), self._status("Connected")
         new_status = self._status(self.status_name)
         fields = {str(f.key) for f in nb.extras.custom_fields.all()}  # few; Nautobot filters them by label, not key
@@ -212,10 +218,6 @@ class Exporter:
         rack_ids = self._sync(nb.dcim.racks, "rack", racks_have, racks_want)
         # devices
         have_list = self._all(nb.dcim.devices, location=location)
-        names = Counter(d["name"] for d in have_list)
-        twice = sorted(n for n, c in names.items() if c > 1 and n in want.devices)
-        if twice:
-            raise SotError(f"{self.url}: Location {want.location} holds two or more devices named {', '.join(twice)}")
         devices_have = {d["name"]: d for d in have_list}
         self.report.left_alone = sorted(n for n in devices_have if n not in want.devices)
         devices_want = {}
