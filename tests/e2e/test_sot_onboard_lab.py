@@ -1,7 +1,8 @@
 """Onboarding through the source of truth, both ways, against a real Nautobot and the lab: `fabconf onboard rack
 --to URL` records a planned rack in Nautobot (the inventory's files untouched); `fabconf sot import` brings it into
 another copy of the inventory, which then renders what a local `fabconf onboard rack` renders, and the grown
-fabric pushes and verifies in the lab."""
+fabric diffs, pushes and verifies in the lab. Two of the rack's devices lose fabconf's groups in Nautobot, as a
+rack entered by hand would have none: the import infers them from the role, platform and model."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ def imported(nautobot: Nautobot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert planned == {"leaf5", "leaf6", "gpu09", "gpu10", "gpu11", "gpu12"}
     assert nb.dcim.racks.get(location=location.id, name="rack7") is not None
     assert main(args) == 0  # recording it again changes nothing
+    # as if entered by hand: two of the new devices without fabconf's groups (inferred from role, platform, model)
+    for device in ("leaf5", "gpu09"):
+        nb.dcim.devices.get(name=device, location=location.id).update({"custom_fields": {"fabconf_groups": None}})
     # from Nautobot into a second copy of the inventory
     copy = tmp_path / "copy"
     shutil.copytree(source, copy)
@@ -56,6 +60,8 @@ def lab(imported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
 def test_a_rack_recorded_in_nautobot_imports_pushes_and_verifies(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert {"leaf5", "leaf6", "gpu09", "gpu12"} <= set(lab.devices)
+    code, text = fab(capsys, "diff", "-i", inv(lab), "--limit", "rack7")
+    assert code == 2 and "leaf5" in text, text[-2000:]  # the new rack's changes pending
     code, text = push_all(lab, capsys)
     states = {d["device"]: d["state"] for d in json.loads(text[text.index("{") :])["devices"]}
     assert code == 0 and set(states.values()) == {"applied"}, states
