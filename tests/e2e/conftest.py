@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from labkit import lab_fixture
-from sotkit import Nautobot, start
 
 from fabconf_lab.orchestrator import Lab
 
@@ -15,9 +14,3 @@ from fabconf_lab.orchestrator import Lab
 @pytest.fixture
 def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
     yield from lab_fixture(tmp_path, monkeypatch)
-
-
-@pytest.fixture(scope="session")
-def nautobot(tmp_path_factory: pytest.TempPathFactory) -> Nautobot:
-    """One real Nautobot for the whole run, shared by the xdist workers (see sotkit.py)."""
-    return start(tmp_path_factory.getbasetemp().parent)
