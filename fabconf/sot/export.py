@@ -50,8 +50,14 @@ class Report:
         parts = []
         for verb, counts in (("created", self.created), ("updated", self.updated), ("deleted", self.deleted)):
             if counts:
-                parts.append(f"{verb} " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())))
+                parts.append(f"{verb} " + ", ".join(_count(n, kind) for kind, n in sorted(counts.items())))
         return "; ".join(parts)
+
+
+def _count(n: int, kind: str) -> str:
+    if n == 1:
+        return f"1 {kind}"
+    return f"{n} {kind}es" if kind.endswith(("ss", "x")) else f"{n} {kind}s"
 
 
 def _differs(record: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
@@ -298,7 +304,7 @@ class Exporter:
         ]
         if updates:
             nb.dcim.devices.update(updates)
-            self.report.updated["device primary IPv4"] += len(updates)
+            self.report.updated["primary IPv4 address"] += len(updates)
         # cables
         self._cables(device_ids, iface_ids, connected, location)
 

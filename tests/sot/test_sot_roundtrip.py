@@ -80,6 +80,8 @@ def test_an_unreachable_nautobot_or_a_wrong_token_is_one_line(
     before = _unchanged(source)
     code, _out, err = run(capsys, "sot", "import", "--from", "http://127.0.0.1:9", "-i", str(source))
     assert code == 1 and err.count("\n") == 1 and "cannot reach Nautobot" in err, err
+    code, _out, err = run(capsys, "onboard", "rack", "--pod", "pod1", "-i", str(source), "--to", "http://127.0.0.1:9")
+    assert code == 1 and err.count("\n") == 1 and "cannot reach Nautobot" in err, err
     monkeypatch.setenv("FABCONF_NAUTOBOT_TOKEN", "0" * 40)
     for args in (
         ("export", "-i", str(source), "--to", nautobot.url),
