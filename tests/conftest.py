@@ -24,12 +24,13 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["FABCONF_CACHE_DIR"] = tempfile.mkdtemp(prefix="fabconf-test-cache-")
 
 
-LAYERS = ("unit", "lab", "e2e")
+LAYERS = ("unit", "lab", "e2e", "sot")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test is marked by the top folder it lives in: ``unit``, ``lab`` (starts simulators) or ``e2e`` (drives
-    fabconf end to end against the lab), so ``pytest -m unit`` is the quick layer wherever it is run from."""
+    """Each test is marked by the top folder it lives in: ``unit``, ``lab`` (starts simulators), ``e2e`` (drives
+    fabconf end to end against the lab) or ``sot`` (against a real Nautobot), so ``pytest -m unit`` is the quick
+    layer wherever it is run from."""
     tests = Path(__file__).resolve().parent
     for item in items:
         layer = Path(str(item.fspath)).resolve().relative_to(tests).parts[0]

@@ -106,7 +106,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     if compile_only:
         return parser
 
-    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight
+    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, sot
     from fabconf.cli import plan as plan_cli
     from fabconf.deploy.options import DeviceOptions
 
@@ -141,13 +141,14 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     onboard.add_parser(sub, _inventory_arg)
     onboard.add_docs_parser(sub, _inventory_arg)
     plan_cli.add_parser(sub)
+    sot.add_parser(sub, _inventory_arg)
     auditlog.add_parser(sub)
     return parser
 
 
 # Libraries whose own log lines (a peer resetting an SSH socket, a retried HTTPS call) would reach the
 # terminal through logging's last-resort handler: a device's failure is reported once, in its Outcome.
-QUIET_LOGGERS = ("paramiko", "pyeapi", "urllib3", "ncclient", "netmiko", "napalm", "nornir")
+QUIET_LOGGERS = ("paramiko", "pyeapi", "urllib3", "ncclient", "netmiko", "napalm", "nornir", "pynautobot")
 
 
 def log_path() -> Path:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argpars
     r.add_argument("--pod", help="the pod the rack joins (needed when the fabric has more than one)")
     r.add_argument("--rack", help="the rack's name (default: the next free rackN); an existing rack is a no-op")
     r.add_argument("--dry-run", action="store_true", help="print what would be added, write nothing")
+    r.add_argument(
+        "--to",
+        metavar="URL",
+        help="record the rack in that Nautobot as planned (the inventory's files stay as they are; "
+        "`fabconf sot import` brings it back); the token is read from FABCONF_NAUTOBOT_TOKEN",
+    )
     r.set_defaults(func=run_rack)
     p = what.add_parser(
         "pod",
@@ -81,7 +89,34 @@ def run_docs(args: argparse.Namespace) -> int:
 
 
 def run_rack(args: argparse.Namespace) -> int:
+    if args.to:
+        return record_rack(Path(args.inventory), args.pod, args.rack, args.to)
     return onboard_rack(Path(args.inventory), args.pod, args.rack, args.dry_run)
+
+
+def record_rack(directory: Path, pod: str | None, rack: str | None, url: str) -> int:
+    """``onboard rack --to URL``: the inventory with the rack added, validated, exported into Nautobot with the
+    rack's devices as Planned; the inventory's own files are not written."""
+    from fabconf.sot import export_inventory
+
+    compiled = compile_inventory(directory)
+    plan = onboard.plan_rack(compiled, pod or onboard.only_pod(compiled), rack)
+    if plan.empty:
+        print(f"rack {plan.rack} of pod {plan.pod} is already in {directory}: nothing to record")
+        return 0
+    texts = onboard.rack_texts(directory, plan)
+    with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-") as tmp:
+        grown = Path(tmp) / directory.name
+        shutil.copytree(directory, grown)
+        for name, text in texts.items():
+            (grown / name).write_text(text)
+        line = export_inventory(grown, url, status="Planned", new_only={d.name for d in plan.devices})
+    print(
+        f"recorded rack {plan.rack} of pod {plan.pod} in Nautobot as planned: {len(plan.devices)} device(s) "
+        f"({', '.join(d.name for d in plan.devices)}), {len(plan.links)} link(s)"
+    )
+    print(line)
+    return 0
 
 
 def onboard_rack(directory: Path, pod: str | None, rack: str | None, dry_run: bool) -> int:
