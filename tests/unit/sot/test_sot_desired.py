@@ -26,7 +26,7 @@ def test_the_example_pod_as_nautobot_objects() -> None:
         2,
         "192.0.2.12/32",
     )
-    assert leaf2.groups == ["leaves", "sn5600"] and leaf2.extra == {"data": {"os_version": "5.15.0"}}
+    assert leaf2.groups == ["leaves", "sn5600"] and leaf2.extra == {"data": {"os_version": "5.15.0", "telemetry": True}}
     assert leaf2.asn == 65102 and leaf2.pod == "pod1"
     uplink = want.interfaces[("leaf1", "swp63")]
     assert uplink.type == "400gbase-x-qsfpdd" and uplink.speed_gbps == 400 and uplink.mtu == 9214  # EOS spine1's cap
