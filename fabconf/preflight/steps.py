@@ -18,7 +18,7 @@ from fabconf.deploy.tasks import run_step
 from fabconf.drivers.contract import Driver
 from fabconf.preflight.host import ToolReader, check_host
 from fabconf.preflight.policy import Policy
-from fabconf.preflight.switch import check_counters, check_pfc, check_switch, pfc_rates
+from fabconf.preflight.switch import check_counters, check_pfc, check_switch, lossless_priorities, pfc_rates
 
 
 @dataclass
@@ -63,7 +63,7 @@ def _switch_counters(job: Job, driver: Driver, policy: Policy, evidence: dict[st
         }
         failed += check_counters(job.interfaces, errors, errors2, policy.max_error_rate)
     if pfc is not None and pfc2 is not None:
-        lossless = [int(p) for p in ((job.data.get("qos") or {}).get("pfc") or {}).get("priorities") or []]
+        lossless = lossless_priorities(job.data.get("qos") or {})
         evidence["pfc"] = {
             "pfc_counters": pfc,
             "pfc_counters (second read)": pfc2,

@@ -62,6 +62,18 @@ def check_counters(
     return failed
 
 
+def lossless_priorities(qos: dict[str, Any]) -> list[int]:
+    """The PFC (lossless) priorities of a switch's compiled ``qos``, in each QoS dialect's shape (NVUE
+    ``pfc.priorities``, EOS ``pfc_priorities``, NX-OS the network-qos classes' ``pause_cos``)."""
+    pfc = qos.get("pfc")
+    if isinstance(pfc, dict) and pfc.get("priorities"):
+        return sorted(int(p) for p in pfc["priorities"])
+    if qos.get("pfc_priorities"):
+        return sorted(int(p) for p in qos["pfc_priorities"])
+    classes = (qos.get("network_qos") or {}).get("classes") or []
+    return sorted(int(c["pause_cos"]) for c in classes if c.get("pause_cos") is not None)
+
+
 def pfc_rates(
     lossless: list[int], first: dict[str, dict[str, int]], second: dict[str, dict[str, int]], seconds: float
 ) -> dict[str, dict[str, float]]:
