@@ -78,6 +78,8 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert devices["leaf1"]["evidence"]["pfc"]["received per second"]["swp1"] == {"3": 0.0}
     code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "gpu01")
     assert code == 0 and 'gpu01 active_mtu: {"ibv_devinfo":{"mlx5_0":4096,"mlx5_1":4096}}' in text
+    code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "leaf4")
+    assert code == 0 and 'leaf4 pfc: {"pfc_counters":{"Ethernet1/1":{"all":0}' in text  # text evidence, NX-OS
 
     gpu03 = sim(lab, "gpu03")
     with pytest.raises(ValueError, match="PORT:SPEEDg"):
