@@ -211,10 +211,14 @@ class Lab:
             self.write_state()
 
     def _feel_storm(self, dev: LabDevice) -> None:
-        """A GPU host's tools (``ethtool -S``) show its PFC storm."""
+        """A GPU host's tools (``ethtool -S``) and a switch's PFC counters (NX-OS ``show interface
+        priority-flow-control``, NVUE ``counters qos pfc-stats``) show its PFC storm."""
+        storm = self.storms.setdefault(dev.name, labmetrics.Storm())
         ctx = getattr(dev.sim, "ctx", None)
         if ctx is not None and hasattr(ctx, "storm"):
-            ctx.storm = self.storms.setdefault(dev.name, labmetrics.Storm()).snapshot
+            ctx.storm = storm.snapshot
+        if hasattr(dev.sim, "pfc_pauses"):
+            dev.sim.pfc_pauses = storm.pauses
 
     def _sim_of(self, name: str) -> Any:
         return lambda: self.devices[name].sim  # the current one: `reset` replaces it
@@ -601,8 +605,8 @@ def link_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
     ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
     GPU hosts, and switches, whose cable is then cut at both ends in the World: no LLDP, BGP or route over it),
-    ``PORT:errors=0.001`` (share of frames in error; GPU hosts, EOS and Cumulus switches). It stays until set back
-    (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
+    ``PORT:errors=0.001`` (share of frames in error; GPU hosts, EOS, NX-OS and Cumulus switches). It stays until set
+    back (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
     port, _, setting = (arg or "").partition(":")
     speed = re.fullmatch(r"(\d+)g", setting)
     errors = re.fullmatch(r"errors=(0(?:\.\d+)?|1(?:\.0+)?)", setting)
@@ -624,7 +628,7 @@ def link_fault(sim: Any, arg: str | None) -> None:
     else:
         raise ValueError(
             f"fault 'link' {setting!r} is modelled on GPU hosts "
-            "(switches: PORT:SPEEDg on EOS and Cumulus, errors on EOS)"
+            "(switches: PORT:SPEEDg on EOS and Cumulus, errors on EOS, NX-OS and Cumulus)"
         )
 
 

@@ -18,7 +18,7 @@ from fabconf.deploy.tasks import run_step
 from fabconf.drivers.contract import Driver
 from fabconf.preflight.host import ToolReader, check_host
 from fabconf.preflight.policy import Policy
-from fabconf.preflight.switch import check_counters, check_switch
+from fabconf.preflight.switch import check_counters, check_pfc, check_switch, lossless_priorities, pfc_rates
 
 
 @dataclass
@@ -33,23 +33,44 @@ class PreflightContext:
             self.firmware[device] = found
 
 
-def _switch_counters(job: Job, driver: Driver, policy: Policy, evidence: dict[str, Any]) -> list[str]:
-    """Two counter reads ``policy.sample_seconds`` apart, where the driver has the getter."""
-    read = getattr(driver, "get_interfaces_counters", None)
+def _read(driver: Driver, name: str, *args: Any) -> Any:
+    """A counter read where the driver has it (None where it has not: the check is skipped)."""
+    read = getattr(driver, name, None)
     if read is None:
-        return []
+        return None
     try:
-        first = read()
+        return read(*args)
     except NotImplementedError:
+        return None
+
+
+def _switch_counters(job: Job, driver: Driver, policy: Policy, evidence: dict[str, Any]) -> list[str]:
+    """Error and PFC counters read twice, ``policy.sample_seconds`` apart, where the driver has the reads."""
+    ports = sorted(i["name"] for i in job.interfaces)
+    errors, pfc = _read(driver, "get_interfaces_counters"), _read(driver, "pfc_counters", ports)
+    if errors is None and pfc is None:
         return []
+    started = time.monotonic()
     time.sleep(policy.sample_seconds)
-    second = read()
-    ports = {i["name"] for i in job.interfaces}
-    evidence["counters"] = {
-        "get_interfaces_counters": {k: v for k, v in first.items() if k in ports},
-        "get_interfaces_counters (second read)": {k: v for k, v in second.items() if k in ports},
-    }
-    return check_counters(job.interfaces, first, second, policy.max_error_rate)
+    errors2 = _read(driver, "get_interfaces_counters") if errors is not None else None
+    pfc2 = _read(driver, "pfc_counters", ports) if pfc is not None else None
+    seconds = time.monotonic() - started
+    failed: list[str] = []
+    if errors is not None and errors2 is not None:
+        evidence["counters"] = {
+            "get_interfaces_counters": {k: v for k, v in errors.items() if k in ports},
+            "get_interfaces_counters (second read)": {k: v for k, v in errors2.items() if k in ports},
+        }
+        failed += check_counters(job.interfaces, errors, errors2, policy.max_error_rate)
+    if pfc is not None and pfc2 is not None:
+        lossless = lossless_priorities(job.data.get("qos") or {})
+        evidence["pfc"] = {
+            "pfc_counters": pfc,
+            "pfc_counters (second read)": pfc2,
+            "received per second": pfc_rates(lossless, pfc, pfc2, seconds),
+        }
+        failed += check_pfc(job.interfaces, lossless, pfc, pfc2, seconds)
+    return failed
 
 
 def preflight_device(job: Job, driver: Driver, ctx: PreflightContext) -> Outcome:

@@ -4,17 +4,24 @@ flags ports negotiated below their speed, and its error budget.
 - ``[ports]`` every cabled port up at its intended speed (``get_interfaces``: ``is_up``, ``speed`` in Mb/s; a
   driver that reports no speed (0) is not judged on it);
 - ``[counters]`` received errors per unicast frame between two ``get_interfaces_counters`` reads below
-  ``preflight.max_error_rate`` (0.001 %), where the driver has the getter (NAPALM's EOS driver; fabconf's NVUE
-  driver from ``link stats``; NAPALM's NX-API driver has none yet, and the check is skipped there, as
-  docs/operations/preflight.md says).
+  ``preflight.max_error_rate`` (0.001 %), where the driver has the getter (NAPALM's EOS driver; on NX-OS
+  ``show interface | json`` through NAPALM's ``cli()``; fabconf's NVUE driver from ``link stats``);
+- ``[pfc]`` PFC frames received per second on the RoCE (lossless) priorities between the same two reads above
+  ``PAUSE_STORM_PER_S``, the hosts' storm threshold: a pause storm (NX-OS ``show interface
+  priority-flow-control``, whose RxPPP counts the port's PFC frames of every priority; NVUE ``counters qos
+  pfc-stats`` per switch priority; EOS: not read, see docs/operations/preflight.md).
 
 Not checked here, and why: the PFC watchdog and every other configured setting are what ``verify``/``drift``
-compare against intent; PFC storms need per-priority pause counters, which no NAPALM getter returns.
+compare against intent.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from fabconf.preflight.host import PAUSE_STORM_PER_S
+
+ALL_PRIORITIES = "all"  # a count of every priority's PFC frames (NX-OS's RxPPP)
 
 
 def check_switch(
@@ -52,4 +59,51 @@ def check_counters(
                 f"[counters] {itf['name']} (to {itf.get('peer', '')}): {errors} errored of {frames} frames "
                 f"({100 * errors / frames:.4f} %) between two reads, above {100 * max_error_rate:.4f} %"
             )
+    return failed
+
+
+def lossless_priorities(qos: dict[str, Any]) -> list[int]:
+    """The PFC (lossless) priorities of a switch's compiled ``qos``, in each QoS dialect's shape (NVUE
+    ``pfc.priorities``, EOS ``pfc_priorities``, NX-OS the network-qos classes' ``pause_cos``)."""
+    pfc = qos.get("pfc")
+    if isinstance(pfc, dict) and pfc.get("priorities"):
+        return sorted(int(p) for p in pfc["priorities"])
+    if qos.get("pfc_priorities"):
+        return sorted(int(p) for p in qos["pfc_priorities"])
+    classes = (qos.get("network_qos") or {}).get("classes") or []
+    return sorted(int(c["pause_cos"]) for c in classes if c.get("pause_cos") is not None)
+
+
+def pfc_rates(
+    lossless: list[int], first: dict[str, dict[str, int]], second: dict[str, dict[str, int]], seconds: float
+) -> dict[str, dict[str, float]]:
+    """port -> priority (or ``all``) -> PFC frames received per second between two reads, on the lossless
+    priorities (a port's total where the switch counts no single priority)."""
+    wanted = {str(p) for p in lossless} | {ALL_PRIORITIES}
+    out: dict[str, dict[str, float]] = {}
+    for port in sorted(set(first) & set(second)):
+        a, b = first[port], second[port]
+        rates = {k: (int(b[k]) - int(a[k])) / max(seconds, 0.001) for k in sorted(wanted & set(a) & set(b))}
+        if rates:
+            out[port] = rates
+    return out
+
+
+def check_pfc(
+    interfaces_intent: list[dict[str, Any]],
+    lossless: list[int],
+    first: dict[str, dict[str, int]],
+    second: dict[str, dict[str, int]],
+    seconds: float,
+) -> list[str]:
+    failed = []
+    rates = pfc_rates(lossless, first, second, seconds)
+    for itf in sorted(interfaces_intent, key=lambda i: i["name"]):
+        for prio, rate in rates.get(itf["name"], {}).items():
+            if rate > PAUSE_STORM_PER_S:
+                where = "all priorities" if prio == ALL_PRIORITIES else f"priority {prio}"
+                failed.append(
+                    f"[pfc] {itf['name']} (to {itf.get('peer', '')}): {rate:.0f} PFC pause frames/s received "
+                    f"({where}) between two reads, above {PAUSE_STORM_PER_S}/s: a pause storm"
+                )
     return failed

@@ -191,6 +191,22 @@ def roce_oper(applied: Tree) -> Tree | None:
     return out
 
 
+STORM_PRIORITY = 3  # the priority a lab pause storm runs on, as its SNMP model (fabconf_lab.metrics) [U: a lab model]
+
+
+def pfc_stats(pauses: int) -> Tree:
+    """``nv show interface swpN counters qos pfc-stats`` (Cumulus Linux 5.5 and later; ``qos counters pfc-stats``
+    before): one row per switch priority with ``rx-pause-frames``, ``rx-pause-duration``, ``tx-pause-frames``,
+    ``tx-pause-duration`` [V: NVIDIA, NVUE command reference, "nv show interface <interface-id> counters qos
+    pfc-stats", and the Cumulus Linux 5.x QoS page, "Show Qos Counters"]. As JSON, a ``switch-priority`` map keyed
+    by the priority [U: the REST layout, taken from the table's first column]."""
+    rows = {}
+    for prio in range(8):
+        rx = pauses if prio == STORM_PRIORITY else 0
+        rows[str(prio)] = {"rx-pause-frames": rx, "rx-pause-duration": 0, "tx-pause-frames": 0, "tx-pause-duration": 0}
+    return {"switch-priority": rows}
+
+
 FRAMES_PER_S = 1_000_000.0  # a lab model, as a GPU host's NIC port
 _EPOCH = time.monotonic()
 
@@ -206,12 +222,15 @@ def operational_tree(
     negotiated: dict[str, int] | None = None,
     top: str | None = None,
     errors: dict[str, float] | None = None,
+    pauses: int = 0,
 ) -> Tree:
     """The applied tree with operational leaves added (what a GET without ``rev`` returns); ``identity`` is the
     (release, model) the switch reports; ``negotiated``: port -> Gb/s its link came up at (a cable/optic fault),
     else swp ports report 400G [U: the lab's fabric links run at 400G]; ``errors``: port -> share of received frames
     in error (``link PORT:errors=R``), shown in ``link stats`` (``in-pkts``, ``in-errors``: frames grow with time
-    while the link is up) [U: the leaf names of ``nv show interface swpN link stats``].
+    while the link is up) [U: the leaf names of ``nv show interface swpN link stats``]; ``pauses``: PFC frames
+    received so far on the RoCE priority of every swp port that is up (``fabconf lab fault DEV pfc-storm``), in
+    ``counters qos pfc-stats`` (``pfc_stats``).
 
     ``top``: only that top-level key is asked for (``GET /nvue_v1/system``): the rest is neither copied nor worked
     out. A spine's RIB holds a route per leaf prefix of its plane, and building it for every ``GET /system`` was
@@ -257,6 +276,7 @@ def operational_tree(
             frames = int(FRAMES_PER_S * (time.monotonic() - _EPOCH)) if link["oper-status"] == "up" else 0
             ratio = (errors or {}).get(ifname, 0.0)
             link["stats"] = {"in-pkts": frames, "in-errors": int(frames * ratio), "out-pkts": frames, "out-errors": 0}
+            node["counters"] = {"qos": {"pfc-stats": pfc_stats(pauses if link["oper-status"] == "up" else 0)}}
         if ifname in lldp:
             _, rdev, rport = lldp[ifname]
             node.setdefault("lldp", {})["neighbor"] = {

@@ -54,6 +54,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, Unpack
 from urllib.parse import unquote
@@ -164,6 +165,7 @@ class NvueSim(SimBase, HttpDevice):
         self._booted = time.time()
         self.negotiated: dict[str, int] = {}  # port -> Gb/s its link came up at (a cable/optic fault)
         self.error_ratio: dict[str, float] = {}  # port -> share of received frames in error (a cable/optic fault)
+        self.pfc_pauses: Callable[[], int] = lambda: 0  # PFC frames received so far (``lab fault DEV pfc-storm``)
         self._https: HttpsService | None = None
         self._ssh: Any = None
         self._lock = threading.Lock()
@@ -289,6 +291,7 @@ class NvueSim(SimBase, HttpDevice):
             self.negotiated,
             top,
             self.error_ratio,
+            self.pfc_pauses(),
         )
 
     # -- tokens -----------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ call other simulators' ``lab_view``) are asked without holding it, so two simula
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 import time
@@ -36,6 +37,9 @@ from fabconf_lab.nxos.config import (
 from fabconf_lab.nxos.render import hostname_of, lab_view, render_config, rollback_patch_text
 from fabconf_lab.nxos.replace import ConfigReplace
 from fabconf_lab.world import DeviceView, World
+
+FRAMES_PER_S = 1_000_000  # a busy fabric port, for counters that grow with time (two reads give rates), as on EOS
+_EPOCH = time.monotonic()
 
 _EXEC_WORDS = frozenset(
     [
@@ -98,6 +102,8 @@ class NxosDevice:
     changes: int = 0  # bumped by every change to the running config: the World view is worked out once per value
     _view: tuple[int, DeviceView] | None = None
     version: str = NXOS_VERSION  # the release and hardware model the device reports
+    error_ratio: dict[str, float] = field(default_factory=dict)  # port -> share of received frames in error
+    pfc_pauses: Callable[[], int] = field(default=lambda: 0)  # PFC frames received so far (a pfc-storm fault)
     model: str | None = None
 
     def __post_init__(self) -> None:
@@ -135,6 +141,8 @@ class NxosDevice:
         line = " ".join(command.split())
         if not line:
             return Reply(text="")
+        if line.endswith("| json") and line.startswith("show "):
+            return self._as_json(line, session)
         for pattern, handler in self._table():
             m = pattern.fullmatch(line)
             if m:
@@ -142,6 +150,16 @@ class NxosDevice:
         if (session.config is None and not session.nxapi) or line.split()[0] in _EXEC_WORDS:
             raise NxosCliError(line, INVALID)  # an exec command the lab does not know: not a config line
         return self._config_line(command, session)
+
+    def _as_json(self, line: str, session: ExecSession) -> Reply:
+        """``show ... | json``: the structured output printed as JSON text (what a ``cli_ascii`` call, NAPALM's
+        ``cli()``, returns) [3P: Ansible's cisco.nxos facts and ansible.netcommon's ``cli_parse`` documentation
+        send ``show interface | json`` over the CLI]."""
+        reply = self.run(line[: -len("| json")].strip(), session)
+        if reply.body is None:
+            raise NxosCliError(line, INVALID)
+        text = json.dumps(reply.body)
+        return Reply(reply.body, text + "\n")
 
     def _table(self) -> list[tuple[re.Pattern[str], Callable[[re.Match[str], ExecSession], Reply]]]:
         r = re.compile
@@ -261,7 +279,11 @@ class NxosDevice:
                     memo.up, memo.since = oper, now
                 flapped = None if memo.since == self.boot_time and not oper else now - memo.since
             routed = "no switchport" in texts or not name.startswith("Ethernet")
-            states.append(show.IfState(name, admin, oper, mtu, desc, mac, routed, addr, speed_mbps, flapped))
+            frames = int(FRAMES_PER_S * (time.monotonic() - _EPOCH)) if oper and name.startswith("Ethernet") else 0
+            errors = int(frames * self.error_ratio.get(name, 0.0))
+            states.append(
+                show.IfState(name, admin, oper, mtu, desc, mac, routed, addr, speed_mbps, flapped, frames, errors)
+            )
         return states
 
     def _show_interface(self, m: re.Match[str], s: ExecSession) -> Reply:
@@ -303,7 +325,7 @@ class NxosDevice:
                 "auto",
             )
             oper = mode == "on" and bitmap != 0 and oper_up.get(port, False)
-            rows.append(show.PfcState(port, mode, oper, bitmap if oper else 0))
+            rows.append(show.PfcState(port, mode, oper, bitmap if oper else 0, self.pfc_pauses() if oper else 0))
         return rows
 
     def _show_pfc(self, m: re.Match[str], s: ExecSession) -> Reply:

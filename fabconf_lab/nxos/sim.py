@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any, Unpack
 
 from fabconf_lab.contract import SimArgs, SimBase
@@ -161,6 +162,20 @@ class NxosSim(SimBase, HttpDevice):
             self._ssh = None
 
     # -- lab contract ----------------------------------------------------------------------------------------
+    @property
+    def error_ratio(self) -> dict[str, float]:
+        """port -> share of received frames in error (``fabconf lab fault DEV link PORT:errors=R``)."""
+        return self.device.error_ratio
+
+    @property
+    def pfc_pauses(self) -> Callable[[], int]:
+        """PFC frames received so far on each PFC port (``fabconf lab fault DEV pfc-storm``)."""
+        return self.device.pfc_pauses
+
+    @pfc_pauses.setter
+    def pfc_pauses(self, source: Callable[[], int]) -> None:
+        self.device.pfc_pauses = source
+
     def lab_view(self) -> DeviceView:
         return self.device.view()
 

@@ -1,7 +1,8 @@
 """``fabconf preflight`` against the lab: a clean fabric passes; each injected fault fails exactly the check that
 names it (a host port at 200G, a DOWN RDMA link, a firmware version that differs, lldpad running, a switch port
 at the wrong speed, a lossy link, GPUDirect prerequisites, versions outside the compatibility table, a RoCE active
-MTU below 4096, a NIC's PCIe link trained below its capability, RoCE retransmissions and a PFC storm), and the
+MTU below 4096, a NIC's PCIe link trained below its capability, RoCE retransmissions and a PFC storm, on a host
+and on NX-OS and Cumulus switches, errored frames on an NX-OS uplink), and the
 host platform's prerequisites (Above 4G Decoding, the IOMMU and SR-IOV, the OFED/driver/CUDA/NCCL table)."""
 
 from __future__ import annotations
@@ -68,10 +69,17 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert (nic["speed"], nic["width"], nic["cap_speed"], nic["cap_width"]) == (32.0, 16, 32.0, 16)
     assert "ethtool -S ens1f0np0 (second read)" in devices["gpu01"]["evidence"]["nic_counters"]
     assert devices["leaf3"]["evidence"]["ports"]["get_interfaces"]["Ethernet1/1"]["is_up"] is True
-    assert set(devices["leaf3"]["evidence"]) == {"ports", "counters"}  # EOS: NAPALM has the counters getter
-    assert set(devices["leaf1"]["evidence"]) == {"ports", "counters"}  # Cumulus: NVUE's link stats
+    assert set(devices["leaf3"]["evidence"]) == {"ports", "counters"}  # EOS: NAPALM's getter; no PFC counters
+    assert set(devices["leaf1"]["evidence"]) == {"ports", "counters", "pfc"}  # Cumulus: link stats, pfc-stats
+    assert set(devices["leaf4"]["evidence"]) == {"ports", "counters", "pfc"}  # NX-OS: `show … | json` via cli()
+    nxos = devices["leaf4"]["evidence"]
+    assert nxos["counters"]["get_interfaces_counters"]["Ethernet1/63"]["rx_errors"] == 0
+    assert nxos["pfc"]["received per second"]["Ethernet1/1"] == {"all": 0.0}  # PFC on, no pause frames
+    assert devices["leaf1"]["evidence"]["pfc"]["received per second"]["swp1"] == {"3": 0.0}
     code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "gpu01")
     assert code == 0 and 'gpu01 active_mtu: {"ibv_devinfo":{"mlx5_0":4096,"mlx5_1":4096}}' in text
+    code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "leaf4")
+    assert code == 0 and 'leaf4 pfc: {"pfc_counters":{"Ethernet1/1":{"all":0}' in text  # text evidence, NX-OS
 
     gpu03 = sim(lab, "gpu03")
     with pytest.raises(ValueError, match="PORT:SPEEDg"):
@@ -102,6 +110,9 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     lab.fault("leaf3", "link", "Ethernet2/1:200g")  # the switch end of gpu06's rail-0 link
     lab.fault("leaf3", "link", "Ethernet63/1:errors=0.001")  # its uplink to spine1 loses frames
     lab.fault("leaf1", "link", "swp63:errors=0.001")  # Cumulus: an uplink that loses frames
+    lab.fault("leaf4", "link", "Ethernet1/63:errors=0.001")  # NX-OS: its uplink to spine1 loses frames
+    lab.fault("leaf2", "pfc-storm")  # Cumulus: pause frames at line rate on the RoCE priority of every port
+    lab.fault("spine2", "pfc-storm")  # NX-OS: the same, seen in RxPPP
 
     code, devices = _preflight(capsys, lab)
     assert code == 2
@@ -115,7 +126,9 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
         "gpu07": {"active_mtu", "pcie"},
         "leaf3": {"ports", "counters"},
         "leaf1": {"counters"},
-        "leaf2": {"ports"},  # the far end of gpu02's dead link
+        "leaf2": {"ports", "pfc"},  # the far end of gpu02's dead link; a pause storm
+        "leaf4": {"counters"},
+        "spine2": {"pfc"},
     }
     failing = {name: _checks(d) for name, d in devices.items() if d["failed_checks"]}
     assert failing == expected, {n: devices[n]["failed_checks"] for n in failing}
@@ -134,6 +147,11 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
     assert "[counters] swp63 (to spine1:" in lines["leaf1"]
+    assert "[counters] Ethernet1/63 (to spine1:Ethernet4/1):" in lines["leaf4"]
+    assert re.search(
+        r"\[pfc\] swp64 \(to spine2:Ethernet1/2\): \d+ PFC pause frames/s received \(priority 3\)", lines["leaf2"]
+    )
+    assert re.search(r"\[pfc\] Ethernet1/4 \(to leaf4:Ethernet1/64\): \d+ PFC .*\(all priorities\)", lines["spine2"])
 
     # the same run as JUnit and Prometheus: one case per device, failures where the checks failed
     report = tmp_path / "preflight.prom"

@@ -675,3 +675,42 @@ def test_startup_persists_in_state_dir(make_sim) -> None:
     again = make_sim(sim.name, address=sim.address)
     assert "hostname persisted1" in again.running_config()
     assert ssl.OPENSSL_VERSION  # TLS stack present (the lab CA verified every request above)
+
+
+def test_error_and_pfc_counters_move_with_the_faults_through_napalm_cli(make_sim) -> None:
+    """NAPALM's NX-API driver has no counters getter: fabconf reads ``show interface | json`` and ``show interface
+    priority-flow-control | json`` through its ``cli()``; a ``link PORT:errors=R`` fault raises the port's input
+    errors, a pfc-storm fault its received PFC frames (RxPPP)."""
+    from fabconf.drivers.cli import nxos_counters
+    from fabconf.drivers.cli.staging import StagedCliDriver
+    from fabconf.platforms import platform
+    from fabconf_lab.metrics import Storm
+
+    sim = make_sim()
+    d = driver(sim)
+    d.load_merge_candidate(config=ROCE_QOS)
+    d.commit_config()
+    staged = StagedCliDriver(d, platform("nxos"))
+    first = staged.get_interfaces_counters()
+    assert first["Ethernet1/1"]["rx_unicast_packets"] > 0 and first["Ethernet1/1"]["rx_errors"] == 0
+    assert "loopback0" not in first and "Ethernet1/4" in first  # a shut port reports zeros
+    raw = json.loads(d.cli([nxos_counters.INTERFACES])[nxos_counters.INTERFACES])  # NX-OS prints the JSON as text
+    rows = {r["interface"]: r for r in raw["TABLE_interface"]["ROW_interface"]}
+    assert isinstance(rows["Ethernet1/1"]["eth_inerr"], str) and isinstance(rows["Ethernet1/1"]["eth_inucast"], int)
+    assert staged.pfc_counters(["Ethernet1/1", "Ethernet1/2"]) == {
+        "Ethernet1/1": {"all": 0},
+        "Ethernet1/2": {"all": 0},
+    }
+
+    sim.error_ratio["Ethernet1/1"] = 0.01  # `fabconf lab fault leaf1 link Ethernet1/1:errors=0.01`
+    storm = Storm()  # `fabconf lab fault leaf1 pfc-storm`, as the orchestrator hands it to the simulator
+    storm.start()
+    sim.pfc_pauses = storm.pauses
+    time.sleep(0.05)
+    a, b = staged.get_interfaces_counters()["Ethernet1/1"], staged.get_interfaces_counters()["Ethernet1/1"]
+    assert 0 < a["rx_errors"] < b["rx_errors"] and b["rx_errors"] == int(b["rx_unicast_packets"] * 0.01)
+    p1, p2 = staged.pfc_counters(["Ethernet1/1"]), staged.pfc_counters(["Ethernet1/1"])
+    assert p2["Ethernet1/1"]["all"] > p1["Ethernet1/1"]["all"] > 0
+    assert staged.pfc_counters(["Ethernet1/2"]) == {"Ethernet1/2": {"all": 0}}  # PFC not operational there
+    status, body = nxapi(sim, rpc(["show version | json"], method="cli_ascii"))
+    assert status == 200 and json.loads(body["result"]["msg"])["host_name"] == "leaf1"

@@ -17,9 +17,11 @@ Every other call is NAPALM's own. The NAPALM driver is reachable as ``.napalm`` 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from fabconf.drivers.cli import nxos_counters
 from fabconf.drivers.cli.remediation import (
     Remediation,
     keep_management,
@@ -151,9 +153,32 @@ class StagedCliDriver:
     def get_interfaces(self) -> dict[str, models.InterfaceDict]:
         return self.napalm.get_interfaces()
 
-    def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
-        """NAPALM's counters where its driver has them (EOS); NotImplementedError elsewhere (NX-API)."""
-        return self.napalm.get_interfaces_counters()
+    def get_interfaces_counters(self) -> dict[str, Any]:
+        """NAPALM's counters where its driver has them (EOS); on NX-OS (NAPALM's NX-API driver has none) the
+        receive and transmit counts of ``show interface | json`` read through NAPALM's ``cli()``."""
+        try:
+            return dict(self.napalm.get_interfaces_counters())
+        except NotImplementedError:
+            if self.spec.name != "nxos":
+                raise
+        return nxos_counters.interfaces_counters(self._cli_json(nxos_counters.INTERFACES))
+
+    def pfc_counters(self, ports: list[str]) -> dict[str, dict[str, int]]:
+        """port -> PFC frames received so far, per priority (key ``"all"``: the port's total). NX-OS: ``show
+        interface priority-flow-control | json``; EOS: NotImplementedError (no sourced JSON path, see
+        docs/operations/preflight.md)."""
+        if self.spec.name != "nxos":
+            raise NotImplementedError(f"no PFC counters read on {self.spec.label}")
+        wanted = set(ports)
+        return {k: v for k, v in nxos_counters.pfc_counters(self._cli_json(nxos_counters.PFC)).items() if k in wanted}
+
+    def _cli_json(self, command: str) -> dict[str, Any]:
+        text = self.napalm.cli([command]).get(command, "")
+        try:
+            body = json.loads(text) if isinstance(text, str) else text
+        except ValueError as exc:
+            raise ValueError(f"{command}: not JSON ({exc})") from None
+        return body if isinstance(body, dict) else {}
 
     def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
         return self.napalm.get_lldp_neighbors()

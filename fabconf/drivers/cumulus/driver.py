@@ -501,6 +501,20 @@ class CumulusDriver(DriverBase, RevertTimer):
     def get_interfaces_counters(self) -> dict[str, dict[str, int]]:
         return nvue_getters.interfaces_counters(_as_dict(self.api.get(path_of("interface"))))
 
+    def pfc_counters(self, ports: list[str]) -> dict[str, dict[str, int]]:
+        """port -> switch priority -> PFC frames received so far (``nv show interface IF counters qos pfc-stats``,
+        one GET per port; a port without them is left out)."""
+        out = {}
+        for port in ports:
+            try:
+                stats = self.api.get(path_of("interface", port, "counters", "qos", "pfc-stats"))
+            except NvueApiError as exc:
+                if exc.status == 404:
+                    continue
+                raise
+            out[port] = nvue_getters.pfc_counters(_as_dict(stats))
+        return out
+
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
         return nvue_getters.lldp_neighbors(_as_dict(self.api.get(path_of("interface"))))
 

@@ -94,6 +94,15 @@ def interfaces_counters(tree: Tree) -> dict[str, dict[str, int]]:
     return out
 
 
+def pfc_counters(stats: Tree) -> dict[str, int]:
+    """Switch priority -> PFC frames received, from ``GET /interface/<IF>/counters/qos/pfc-stats`` (Cumulus Linux
+    5.5 and later): the ``switch-priority`` rows' ``rx-pause-frames`` [V: NVIDIA's NVUE command reference, ``nv
+    show interface <interface-id> counters qos pfc-stats``; U: the JSON layout, a map keyed by the table's first
+    column]."""
+    rows = _dict(stats.get("switch-priority"))
+    return {str(prio): _num(_dict(row).get("rx-pause-frames"), 0) for prio, row in rows.items()}
+
+
 def interfaces(tree: Tree) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in sorted(tree, key=natural_key):

@@ -40,6 +40,7 @@ from fabconf.drivers.cumulus.plan import (
 )
 from fabconf.drivers.known_hosts import host_port_name
 from fabconf_lab.faults import Faults
+from fabconf_lab.metrics import Storm
 from fabconf_lab.nvue.sim import NvueSim, default_startup_config
 from fabconf_lab.tls import LabCA
 from fabconf_lab.world import World
@@ -216,6 +217,32 @@ def test_open_and_getters_in_napalm_shapes(lab: Lab, leaf1_doc: str) -> None:
     assert (down["is_up"], down["remote_as"], down["is_enabled"]) == (False, 65100, True)
     assert set(up["address_family"]["ipv4"]) == {"received_prefixes", "accepted_prefixes", "sent_prefixes"}
     assert drv.get_interfaces()["swp63"]["mtu"] == 9214
+
+
+def test_pfc_counters_per_switch_priority_move_with_a_storm(lab: Lab) -> None:
+    """``nv show interface IF counters qos pfc-stats`` through the REST API, per port: each switch priority's
+    received PFC frames; a pfc-storm fault (the orchestrator hands the simulator its Storm) moves the RoCE
+    priority's on a port that is up, and nothing on one that is down; errors move with ``link PORT:errors=R``."""
+    world = World([("leaf1", "swp63", "spine1", "swp1")])
+    sim = lab.sim(world=world)
+    lab.sim("spine1", world=world, ports=["swp1"], startup_config=copy.deepcopy(SPINE1), ssh_port=None)
+    drv = lab.driver(sim)
+    drv.open()
+    clean = drv.pfc_counters(["swp63", "swp1"])
+    assert clean["swp63"] == {str(p): 0 for p in range(8)} and set(clean) == {"swp63", "swp1"}
+    storm = Storm()
+    storm.start()
+    sim.pfc_pauses = storm.pauses  # `fabconf lab fault leaf1 pfc-storm`
+    sim.error_ratio["swp63"] = 0.01  # `fabconf lab fault leaf1 link swp63:errors=0.01`
+    first = drv.pfc_counters(["swp63", "swp1"])
+    errors = drv.get_interfaces_counters()["swp63"]
+    time.sleep(0.05)
+    second = drv.pfc_counters(["swp63", "swp1"])
+    assert second["swp63"]["3"] > first["swp63"]["3"] > 0
+    assert {p: n for p, n in second["swp63"].items() if p != "3"} == {str(p): 0 for p in range(8) if p != 3}
+    assert second["swp1"]["3"] == 0  # not cabled: down
+    assert drv.get_interfaces_counters()["swp63"]["rx_errors"] > errors["rx_errors"] > 0
+    assert drv.pfc_counters(["swp99"]) == {}  # no such port: left out
 
 
 # -- merge, compare, discard ------------------------------------------------------------------------------
