@@ -10,8 +10,9 @@ only when it differs, so a second run changes nothing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from fabconf.sot.client import SotError, api_errors, ref
@@ -93,9 +94,25 @@ class Exporter:
         found = list(endpoint.filter(**{key: name}))
         if found:
             return str(found[0].id)
-        record = endpoint.create({key: name, **create})
+        record = self._create_shared(endpoint, {key: name, **create}, lambda: list(endpoint.filter(**{key: name})))
+        if record is None:
+            return str(next(iter(endpoint.filter(**{key: name}))).id)
         self.report.created[kind] += 1
         return str(record.id)
+
+    @staticmethod
+    def _create_shared(endpoint: Any, payload: dict[str, Any], lookup: Callable[[], list[Any]]) -> Any | None:
+        """Create an object shared by every fabric (a custom field, a role, a platform, a device type): the new
+        record, or None when another export created it meanwhile (Nautobot refuses the second with a uniqueness
+        error, as HTTP 400 or 500): two exports of different fabrics may run at once."""
+        import pynautobot  # the `sot` extra
+
+        try:
+            return endpoint.create(payload)
+        except pynautobot.RequestError:
+            if lookup():
+                return None
+            raise
 
     def _sync(
         self,
@@ -150,16 +167,19 @@ class Exporter:
         fields = {str(f.key) for f in nb.extras.custom_fields.all()}  # few; Nautobot filters them by label, not key
         for key, (type_, label, content_types, description) in CUSTOM_FIELDS.items():
             if key not in fields:
-                nb.extras.custom_fields.create(
+                made = self._create_shared(
+                    nb.extras.custom_fields,
                     {
                         "key": key,
                         "label": label,
                         "type": type_,
                         "content_types": content_types,
                         "description": description,
-                    }
+                    },
+                    partial(_fields_keyed, nb, key),
                 )
-                self.report.created["custom field"] += 1
+                if made is not None:
+                    self.report.created["custom field"] += 1
         location_type = self._named(
             nb.dcim.location_types,
             "location type",
@@ -194,16 +214,19 @@ class Exporter:
                     {"manufacturer": maker, "network_driver": NETWORK_DRIVER[dev.platform]},
                 )
             if (maker, dev.model) not in types:
-                found = list(nb.dcim.device_types.filter(manufacturer=maker, model=dev.model))
-                if found:
-                    types[(maker, dev.model)] = str(found[0].id)
-                else:
-                    types[(maker, dev.model)] = str(
-                        nb.dcim.device_types.create(
-                            {"manufacturer": maker, "model": dev.model, "u_height": 1 if dev.role != "gpu_host" else 0}
-                        ).id
-                    )
-                    self.report.created["device type"] += 1
+
+                def lookup(maker: str = maker, model: str = dev.model) -> list[Any]:
+                    return list(nb.dcim.device_types.filter(manufacturer=maker, model=model))
+
+                found = lookup()
+                made = None
+                if not found:
+                    height = 1 if dev.role != "gpu_host" else 0
+                    payload = {"manufacturer": maker, "model": dev.model, "u_height": height}
+                    made = self._create_shared(nb.dcim.device_types, payload, lookup)
+                    if made is not None:
+                        self.report.created["device type"] += 1
+                types[(maker, dev.model)] = str(made.id if made is not None else (found or lookup())[0].id)
         # racks, in a rack group per pod
         pods = sorted({d.pod or "" for d in want.devices.values() if d.rack})
         groups_have = {r["name"]: r for r in self._all(nb.dcim.rack_groups, location=location)}
@@ -351,3 +374,8 @@ def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
 
 def export(nb: Any, url: str, want: Desired, status: str = "Active", new_only: set[str] | None = None) -> Report:
     return Exporter(nb, url, want, status, new_only).run()
+
+
+def _fields_keyed(nb: Any, key: str) -> list[Any]:
+    """The custom fields with this key (Nautobot's API filters them by label, not key: read them all)."""
+    return [f for f in nb.extras.custom_fields.all() if str(f.key) == key]
