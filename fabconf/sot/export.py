@@ -94,24 +94,25 @@ class Exporter:
         found = list(endpoint.filter(**{key: name}))
         if found:
             return str(found[0].id)
-        record = self._create_shared(endpoint, {key: name, **create}, lambda: list(endpoint.filter(**{key: name})))
-        if record is None:
-            return str(next(iter(endpoint.filter(**{key: name}))).id)
-        self.report.created[kind] += 1
+        record, created = self._create_shared(
+            endpoint, {key: name, **create}, lambda: list(endpoint.filter(**{key: name}))
+        )
+        self.report.created[kind] += created
         return str(record.id)
 
     @staticmethod
-    def _create_shared(endpoint: Any, payload: dict[str, Any], lookup: Callable[[], list[Any]]) -> Any | None:
-        """Create an object shared by every fabric (a custom field, a role, a platform, a device type): the new
-        record, or None when another export created it meanwhile (Nautobot refuses the second with a uniqueness
-        error, as HTTP 400 or 500): two exports of different fabrics may run at once."""
+    def _create_shared(endpoint: Any, payload: dict[str, Any], lookup: Callable[[], list[Any]]) -> tuple[Any, bool]:
+        """Create an object shared by every fabric (a custom field, a role, a platform, a device type): (the new
+        record, True), or (the one another export created meanwhile, False) when Nautobot refuses ours with a
+        uniqueness error (HTTP 400 or 500): two exports of different fabrics may run at once."""
         import pynautobot  # the `sot` extra
 
         try:
-            return endpoint.create(payload)
+            return endpoint.create(payload), True
         except pynautobot.RequestError:
-            if lookup():
-                return None
+            found = lookup()
+            if found:
+                return found[0], False
             raise
 
     def _sync(
@@ -167,7 +168,7 @@ class Exporter:
         fields = {str(f.key) for f in nb.extras.custom_fields.all()}  # few; Nautobot filters them by label, not key
         for key, (type_, label, content_types, description) in CUSTOM_FIELDS.items():
             if key not in fields:
-                made = self._create_shared(
+                _field, created = self._create_shared(
                     nb.extras.custom_fields,
                     {
                         "key": key,
@@ -178,8 +179,7 @@ class Exporter:
                     },
                     partial(_fields_keyed, nb, key),
                 )
-                if made is not None:
-                    self.report.created["custom field"] += 1
+                self.report.created["custom field"] += created
         location_type = self._named(
             nb.dcim.location_types,
             "location type",
@@ -219,14 +219,14 @@ class Exporter:
                     return list(nb.dcim.device_types.filter(manufacturer=maker, model=model))
 
                 found = lookup()
-                made = None
-                if not found:
+                if found:
+                    record = found[0]
+                else:
                     height = 1 if dev.role != "gpu_host" else 0
                     payload = {"manufacturer": maker, "model": dev.model, "u_height": height}
-                    made = self._create_shared(nb.dcim.device_types, payload, lookup)
-                    if made is not None:
-                        self.report.created["device type"] += 1
-                types[(maker, dev.model)] = str(made.id if made is not None else (found or lookup())[0].id)
+                    record, created = self._create_shared(nb.dcim.device_types, payload, lookup)
+                    self.report.created["device type"] += created
+                types[(maker, dev.model)] = str(record.id)
         # racks, in a rack group per pod
         pods = sorted({d.pod or "" for d in want.devices.values() if d.rack})
         groups_have = {r["name"]: r for r in self._all(nb.dcim.rack_groups, location=location)}

@@ -44,7 +44,8 @@ DUPLICATE_KEY = {"error": 'duplicate key value violates unique constraint "extra
 )
 def test_an_object_another_export_created_meanwhile_is_used(refusal: pynautobot.RequestError) -> None:
     endpoint = _Endpoint(refusal, appears=True)
-    assert Exporter._create_shared(endpoint, {"key": "fabconf_id"}, lambda: endpoint.objects) is None
+    record, created = Exporter._create_shared(endpoint, {"key": "fabconf_id"}, lambda: endpoint.objects)
+    assert (record, created) == ({"key": "fabconf_id"}, False)
 
 
 def test_a_refusal_with_nothing_created_meanwhile_is_raised() -> None:
