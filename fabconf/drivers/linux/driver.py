@@ -73,7 +73,6 @@ from fabconf.drivers.linux.plan import (
     file_write,
     link_problems,
     plan,
-    planned_map_commands,
     restore_limits,
     sh,
     target_from_snapshot,
@@ -484,14 +483,13 @@ class LinuxDriver(DriverBase):
         ``committed``: the changing commands the commit sent (None when unknown: a checkpoint of another run)."""
         activate = self.allow_fw_reset and snapshot.fw_reset
         target = target_from_snapshot(snapshot.observed, snapshot.managed, activate_firmware=activate)
-        sent = committed if committed is not None else planned_map_commands(snapshot.managed)
         notes: list[str] = []
         try:
             changes = [c for c in self._changes(target)[1] if c.commands]
             self._apply(target, changes)
             after, left_changes = self._changes(target)
             left = diff_text(left_changes).splitlines()
-            notes = restore_limits(snapshot.observed, after, snapshot.managed, sent)
+            notes = restore_limits(snapshot.observed, after, snapshot.managed, committed)
         except FAILURES as exc:
             left = [f"restore failed: {exc}"]
         if left:

@@ -348,15 +348,13 @@ def target_from_snapshot(snapshot: HostObserved, managed: HostTarget, *, activat
 HIDDEN_MAP = "dscp2prio entries were set while the old map was hidden by trust pcp (inert again under trust pcp)"
 
 
-def planned_map_commands(managed: HostTarget) -> list[str]:
-    """The DSCP-map commands a commit of ``managed`` may have sent, for a restore that does not know what the
-    commit sent (a checkpoint left by another run): every NIC whose target sets a map."""
-    return [sh("mlnx_qos", "-i", n.netdev) + " --dscp2prio" for n in managed.nics if n.dscp2prio is not None]
-
-
-def restore_limits(snapshot: HostObserved, after: HostObserved, managed: HostTarget, sent: list[str]) -> list[str]:
+def restore_limits(
+    snapshot: HostObserved, after: HostObserved, managed: HostTarget, sent: list[str] | None
+) -> list[str]:
     """What a restore could not put back exactly: an unset traffic class that is now set (sysfs cannot unset
-    it), and DSCP map entries changed while the old map was hidden by trust pcp (never captured)."""
+    it), and DSCP map entries changed while the old map was hidden by trust pcp (never captured). ``sent``: the
+    changing commands the commit sent; None when unknown (a checkpoint another run left), when every map the
+    target sets may have been sent."""
     notes = []
     for want in managed.nics:
         old, now = snapshot.nics.get(want.netdev), after.nics.get(want.netdev)
@@ -364,7 +362,11 @@ def restore_limits(snapshot: HostObserved, after: HostObserved, managed: HostTar
             continue
         if want.traffic_class is not None and old.traffic_class is None and now.traffic_class is not None:
             notes.append(f"{want.rdma}: traffic_class was unset and stays {now.traffic_class} (sysfs cannot unset it)")
-        if old.dscp2prio is None and any(f"mlnx_qos -i {want.netdev} --dscp2prio" in cmd for cmd in sent):
+        if sent is None:
+            mapped = want.dscp2prio is not None
+        else:
+            mapped = any(f"mlnx_qos -i {want.netdev} --dscp2prio" in command for command in sent)
+        if old.dscp2prio is None and mapped:
             notes.append(f"{want.netdev}: {HIDDEN_MAP}")
     return notes
 
