@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import napalm
+import paramiko
 import pytest
 from network import free_network
 
@@ -55,6 +57,40 @@ def sim(lab: Lab, name: str):
 def running(lab: Lab, name: str) -> str:
     """The device's configuration as text, whatever its platform (the simulator contract)."""
     return sim(lab, name).running_config()
+
+
+def ssh_change(lab: Lab, name: str, *commands: str) -> None:
+    """An out-of-band change, as an operator makes one: each command over the device's SSH, which must succeed."""
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+    client.connect(
+        lab.devices[name].address,
+        lab.devices[name].service_ports.ssh,
+        lab.username,
+        PASSWORD,
+        look_for_keys=False,
+        allow_agent=False,
+        timeout=10,
+    )
+    try:
+        for command in commands:
+            _stdin, stdout, stderr = client.exec_command(command, timeout=10)
+            status = stdout.channel.recv_exit_status()
+            assert status == 0, (name, command, stdout.read().decode(), stderr.read().decode())
+    finally:
+        client.close()
+
+
+def napalm_merge(lab: Lab, name: str, platform: str, config: str) -> None:
+    """An out-of-band change through unmodified NAPALM over the device's HTTPS API: merge ``config``, commit."""
+    args = {"transport": "https", "port": lab.devices[name].service_ports.https}
+    driver = napalm.get_network_driver(platform)(lab.devices[name].address, lab.username, PASSWORD, optional_args=args)
+    driver.open()
+    try:
+        driver.load_merge_candidate(config=config)
+        driver.commit_config()
+    finally:
+        driver.close()
 
 
 def push_all(lab: Lab, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

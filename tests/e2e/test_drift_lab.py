@@ -14,10 +14,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import napalm
-import paramiko
 import pytest
-from labkit import PASSWORD, fab, inv, push_all
+from labkit import PASSWORD, fab, inv, napalm_merge, push_all, ssh_change
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabconf_lab.orchestrator import Lab
@@ -32,48 +30,16 @@ EXPECTED = {
 }
 
 
-def _ssh(lab: Lab, name: str, *commands: str) -> None:
-    client = paramiko.SSHClient()
-    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-    client.connect(
-        lab.devices[name].address,
-        lab.devices[name].service_ports.ssh,
-        lab.username,
-        PASSWORD,
-        look_for_keys=False,
-        allow_agent=False,
-        timeout=10,
-    )
-    try:
-        for command in commands:
-            _stdin, stdout, stderr = client.exec_command(command, timeout=10)
-            status = stdout.channel.recv_exit_status()
-            assert status == 0, (name, command, stdout.read().decode(), stderr.read().decode())
-    finally:
-        client.close()
-
-
-def _napalm(lab: Lab, name: str, platform: str, config: str) -> None:
-    args = {"transport": "https", "port": lab.devices[name].service_ports.https}
-    driver = napalm.get_network_driver(platform)(lab.devices[name].address, lab.username, PASSWORD, optional_args=args)
-    driver.open()
-    try:
-        driver.load_merge_candidate(config=config)
-        driver.commit_config()
-    finally:
-        driver.close()
-
-
 OB_EOS = "interface Ethernet63/1\n   mtu 9000\ninterface Ethernet10/1\n   description spare-ob\n"
 
 
 def _change_out_of_band(lab: Lab) -> None:
     # an owned uplink's MTU (drift) and an unused port's description (an unmanaged change)
-    _napalm(lab, "leaf3", "eos", OB_EOS)
-    _napalm(lab, "leaf4", "nxos", "vlan 777\n  name ROGUE\n")
-    _ssh(lab, "leaf1", "nv set qos pfc default-global switch-priority 4", "nv config apply -y")
-    _ssh(lab, "gpu02", "sudo mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,1,0,0,0")
-    _ssh(lab, "gpu03", "echo NCCL_DEBUG=INFO | sudo tee -a /etc/nccl.conf")
+    napalm_merge(lab, "leaf3", "eos", OB_EOS)
+    napalm_merge(lab, "leaf4", "nxos", "vlan 777\n  name ROGUE\n")
+    ssh_change(lab, "leaf1", "nv set qos pfc default-global switch-priority 4", "nv config apply -y")
+    ssh_change(lab, "gpu02", "sudo mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,1,0,0,0")
+    ssh_change(lab, "gpu03", "echo NCCL_DEBUG=INFO | sudo tee -a /etc/nccl.conf")
 
 
 def _drift(capsys: pytest.CaptureFixture[str], lab: Lab, *args: str) -> tuple[int, str]:

@@ -8,36 +8,10 @@ from __future__ import annotations
 
 import json
 
-import napalm
-import paramiko
 import pytest
-from labkit import PASSWORD, fab, inv, push_all, running
+from labkit import fab, inv, napalm_merge, push_all, running, ssh_change
 
 from fabconf_lab.orchestrator import Lab
-
-
-def _ssh(lab: Lab, name: str, *commands: str) -> None:
-    client = paramiko.SSHClient()
-    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-    dev = lab.devices[name]
-    client.connect(dev.address, dev.service_ports.ssh, lab.username, PASSWORD, look_for_keys=False, allow_agent=False)
-    try:
-        for command in commands:
-            _stdin, stdout, stderr = client.exec_command(command, timeout=10)
-            assert stdout.channel.recv_exit_status() == 0, (command, stdout.read(), stderr.read())
-    finally:
-        client.close()
-
-
-def _nxos(lab: Lab, name: str, config: str) -> None:
-    args = {"transport": "https", "port": lab.devices[name].service_ports.https}
-    driver = napalm.get_network_driver("nxos")(lab.devices[name].address, lab.username, PASSWORD, optional_args=args)
-    driver.open()
-    try:
-        driver.load_merge_candidate(config=config)
-        driver.commit_config()
-    finally:
-        driver.close()
 
 
 def _verify(capsys: pytest.CaptureFixture[str], lab: Lab) -> tuple[int, dict[str, dict]]:
@@ -64,8 +38,8 @@ def test_adaptive_routing_and_gnmi_land_and_verify_reads_adaptive_routing_back(
         assert devices[name]["evidence"]["adaptive_routing"] == {"ports": 2, "on": 2}, devices[name]
 
     # out of band: adaptive routing off on one Cumulus uplink, the DLB profile gone from the NX-OS leaf
-    _ssh(lab, "leaf2", "nv unset interface swp63 router adaptive-routing", "nv config apply -y")
-    _nxos(lab, "leaf4", "no hardware profile dlb\n")
+    ssh_change(lab, "leaf2", "nv unset interface swp63 router adaptive-routing", "nv config apply -y")
+    napalm_merge(lab, "leaf4", "nxos", "no hardware profile dlb\n")
     before = {n: running(lab, n) for n in ("leaf2", "leaf4")}
     code, devices = _verify(capsys, lab)
     assert code == 1
