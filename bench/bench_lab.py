@@ -29,12 +29,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from genfabric import fabric_size, generate
 
-from fabconf.cli.devices import jobs_for
 from fabconf.cli.lab import start_lab
 from fabconf.cli.main import quiet_libraries
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.deploy import rollout
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
+from fabconf.jobs.target import jobs_for
 from fabconf_lab import daemon
 
 

@@ -1,15 +1,13 @@
 """``fabconf audit``: commits whose outcome was never written (fabconf killed between commit and the end of the
-device's push), from the audit log; and the warning push and verify print for such devices."""
+device's push), from the audit log. The warning push and verify print for such devices is the jobs'
+(``fabconf.jobs.target.warn_unfinished``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Iterable
 
 from fabconf.deploy import audit
-from fabconf.deploy.job import Job
 from fabconf.errors import UsageError
 
 EXIT_OK, EXIT_UNFINISHED = 0, 2
@@ -48,21 +46,3 @@ def run(args: argparse.Namespace) -> int:
             f"by {e.get('user')}: committed over config {str(e.get('config_before_sha256'))[:12]}…, {what}"
         )
     return EXIT_UNFINISHED if lost else EXIT_OK
-
-
-def warn_unfinished(jobs: Iterable[Job], context: dict[str, str]) -> None:
-    """One warning per selected device with an unfinished commit at this run's target: its state is whatever
-    the device did then (a revert timer restored it, or the change stayed); check it before trusting a diff. A
-    commit a live run is making (its lock is held) is not reported."""
-    wanted = {j.name: audit.target_of(context, j.device.hostname) for j in jobs}
-    for e in audit.unfinished():
-        device = str(e.get("device"))
-        if e["in_progress"] or device not in wanted:
-            continue
-        if "target" in e and e["target"] != wanted[device]:
-            continue  # another lab's (or another fabric's) device of that name
-        print(
-            f"fabconf: warning: {e['device']}: a commit of run {e.get('run')} at {e.get('time')} never recorded "
-            "its outcome (fabconf was killed?); a later push or verify resolves it, or `fabconf audit --ack`",
-            file=sys.stderr,
-        )

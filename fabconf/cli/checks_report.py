@@ -12,20 +12,9 @@ from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 from prometheus_client import CollectorRegistry, Gauge, generate_latest, write_to_textfile
 
 from fabconf.deploy.job import Outcome, State
+from fabconf.jobs.preflight import checked
 
 CHECK = re.compile(r"^\[([a-z_-]+)\] ")
-
-
-def checked(outcome: Outcome) -> bool:
-    """A device that could not be checked (unreachable, or failed without a single check run) never passes."""
-    return outcome.state is State.VERIFIED or (outcome.state is State.FAILED and bool(outcome.checks))
-
-
-def exit_code(outcomes: list[Outcome]) -> int:
-    """0 every check passed, 2 a check failed, 1 a device could not be checked."""
-    if not all(checked(o) for o in outcomes):
-        return 1
-    return 2 if any(o.state is State.FAILED for o in outcomes) else 0
 
 
 def failed_checks(outcome: Outcome) -> dict[str, list[str]]:

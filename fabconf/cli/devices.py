@@ -1,7 +1,8 @@
 """``fabconf diff``, ``verify`` and ``push``: the commands that talk to devices.
 
 The argparse layer (``add_parsers``, ``cmd_*``) only turns arguments into typed options; ``run_diff``,
-``run_verify`` and ``run_push`` do the work and are what the runbook runner calls too.
+``run_verify`` and ``run_push`` call the jobs (``fabconf.jobs``) with the terminal's progress and approval, and
+write their reports; the runbook runner calls them too.
 """
 
 from __future__ import annotations
@@ -9,111 +10,34 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import os
-import signal
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from fabconf.cli import report
-from fabconf.cli.auditlog import warn_unfinished
-from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
+from fabconf.cli.lab import DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
 from fabconf.cli.progress import RunProgress
-from fabconf.compile.pipeline import Compiled, compile_inventory
-from fabconf.compile.render import render
-from fabconf.compile.selection import select
-from fabconf.deploy import audit, overlay, peers, rollout
-from fabconf.deploy.audit import audit_path
-from fabconf.deploy.interrupt import Interrupt
-from fabconf.deploy.job import Job, Outcome, State
-from fabconf.deploy.lock import DeviceLocks, lock_address
+from fabconf.deploy import rollout
+from fabconf.deploy.job import Job, Outcome
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
-from fabconf.deploy.private import private_dir
 from fabconf.deploy.processors import Progress
-from fabconf.deploy.tasks import bgp_configured
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
-from fabconf.platforms import Revert
-from fabconf.platforms import platform as platform_spec
+from fabconf.jobs.diff import diff
+from fabconf.jobs.push import push
+from fabconf.jobs.target import Hooks, ProgressFactory, Target
+from fabconf.jobs.verify import verify
 
 
-@dataclass(frozen=True)
-class Target:
-    """Which devices a command works on, and where they are."""
+def progress_for(fmt: str) -> ProgressFactory:
+    """Progress on stderr for text reports (a JSON report stays the only output of a machine's run)."""
 
-    inventory: Path
-    limit: str | None = None
-    lab: bool = False  # run against the built-in lab (started if needed)
-    state: Path = Path(DEFAULT_STATE)  # the lab's state directory
-    network: str = DEFAULT_NETWORK  # the lab's loopback range
+    def factory(command: str, jobs: list[Job]) -> contextlib.AbstractContextManager[Progress | None]:
+        return progress(command, jobs, fmt)
 
-
-def jobs_for(compiled: Compiled, pattern: str | None) -> list[Job]:
-    names = select(compiled.model, pattern)
-    return [Job(compiled.model.devices[n], compiled.data[n], render(compiled.data[n])) for n in names]
-
-
-def _lab_endpoints(target: Target) -> dict[str, dict[str, Any]]:
-    """Start the lab if needed (from ``-i``) and take its credentials; returns, per lab device, where it
-    answers (hostname, port, connection options). The intent always comes from ``-i``."""
-    rc = start_lab(target.inventory, target.state, target.network, quiet=True)
-    if rc != 0:
-        raise UsageError("the lab could not be started")
-    os.environ.update(overlay.lab_env(target.state))
-    return overlay.lab_endpoints(target.state)
-
-
-def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Target) -> list[Job]:
-    missing = sorted(j.name for j in jobs if j.name not in endpoints)
-    if missing:
-        raise UsageError(
-            f"{', '.join(missing)}: in {target.inventory} but not in the running lab ({target.state}); "
-            f"let it follow the inventory: fabconf lab sync -i {target.inventory} --state {target.state}"
-        )
-    out = []
-    for job in jobs:
-        entry = endpoints[job.name]
-        device = dataclasses.replace(
-            job.device,
-            hostname=str(entry.get("hostname", job.device.hostname)),
-            port=entry.get("port"),
-            connection_options=dict(entry.get("connection_options") or {}),
-        )
-        out.append(Job(device, job.data, job.rendered))
-    return out
-
-
-def pending_peers(
-    compiled: Compiled, jobs: list[Job], target: Target, options: DeviceOptions, ecmp: bool = False
-) -> dict[str, set[str]]:
-    """Per selected device, its peers outside the run that have not received fabconf's intent (read only;
-    ``fabconf.deploy.peers``; ``ecmp``: ECMP targets too, for verify): a greenfield fabric pushed in parts
-    verifies each part."""
-    names = sorted(peers.outside_peers(jobs, ecmp))
-    if not names:
-        return {}
-    outside = [Job(compiled.model.devices[n], compiled.data[n], "") for n in names]
-    if target.lab:  # started, and its credentials taken, by ``prepare``: only where the peers answer is read here
-        endpoints = overlay.lab_endpoints(target.state)
-        outside = _at_lab([j for j in outside if j.name in endpoints], endpoints, target)
-    seen = peers.configured(outside, lambda job: bgp_configured(job, options))
-    return peers.pending(jobs, outside, seen)
-
-
-def prepare(target: Target) -> tuple[Compiled, list[Job]]:
-    """What every device command starts with: the compiled inventory of ``-i``, the selection, and with
-    ``--lab`` the lab's addresses, ports and credentials for the selected devices."""
-    if not target.inventory.is_dir():
-        raise UsageError(f"{target.inventory}: no such inventory directory")
-    compiled = compile_inventory(target.inventory)
-    jobs = rollout.push_order(jobs_for(compiled, target.limit))
-    if target.lab:
-        jobs = _at_lab(jobs, _lab_endpoints(target), target)
-    return compiled, jobs
+    return factory
 
 
 @contextlib.contextmanager
@@ -124,30 +48,6 @@ def progress(command: str, jobs: list[Job], fmt: str) -> Iterator[Progress | Non
         return
     with RunProgress(command, len(jobs), sys.stderr) as shown:
         yield shown
-
-
-EXIT_INTERRUPTED = 130
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[Interrupt]:
-    """Ctrl-C during a run: acknowledged at once on stderr; the first stops new devices from starting,
-    the second rolls back the devices in flight, a third gives up at once (KeyboardInterrupt)."""
-    interrupt = Interrupt()
-    if threading.current_thread() is not threading.main_thread():
-        yield interrupt
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if interrupt.aborting:
-            raise KeyboardInterrupt
-        print(f"fabconf: {interrupt.request()}", file=sys.stderr, flush=True)
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield interrupt
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 @dataclass
@@ -175,63 +75,50 @@ class Output:
         return code
 
 
-def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) -> int:
-    out = out or Output()
-    _, jobs = prepare(target)
-    with interruptible() as interrupt, progress("diff", jobs, out.fmt) as shown:
-        outcomes = rollout.diff(jobs, options, shown, interrupt)
-    code = EXIT_INTERRUPTED if interrupt.stopping else report.diff_exit_code(outcomes)
-    return out.emit(outcomes, "diff", code, "fabconf diff (dry run: nothing was changed)")
-
-
-def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
-    out = out or Output()
-    compiled, jobs = prepare(target)
-    warn_unfinished(jobs, audit_context(target))
-    with interruptible() as interrupt, progress("verify", jobs, out.fmt) as shown:
-        waiting = pending_peers(compiled, jobs, target, options, ecmp=True)
-        outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, shown, interrupt, waiting)
-    code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
-    code = EXIT_INTERRUPTED if interrupt.stopping else code
-    resolve_unfinished("verify", jobs, outcomes, audit_context(target))
-    return out.emit(outcomes, "verify", code, "fabconf verify (read only)")
-
-
-def check_confirm_timeout(jobs: list[Job], seconds: int) -> None:
-    """Refused before any device is touched: a --confirm-timeout shorter than a selected platform's commit timer
-    accepts (the platform table's ``confirm_timeout_s``; NX-OS takes 30-3600 s), which that device would refuse
-    at commit time, after the devices before it had changed."""
-    short = sorted(
-        {j.spec.name for j in jobs if j.spec.revert is Revert.TIMER and seconds < j.spec.confirm_timeout_s[0]}
-    )
-    if short:
-        limits = ", ".join(f"{name} at least {platform_spec(name).confirm_timeout_s[0]} s" for name in short)
-        raise UsageError(f"--confirm-timeout {seconds}: too short for the selected devices' commit timers ({limits})")
-
-
-READ_BACK = (State.VERIFIED, State.APPLIED, State.UNCHANGED, State.ROLLED_BACK)
-
-
-def resolve_unfinished(command: str, jobs: list[Job], outcomes: list[Outcome], context: dict[str, str]) -> None:
-    """Close the unfinished commits of the devices this run read back (verified, applied, unchanged, rolled
-    back, or a verify that read them and found them wrong)."""
-    address = {j.name: j.device.hostname for j in jobs}
-    read = [o for o in outcomes if o.state in READ_BACK or (o.state is State.FAILED and o.checks)]
-    audit.resolve(command, [(o.device, str(o.state), address[o.device]) for o in read], context)
-
-
 def confirm(question: str) -> bool:
     """Ask on the terminal (the prompt on stderr, so a JSON stdout stays one document)."""
     print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
     return input().strip().lower() in ("y", "yes")
 
 
-def audit_context(target: Target) -> dict[str, str]:
-    """Where a push points, for every audit record: lab rehearsals and real changes are told apart."""
-    context = {"inventory": str(target.inventory.resolve()), "mode": "lab" if target.lab else "devices"}
-    if target.lab:
-        context["lab_state"] = str(target.state.resolve())
-    return context
+@dataclass
+class TerminalApprover:
+    """A push's approval on the terminal: the planned changes and the waves on ``stream``, then the question."""
+
+    stream: Any
+    commands: bool = False
+
+    def show(self, preview: list[Outcome], plan: rollout.Plan) -> None:
+        report.print_text(preview, "fabconf push: planned changes", stream=self.stream, commands=self.commands)
+        for label, wave in zip(plan.labels(), plan.waves, strict=True):
+            print(f"{label}: {', '.join(j.name for j in wave)}", file=self.stream)
+
+    def ask(self) -> bool:
+        if confirm("apply these changes?"):
+            return True
+        print("nothing was changed", file=sys.stderr)
+        return False
+
+
+def approver(out: Output, yes: bool) -> TerminalApprover | None:
+    """None with ``--yes``; otherwise the terminal's approval, refused when there is no terminal to ask on."""
+    if yes:
+        return None
+    if not sys.stdin.isatty():
+        raise UsageError("push needs --yes when not run interactively")
+    return TerminalApprover(out.side, out.commands)
+
+
+def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) -> int:
+    out = out or Output()
+    result = diff(target, options, Hooks(progress_for(out.fmt)))
+    return out.emit(result.outcomes, "diff", result.exit_code, "fabconf diff (dry run: nothing was changed)")
+
+
+def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
+    out = out or Output()
+    result = verify(target, options, verify_options, Hooks(progress_for(out.fmt)))
+    return out.emit(result.outcomes, "verify", result.exit_code, "fabconf verify (read only)")
 
 
 def run_push(
@@ -242,51 +129,22 @@ def run_push(
     yes: bool = False,
 ) -> int:
     out = out or Output()
-    compiled, jobs = prepare(target)
-    check_confirm_timeout(jobs, push_options.confirm_timeout)
-    warn_unfinished(jobs, audit_context(target))
-    the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
-    if push_options.confirm_timeout < push_options.bgp_wait + 30:
-        print(
-            f"fabconf: warning: --confirm-timeout {push_options.confirm_timeout}s leaves little time to verify "
-            f"(--bgp-wait {push_options.bgp_wait:g}s): devices with a revert timer may revert before they are "
-            "confirmed",
-            file=sys.stderr,
-        )
-    private_dir(audit_path().parent)  # an audit log others could tamper with is refused before anything starts
-    with DeviceLocks([(j.name, j.platform, lock_address(j.device.hostname, j.device.port)) for j in jobs]):
-        if not yes:
-            if not sys.stdin.isatty():
-                raise UsageError("push needs --yes when not run interactively")
-            preview = rollout.diff(jobs, options)
-            report.print_text(preview, "fabconf push: planned changes", stream=out.side, commands=out.commands)
-            for label, wave in zip(the_plan.labels(), the_plan.waves, strict=True):
-                print(f"{label}: {', '.join(j.name for j in wave)}", file=out.side)
-            if report.diff_exit_code(preview) == 1:
-                raise UsageError("some devices failed the dry run; fix them or --limit them out")
-            if not confirm("apply these changes?"):
-                print("nothing was changed", file=sys.stderr)
-                return 1
-            out = dataclasses.replace(out, diffs=False)  # each diff is shown once, in the plan
-        with interruptible() as interrupt, progress("push", jobs, out.fmt) as shown:
-            outcomes = rollout.push(
-                the_plan,
-                set(compiled.model.devices),
-                push_options,
-                options,
-                shown,
-                interrupt,
-                audit_context(target),
-                pending_peers(compiled, jobs, target, options),
-            )
-    code = EXIT_INTERRUPTED if interrupt.stopping else report.push_exit_code(outcomes)
-    resolve_unfinished("push", jobs, outcomes, audit_context(target))
-    return out.emit(outcomes, "push", code, "fabconf push")
+    result = push(target, options, push_options, Hooks(progress_for(out.fmt), approver(out, yes)))
+    if result.declined:
+        return result.exit_code
+    if result.previewed:
+        out = dataclasses.replace(out, diffs=False)  # each diff is shown once, in the plan
+    return out.emit(result.outcomes, "push", result.exit_code, "fabconf push")
 
 
 # -- the argparse layer -------------------------------------------------------------------------------------------
+def quiet_start(inventory: Path, state: Path, network: str) -> int:
+    """How a ``--lab`` command starts the lab when it is not running (a running one is used as it is)."""
+    return start_lab(inventory, state, network, quiet=True)
+
+
 def target_of(args: argparse.Namespace) -> Target:
-    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), lab_network(args.network))
+    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), lab_network(args.network), quiet_start)
 
 
 def device_options_of(args: argparse.Namespace) -> DeviceOptions:

@@ -25,8 +25,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -35,6 +33,10 @@ from rich.table import Table
 from fabconf.cli import report
 from fabconf.deploy.drift import DeviceDrift, DriftState, summary
 from fabconf.deploy.job import Outcome
+from fabconf.jobs.drift import DriftRun
+from fabconf.jobs.target import Result
+
+__all__ = ["DriftRun", "as_dict", "as_json", "print_text"]
 
 STYLE = {
     DriftState.IN_SYNC: "green",
@@ -42,20 +44,6 @@ STYLE = {
     DriftState.UNREACHABLE: "red",
     DriftState.FAILED: "bold red",
 }
-
-
-@dataclass
-class DriftRun:
-    """Everything a drift run found, for every reporter."""
-
-    devices: list[DeviceDrift]
-    exit_code: int
-    started: float  # seconds since the epoch
-    duration: float  # seconds
-    backup_dir: Path | None = None
-    backup_commit: str | None = None
-    remediation: dict[str, Any] | None = None  # the push's JSON report
-    notes: list[str] = field(default_factory=list)  # run-level messages (backup problems, …)
 
 
 def _iso(epoch: float) -> str:
@@ -90,10 +78,15 @@ def as_dict(run: DriftRun) -> dict[str, Any]:
         started=_iso(run.started),
         duration_seconds=round(run.duration, 3),
         backup={"dir": str(run.backup_dir), "commit": run.backup_commit} if run.backup_dir else None,
-        remediation=run.remediation,
+        remediation=_pushed(run.remediation),
         notes=run.notes,
     )
     return doc
+
+
+def _pushed(result: Result | None) -> dict[str, Any] | None:
+    """The remediation push's JSON report (the push command's own shape)."""
+    return report.as_dict(result.outcomes, "push", result.exit_code) if result is not None else None
 
 
 def as_json(run: DriftRun) -> str:

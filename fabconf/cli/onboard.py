@@ -1,19 +1,18 @@
 """``fabconf onboard rack --pod P [--rack R] [--dry-run]``: add a rack to the inventory from its intent; and
-``fabconf docs [-o DIR]``: the documents that go with it (cabling plan, pages, diagram)."""
+``fabconf docs [-o DIR]``: the documents that go with it (cabling plan, pages, diagram). The onboarding itself is
+``fabconf.jobs.onboard``'s; this module parses the arguments and prints."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from fabconf.compile.pipeline import compile_inventory
+from fabconf.jobs import onboard as jobs
 from fabconf.plan import cabling as docs
-from fabconf.plan import onboard
 
 
 def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -51,10 +50,10 @@ def add_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[argpars
 
 def run_pod(args: argparse.Namespace) -> int:
     directory = Path(args.inventory)
-    summary, texts = onboard.onboard_pod(directory, args.pod, args.dry_run)
-    if args.dry_run and texts:
-        print_diffs(directory, texts)
-    print(summary)
+    result = jobs.onboard_pod(directory, args.pod, args.dry_run)
+    if args.dry_run and result.texts:
+        print_diffs(directory, result.texts)
+    print(result.summary)
     return 0
 
 
@@ -97,38 +96,28 @@ def run_rack(args: argparse.Namespace) -> int:
 def record_rack(directory: Path, pod: str | None, rack: str | None, url: str) -> int:
     """``onboard rack --to URL``: the inventory with the rack added, validated, exported into Nautobot with the
     rack's devices as Planned; the inventory's own files are not written."""
-    from fabconf.sot import export_inventory
-
-    compiled = compile_inventory(directory)
-    plan = onboard.plan_rack(compiled, pod or onboard.only_pod(compiled), rack)
+    result = jobs.record_rack(directory, pod, rack, url)
+    plan = result.plan
     if plan.empty:
         print(f"rack {plan.rack} of pod {plan.pod} is already in {directory}: nothing to record")
         return 0
-    texts = onboard.rack_texts(directory, plan)
-    with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-") as tmp:
-        grown = Path(tmp) / directory.name
-        shutil.copytree(directory, grown)
-        for name, text in texts.items():
-            (grown / name).write_text(text)
-        line = export_inventory(grown, url, status="Planned", new_only={d.name for d in plan.devices})
     print(
         f"recorded rack {plan.rack} of pod {plan.pod} in Nautobot as planned: {len(plan.devices)} device(s) "
         f"({', '.join(d.name for d in plan.devices)}), {len(plan.links)} link(s)"
     )
-    print(line)
+    print(result.recorded)
     return 0
 
 
 def onboard_rack(directory: Path, pod: str | None, rack: str | None, dry_run: bool) -> int:
-    compiled = compile_inventory(directory)
-    plan = onboard.plan_rack(compiled, pod or onboard.only_pod(compiled), rack)
+    result = jobs.onboard_rack(directory, pod, rack, dry_run)
+    plan = result.plan
     if plan.empty:
         print(f"rack {plan.rack} of pod {plan.pod} is already in {directory}: nothing to do")
         return 0
     if dry_run:
-        print_diffs(directory, onboard.rack_texts(directory, plan))
+        print_diffs(directory, result.texts)
         return 0
-    onboard.write(directory, plan)
     print(
         f"onboarded rack {plan.rack} into pod {plan.pod}: {len(plan.devices)} device(s) "
         f"({', '.join(d.name for d in plan.devices)}), {len(plan.links)} link(s); {directory} validates"

@@ -1,4 +1,5 @@
 """``fabconf preflight``: read-only cluster checks before a training job (``fabconf.preflight``), in one report.
+The runs are ``fabconf.jobs.preflight``'s; this module parses the arguments and writes the reports.
 
 Exit 0 when every check passes, 2 when a check fails, 1 when a device could not be checked.
 """
@@ -6,64 +7,30 @@ Exit 0 when every check passes, 2 when a check fails, 1 when a device could not 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from fabconf.cli import checks_report, report
 from fabconf.cli.devices import (
-    EXIT_INTERRUPTED,
     Target,
     add_device_args,
     add_report_args,
     device_options_of,
-    interruptible,
-    prepare,
-    progress,
+    progress_for,
     target_of,
 )
-from fabconf.compile.pipeline import Compiled
-from fabconf.deploy import rollout
 from fabconf.deploy.backup import atomic_write
-from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.job import Outcome
 from fabconf.deploy.options import DeviceOptions
-from fabconf.deploy.tasks import open_driver
-from fabconf.drivers.linux.parse import ParseError
 from fabconf.errors import UsageError
-from fabconf.preflight import bandwidth, nccl
-from fabconf.preflight.fleet import uniform_firmware
-from fabconf.preflight.policy import Policy
-from fabconf.preflight.steps import PreflightContext, preflight_task
+from fabconf.jobs import preflight as jobs
+from fabconf.jobs.target import Hooks
+from fabconf.preflight import bandwidth
 
 FORMATS = ("text", "json", "junit", "prometheus")
-
-
-def intended_speeds(compiled: Compiled) -> dict[str, dict[str, int]]:
-    """Per switch, the Gb/s each cabled interface should run at (the link's speed)."""
-    out: dict[str, dict[str, int]] = {}
-    for name, data in compiled.data.items():
-        for itf in data.get("interfaces", []) if isinstance(data, dict) else []:
-            peer, _, peer_port = str(itf.get("peer", "")).partition(":")
-            out.setdefault(name, {})[itf["name"]] = compiled.model.link_speed(name, itf["name"], peer, peer_port)
-    return out
-
-
-def check(target: Target, options: DeviceOptions, fmt: str = "text") -> tuple[list[Outcome], int, float, float]:
-    compiled, jobs = prepare(target)
-    policy = Policy.of(compiled.model.fabric)
-    ctx = PreflightContext(policy, intended_speeds(compiled))
-    started, clock = time.time(), time.monotonic()
-    with interruptible() as interrupt, progress("preflight", jobs, fmt) as shown:
-        outcomes = rollout.run(jobs, preflight_task, options, shown, interrupt=interrupt, ctx=ctx)
-    if policy.firmware is None:
-        uniform_firmware(outcomes, ctx.firmware)
-    code = EXIT_INTERRUPTED if interrupt.stopping else checks_report.exit_code(outcomes)
-    return outcomes, code, started, time.monotonic() - clock
 
 
 def evidence_text(outcomes: list[Outcome]) -> str:
@@ -77,7 +44,8 @@ def evidence_text(outcomes: list[Outcome]) -> str:
 
 
 def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path | None) -> int:
-    outcomes, code, started, seconds = check(target, options, fmt if output is None else "text")
+    result = jobs.check(target, options, Hooks(progress_for(fmt if output is None else "text")))
+    outcomes, code, started, seconds = result.outcomes, result.exit_code, result.started, result.seconds
     if fmt == "prometheus" and output is not None:
         checks_report.write_prometheus(output, outcomes, "preflight", code, started, seconds)
         return code
@@ -102,29 +70,9 @@ def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path
 def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: float, seconds: int) -> int:
     """The ib_send_bw pair matrix over the selected GPU hosts: exit 0 every pair at rate, 2 a pair below the
     threshold, 1 a host could not be reached."""
-    compiled, jobs = prepare(target)
-    hosts = [j for j in jobs if j.spec.is_host]
-    uplinks = {
-        name: sum(1 for i in data.get("interfaces", []) if i.get("kind") == "uplink")
-        for name, data in compiled.data.items()
-        if isinstance(data, dict)
-    }
-    drivers: dict[str, Any] = {}
-    unreachable: dict[str, str] = {}
-    try:
-        for job in hosts:
-            try:
-                drivers[job.name] = open_driver(job, options)
-            except Exception as exc:
-                unreachable[job.name] = REDACTOR(str(exc).strip() or type(exc).__name__)
-        eps = bandwidth.endpoints({j.name: j.data for j in hosts if j.name in drivers})
-        say = (lambda text: print(f"fabconf preflight --bandwidth: {text}", file=sys.stderr)) if fmt == "text" else None
-        matrix = bandwidth.run_matrix(eps, drivers, uplinks, threshold, seconds, say)
-    finally:
-        for driver in drivers.values():
-            with contextlib.suppress(Exception):
-                driver.close()
-    code = 1 if unreachable else (2 if matrix.bad() else 0)
+    say = (lambda text: print(f"fabconf preflight --bandwidth: {text}", file=sys.stderr)) if fmt == "text" else None
+    result = jobs.run_bandwidth(target, options, threshold, seconds, say)
+    matrix, unreachable, code = result.matrix, result.unreachable, result.exit_code
     doc = {"schema": "fabconf.report/1", "command": "preflight --bandwidth", "exit_code": code}
     doc |= bandwidth.as_dict(matrix) | {"unreachable": unreachable}
     if fmt == "json":
@@ -149,39 +97,21 @@ def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: f
 def run_nccl(target: Target, options: DeviceOptions, fmt: str, minimum: float | None) -> int:
     """nccl-tests' all_reduce_perf across the selected GPU hosts, from the first: exit 0 at or above the bus
     bandwidth threshold, 2 below it (or wrong results), 1 when it could not run."""
-    _compiled, jobs = prepare(target)
-    hosts = [j for j in jobs if j.spec.is_host]
-    if len(hosts) < 2:
-        raise UsageError("--nccl needs two GPU hosts or more in the selection")
-    data = {j.name: j.data for j in hosts}
-    floor = minimum if minimum is not None else nccl.threshold(data)
-    command = nccl.command([(str(j.device.hostname), nccl.gpus(j.data)) for j in hosts])
-    run = nccl.NcclRun()
-    try:
-        driver: Any = open_driver(hosts[0], options)
-        try:
-            status, text = driver.read_tools([command])[command]
-        finally:
-            with contextlib.suppress(Exception):
-                driver.close()
-        if status != 0:
-            run.error = (text.strip().splitlines() or [f"exit {status}"])[-1]
-        else:
-            run = nccl.parse(text)
-    except ParseError as exc:
-        run.error = f"unreadable output ({exc})"
-    except Exception as exc:
-        run.error = REDACTOR(str(exc).strip() or type(exc).__name__)
-    failed = nccl.judge(run, floor)
-    code = 1 if run.error else (2 if failed else 0)
-    doc = {"schema": "fabconf.report/1", "command": "preflight --nccl", "exit_code": code, "hosts": sorted(data)}
-    doc |= {"launched_from": hosts[0].name, "command": command, "threshold_gbs": round(floor, 2)}
+    result = jobs.run_nccl(target, options, minimum)
+    run, floor, command, failed, code = result.run, result.threshold, result.command, result.failed, result.exit_code
+    doc: dict[str, Any] = {
+        "schema": "fabconf.report/1",
+        "command": "preflight --nccl",
+        "exit_code": code,
+        "hosts": sorted(result.hosts),
+    }
+    doc |= {"launched_from": result.hosts[0], "command": command, "threshold_gbs": round(floor, 2)}
     doc |= {"busbw_gbs": run.busbw, "avg_busbw_gbs": run.average, "wrong": run.wrong, "failed_checks": failed}
     doc |= {"sizes": [{"bytes": b, "busbw_gbs": v} for b, v in run.sizes]}
     if fmt == "json":
         print(json.dumps(doc, indent=2))
         return code
-    print(f"all_reduce_perf over {len(data)} host(s) from {hosts[0].name}: {command}")
+    print(f"all_reduce_perf over {len(result.hosts)} host(s) from {result.hosts[0]}: {command}")
     if run.busbw is not None:
         print(f"bus bandwidth {run.busbw:.1f} GB/s at the largest size (average {run.average:.1f} GB/s)")
     print(f"threshold {floor:.1f} GB/s")

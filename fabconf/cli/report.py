@@ -1,4 +1,4 @@
-"""Reports of a run: per-device diffs, a summary table, JSON, and the exit status they imply.
+"""Reports of a run: per-device diffs, a summary table, JSON (the exit statuses are the jobs', ``fabconf.jobs``).
 
 One list of Outcomes feeds every reporter; a device that failed is never shown as green.
 """
@@ -31,17 +31,6 @@ STYLE = {
     State.UNREACHABLE: "red",
     State.FAILED: "bold red",
 }
-
-
-def diff_exit_code(outcomes: list[Outcome]) -> int:
-    """Like ``terraform plan -detailed-exitcode``: 1 any device failed, 2 changes pending, 0 in sync."""
-    if any(o.state in (State.FAILED, State.UNREACHABLE) for o in outcomes):
-        return 1
-    return 2 if any(o.state is State.CHANGES for o in outcomes) else 0
-
-
-def push_exit_code(outcomes: list[Outcome]) -> int:
-    return 0 if all(o.state in (State.APPLIED, State.UNCHANGED) for o in outcomes) else 1
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, int]:
