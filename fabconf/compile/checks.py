@@ -18,7 +18,7 @@ from fabconf.compile.model import Endpoint, Model, Nic
 from fabconf.compile.onboarding_checks import check_onboarding
 from fabconf.compile.problems import Problems
 from fabconf.compile.topology import Topology
-from fabconf.platforms import PLATFORMS, feature
+from fabconf.platforms import FEATURE_NAMES, PLATFORMS, feature
 
 Check = Callable[[Model, Topology, Problems], None]
 
@@ -141,7 +141,7 @@ def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
         else:
             file, where = f, ["ecmp", "max_paths"]
         plat = PLATFORMS[dev.platform]
-        limit = plat.ecmp_limit(dev.data.get("os_version"))
+        limit = plat.ecmp_limit(dev.data.get("os_version"), dev.data.get("assume_release"))
         if paths > limit:
             problems.add(file, where, f"{name}: {paths} paths exceed the {dev.platform} maximum of {limit}")
         if name in orphaned:
@@ -326,19 +326,23 @@ def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
     configuration differs by family). A GPU host names no release: fabconf renders every host alike, whatever
     its OS, so an ``os_version`` there would be silently ignored and is refused instead."""
     for _name, dev in sorted(model.devices.items()):
-        if dev.is_host and "os_version" in dev.data:
-            problems.add(
-                *dev.where("os_version"),
-                "data.os_version is for switches: a GPU host is rendered the same whatever its OS release "
-                "(preflight reads the kernel and drivers from the host itself); remove it",
-            )
+        for key in ("os_version", "assume_release"):
+            if dev.is_host and key in dev.data:
+                problems.add(
+                    *dev.where(key),
+                    f"data.{key} is for switches: a GPU host is rendered the same whatever its OS release "
+                    "(preflight reads the kernel and drivers from the host itself); remove it",
+                )
     for name in sorted(topo.switches):
         dev = model.devices[name]
         spec = PLATFORMS[dev.platform]
+        version, assume = dev.data.get("os_version"), dev.data.get("assume_release")
         try:
-            spec.release_line(dev.data.get("os_version"))
+            spec.release_line(version, assume)
         except ValueError as exc:
-            problems.add(*dev.where("os_version"), f"{name}: {exc}")
+            problems.add(*dev.where("assume_release" if assume else "os_version"), f"{name}: {exc}")
+        if spec.assumed(version, assume):
+            problems.warn(*dev.where("assume_release"), f"{name}: {spec.assumption(str(version), str(assume))}")
         try:
             spec.hardware_family(dev.data.get("model"))
         except ValueError as exc:
@@ -369,7 +373,7 @@ def check_features(model: Model, topo: Topology, problems: Problems) -> None:
             where: tuple[str, list[Any]] = dev.where(key) if key in dev.data else (f, list(fabric_path))
             row = feature(feat, dev.platform)
             why = row.refusal(spec.label, version, dev.data.get("model"))
-            what = "adaptive routing / dynamic load balancing" if feat == "adaptive" else "a gNMI server"
+            what = FEATURE_NAMES[feat]
             if why:
                 problems.add(*where, f"{name}: cannot run {what}: {why}")
             elif feat == "telemetry" and not row.port_range[0] <= port <= row.port_range[1]:
