@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, roce_tos
+from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, EOS_CONTROL_QUEUE, roce_tos
 from fabconf.compile.design.switch import load_balancing_for, max_paths_for, telemetry_for
 from fabconf.compile.model import Endpoint, Model, Nic
 from fabconf.compile.onboarding_checks import check_onboarding
@@ -306,6 +306,26 @@ def check_eos_classes(model: Model, topo: Topology, problems: Problems) -> None:
         problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
     if roce["cnp"]["priority"] == EOS_BEST_EFFORT_QUEUE:
         problems.add(f, "roce.cnp.priority", f"{why}; use another CNP priority such as 6")
+    sand = sorted(n for n in topo.switches if model.devices[n].platform == "eos" and _eos_family(model, n) == "sand")
+    if not sand:
+        return
+    why = (
+        f"priority {EOS_CONTROL_QUEUE} is traffic class {EOS_CONTROL_QUEUE} on EOS, the control-plane class of Sand "
+        f"switches ({', '.join(sand[:3])}{', ...' if len(sand) > 3 else ''}), whose queue {EOS_CONTROL_QUEUE} is not "
+        "configurable before EOS 4.33.0F [Arista TOI tx-queue 7; docs/reference/roce-lossless.md]"
+    )
+    if EOS_CONTROL_QUEUE in roce["pfc_priorities"]:
+        problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
+    if roce["cnp"]["priority"] == EOS_CONTROL_QUEUE:
+        problems.add(f, "roce.cnp.priority", f"{why}: CNPs would go unscheduled; use another CNP priority such as 6")
+
+
+def _eos_family(model: Model, name: str) -> str:
+    """The EOS hardware family of switch ``name`` ("" when its model is in none: check_releases says so)."""
+    try:
+        return PLATFORMS["eos"].hardware_family(model.devices[name].data.get("model"))
+    except ValueError:
+        return ""
 
 
 def check_shares(model: Model, topo: Topology, problems: Problems) -> None:
