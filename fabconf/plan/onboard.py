@@ -318,6 +318,18 @@ def rack_texts(directory: Path, plan: RackPlan) -> dict[str, str]:
     return texts
 
 
+def with_rack(directory: Path, pod: str | None, rack: str | None) -> Compiled:
+    """The inventory as it will be once the rack is onboarded (written nowhere): what a runbook's later selections
+    are checked against before its first step. An OnboardError or InputError when onboarding would be refused."""
+    compiled = compile_inventory(directory)
+    plan = plan_rack(compiled, pod or only_pod(compiled), rack)
+    if plan.empty:
+        return compiled
+    texts = appended(_read(directory, ("hosts.yaml", "cabling.yaml")), plan)
+    with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-", dir=directory.parent) as tmp:
+        return _trial(directory, texts, Path(tmp))
+
+
 def write(directory: Path, plan: RackPlan) -> None:
     """Append the plan to hosts.yaml and cabling.yaml; all or nothing, and only when the result validates."""
     commit(directory, rack_texts(directory, plan))
