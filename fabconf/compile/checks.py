@@ -575,6 +575,27 @@ def _check_card_declarations(nics: tuple[Nic, ...], file: str, path: list[Any], 
                 [*path, i, "adapter"],
                 f"{nic.netdev}: pci {nic.pci} is on the card of adapter {first_adapter} (nics[{j}]), not {nic.adapter}",
             )
+    for i, j in _unnamed_ports(nics):
+        nic, adapter = nics[i], nics[j].adapter
+        problems.add(
+            file,
+            [*path, i, "adapter"],
+            f"{nic.netdev}: pci {nic.pci} is on the card of adapter {adapter} (nics[{j}]) but names no adapter, so "
+            f"fabconf would take them for two cards; give every port of a card the same adapter, or none",
+        )
+
+
+def _unnamed_ports(nics: tuple[Nic, ...]) -> list[tuple[int, int]]:
+    """(i, j): NIC i names no adapter but its PCI device is the card NIC j names an adapter for."""
+    named: dict[str, int] = {}
+    for j, nic in enumerate(nics):
+        if nic.pci and nic.adapter:
+            named.setdefault(nic.pci.rpartition(".")[0], j)
+    return [
+        (i, named[nic.pci.rpartition(".")[0]])
+        for i, nic in enumerate(nics)
+        if nic.pci and not nic.adapter and nic.pci.rpartition(".")[0] in named
+    ]
 
 
 def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
@@ -586,6 +607,8 @@ def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
         if dev.data.get("attachment", "rail_optimised") == "rail_optimised":
             for hp in ports:
                 rails[hp.leaf].add(hp.nic.rail)
+            continue
+        if _unnamed_ports(dev.nics):  # its cards are not known: _check_card_declarations says why, once
             continue
         file, path = dev.where("attachment")
         by_card: dict[str, list[Any]] = defaultdict(list)
