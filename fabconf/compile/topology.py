@@ -283,8 +283,8 @@ def _misplaced_roles(model: Model, problems: Problems) -> None:
     odd = sorted(name for name, ps in peers.items() if not fits[name] and all(fits[p] for p in ps))
     by_origin: dict[tuple[str, str], list[str]] = defaultdict(list)
     for name in odd:
-        file, path = devices[name].where("role")
-        by_origin[(file, format_path(path))].append(name)
+        file, at = devices[name].where("role")
+        by_origin[(file, format_path(at))].append(name)
     for (file, path), names in by_origin.items():
         role = devices[names[0]].role
         kinds = sorted({"-".join(sorted((role, devices[p].role))) for n in names for p in peers[n]})
@@ -301,9 +301,9 @@ def _misplaced_roles(model: Model, problems: Problems) -> None:
 
 
 def _misplaced_pods(model: Model, peers: dict[str, list[str]], problems: Problems) -> None:
-    """The same for a pod: a spine or leaf of a declared pod none of whose peers is in its pod, while they are all in
-    one other pod, is in the wrong pod (reported where its pod is written, once for a group); it is set aside as cabled into
-    that other pod, whose own checks it would otherwise fail."""
+    """The same for a pod: a spine or leaf of a declared pod none of whose peers is in its pod, while they are all
+    in one other pod, is in the wrong pod (reported where its pod is written, once for a group); it is set aside as
+    cabled into that other pod, whose own checks it would otherwise fail."""
     devices = model.devices
     declared = model.fabric.get("pods") or {}  # an undeclared pod is its own problem (``_pods``)
     odd: dict[str, str] = {}  # device -> the one other pod all its peers are in
@@ -319,8 +319,8 @@ def _misplaced_pods(model: Model, peers: dict[str, list[str]], problems: Problem
         # its peers must be where they belong: a spine whose leaves are all in the wrong pod is not the one to fix
         if all(p in odd or not devices[p].pod for p in peers[name] if p in devices):
             continue
-        file, path = devices[name].where("pod")
-        by_origin[(file, format_path(path))].append((name, other))
+        file, at = devices[name].where("pod")
+        by_origin[(file, format_path(at))].append((name, other))
     for (file, path), found in by_origin.items():
         names = [n for n, _ in found]
         pod, cabled = devices[names[0]].pod, sorted({q for _, q in found})
