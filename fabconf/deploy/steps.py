@@ -110,7 +110,7 @@ def identity_problems(job: Job, facts: dict) -> list[str]:
             line = spec.release_line(reported, assume)
         except ValueError as exc:
             line, problem = None, str(exc)
-            out.append(f"the device runs {problem}")
+            out.append(f"the device reports {reported}: {problem}")
         if line is not None and line != data.get("release_line"):
             out.append(
                 f"the device runs {spec.label} {reported} but the configuration is rendered for "

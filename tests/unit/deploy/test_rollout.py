@@ -90,7 +90,7 @@ CASES = [
         scripts={"leaf2": Script(os_version="5.16.0")},  # leaf2 is designed for Cumulus 5.15
         states={"leaf2": State.FAILED},
         message={
-            "leaf2": "the device runs Cumulus 5.16.0 is newer than the releases fabconf renders for (known: "
+            "leaf2": "the device reports 5.16.0: Cumulus 5.16.0 is newer than the releases fabconf renders for (known: "
             '5.9-5.14, 5.15); if its syntax is unchanged, set data.assume_release: "5.15"'
         },
     ),
