@@ -71,7 +71,9 @@ class Platform:
     default_version: str = ""  # what design assumes (and the lab runs) when the inventory names no os_version
     # (first release, last release, line name): the release lines fabconf renders for, oldest first. A line ends at
     # the newest release fabconf knows (``version_key`` prefix: "5.15" takes 5.15.x): a release after it may change
-    # the syntax, so it is refused at validate until a line names it.
+    # the syntax, so it is refused at validate until a line names it, unless the device (or its group) sets
+    # ``data.assume_release`` to a release of the newest line: a newer release of the same major version is then
+    # rendered as that one, with a warning on every run (a new major release is never assumed).
     release_lines: tuple[tuple[str, str, str], ...] = ()
     # (model regex, family): hardware families whose configuration differs (first match wins)
     hardware_families: tuple[tuple[str, str], ...] = ()
@@ -84,22 +86,78 @@ class Platform:
     # --confirm-timeout the device's commit timer accepts, in seconds (revert-timer platforms)
     confirm_timeout_s: tuple[int, int] = (1, 86400)
 
-    def release_line(self, version: str | None) -> str:
+    def release_line(self, version: str | None, assume: str | None = None) -> str:
         """The release line ``version`` (default: ``default_version``) belongs to; ValueError when fabconf does
-        not render for it."""
+        not render for it. ``assume`` (a device's ``data.assume_release``): a release fabconf knows on its newest
+        line, that a newer ``version`` of the same major release is rendered as (``assumed`` says when it is)."""
+        line = self._known_line(version)
+        if line is not None:
+            return line
+        if self.assumed(version, assume):
+            return self.release_lines[-1][2]
+        known = self.known_releases()
+        if assume:
+            raise ValueError(f"{self.label} {version}: data.assume_release {assume} {self._assume_refusal(version)}")
+        if self._newer_same_major(version):
+            newest = self.release_lines[-1][1]
+            raise ValueError(
+                f"{self.label} {version} is newer than the releases fabconf renders for (known: {known}); if its "
+                f'syntax is unchanged, set data.assume_release: "{newest}" to render it as {self.label} {newest}'
+            )
+        if self.release_lines[-1][1] and version_key(version or "")[:1] > version_key(self.release_lines[-1][1])[:1]:
+            raise ValueError(
+                f"{self.label} {version} is a new major release, which fabconf does not render for (known: {known})"
+            )
+        raise ValueError(f"{self.label} {version} is not a release fabconf renders for (known: {known})")
+
+    def assumption(self, version: str, assume: str) -> str:
+        """The warning every run gives for a release rendered as an assumed one (both named)."""
+        return (
+            f"{self.label} {version} is newer than the releases fabconf renders for; it is rendered as "
+            f"{self.label} {assume} (data.assume_release), which is right only if {version} kept {assume}'s syntax"
+        )
+
+    def known_releases(self) -> str:
+        """The releases fabconf renders for, in words (``5.9-5.14, 5.15``)."""
+        return ", ".join(a if a == b else f"{a}-{b}" if b else f"{a} and later" for a, b, _l in self.release_lines)
+
+    def _known_line(self, version: str | None) -> str | None:
         wanted = version_key(version or self.default_version)
         for first, last, line in self.release_lines:
             if version_key(first) <= wanted and (not last or wanted[: len(version_key(last))] <= version_key(last)):
                 return line
-        if not self.release_lines:
-            return ""
-        supported = ", ".join(a if a == b else f"{a}-{b}" if b else f"{a} and later" for a, b, _l in self.release_lines)
-        raise ValueError(f"{self.label} {version} is not a release fabconf renders for (known: {supported})")
+        return "" if not self.release_lines else None
 
-    def ecmp_limit(self, version: str | None) -> int:
-        """The maximum ECMP width on the release line of ``version``."""
+    def _newer_same_major(self, version: str | None) -> bool:
+        """``version`` is after the newest release fabconf knows, in the same major release (5.16 after 5.15: a
+        new major release, 6.x, may change anything and is never assumed)."""
+        if not self.release_lines or not self.release_lines[-1][1]:
+            return False
+        newest = version_key(self.release_lines[-1][1])
+        wanted = version_key(version or self.default_version)
+        return wanted[: len(newest)] > newest and wanted[:1] == newest[:1]
+
+    def _assume_refusal(self, version: str | None) -> str:
+        newest = self.release_lines[-1][1]
+        if self._newer_same_major(version):
+            return f'is not a release of fabconf\'s newest line; use "{newest}"'
+        if version_key(version or self.default_version)[:1] > version_key(newest)[:1]:
+            return f"cannot stand for a new major release, which may change anything (known: {self.known_releases()})"
+        return f"is only for a release newer than fabconf knows (known: {self.known_releases()})"
+
+    def assumed(self, version: str | None, assume: str | None) -> bool:
+        """Whether ``version``, newer than fabconf knows, is rendered as the known release ``assume``: it is in the
+        same major release, and ``assume`` is on fabconf's newest line."""
+        if not assume or self._known_line(version) is not None or not self._newer_same_major(version):
+            return False
+        first, last, _line = self.release_lines[-1]
+        key = version_key(assume)
+        return bool(key) and version_key(first) <= key and key[: len(version_key(last))] <= version_key(last)
+
+    def ecmp_limit(self, version: str | None, assume: str | None = None) -> int:
+        """The maximum ECMP width on the release line of ``version`` (``assume``: as ``release_line``)."""
         try:
-            line = self.release_line(version)
+            line = self.release_line(version, assume)
         except ValueError:
             return self.max_ecmp
         return dict(self.max_ecmp_by_line).get(line, self.max_ecmp)
@@ -181,6 +239,8 @@ PLATFORMS: dict[str, Platform] = {
         # fabconf renders is one of two lines, each checked against NVIDIA's schema of a release in it
         default_version="5.12.0",
         release_lines=(("5.9", "5.14", "5.9"), ("5.15", "5.15", "5.15")),
+        # [V: nvueschema 0.1.0, models v5_16, v5_17, v5_18] the 5.15-line trees fabconf renders validate unchanged on
+        # the 5.16, 5.17 and 5.18 schemas (tests/unit/compile/test_render.py), so `assume_release: "5.15"` fits them
         watchdog_polling_ms=(100, 5000),  # [V: nvueschema 5.12] qos pfc-watchdog polling-interval 100-5000 ms
         # [V: nvueschema 5.12] robustness 1-1000, "number of consecutive polling-interval to detect pause storm
         # before taking action"
@@ -402,6 +462,20 @@ FEATURES: dict[tuple[str, str], Feature] = {
     # 9.3(1); `feature grpc`, `grpc port`, `grpc certificate <trustpoint>`
     ("telemetry", "nxos"): Feature(min_version="9.3(1)"),
 }
+
+
+# what each feature is, in messages
+FEATURE_NAMES: dict[str, str] = {"adaptive": "adaptive routing / dynamic load balancing", "telemetry": "a gNMI server"}
+
+
+def features_in_use(data: dict) -> list[str]:
+    """The optional features a switch's device data (``fabconf.compile.devicedata.Switch``) renders."""
+    used = []
+    if (data.get("load_balancing") or {}).get("mode") == "adaptive":
+        used.append("adaptive")
+    if data.get("telemetry"):
+        used.append("telemetry")
+    return used
 
 
 def feature(name: str, platform_name: str) -> Feature:

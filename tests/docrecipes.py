@@ -10,8 +10,9 @@ line before the fence (an HTML comment is left out of the rendered page by Markd
     <!-- recipe: run answer=y -->                each command on a terminal, where y is typed to every question
     <!-- recipe: skip REASON -->                 never run here: REASON says why and what runs it instead
 
-Every other command must exit 0 or 2 (fabconf's "changes pending" / "drift found"). ``tests/unit/test_docs_recipes.py``
-fails on a shell or Python block with no mark; ``tests/e2e/test_docs_recipes.py`` runs the ``run`` blocks."""
+Every other command must exit 0 or 2 (fabconf's "changes pending" / "drift found").
+``tests/unit/test_docs_recipe_marks.py`` fails on a shell or Python block with no mark;
+``tests/e2e/test_docs_recipes.py`` runs the ``run`` blocks."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ PROFILE_B: dict[str, Any] = {
         "dscp": 34,
         "priority": 4,
         "pfc_priorities": [3, 4],
-        "cnp": {"dscp": 46, "priority": 7},
+        "cnp": {"dscp": 46, "priority": 5},
         "ecn": {"min_threshold_bytes": 200000, "max_threshold_bytes": 2000000, "probability": 50},
     },
     "hosts": {

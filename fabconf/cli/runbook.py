@@ -32,6 +32,8 @@ from fabconf.compile.schema import describe_errors, validator
 from fabconf.compile.selection import SelectionError, select
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.errors import UsageError
+from fabconf.plan import onboard
+from fabconf.plan.onboard import OnboardError
 
 PUSH_KEYS = ("canary", "batch", "max_fail", "confirm_timeout", "bgp_wait")
 
@@ -64,24 +66,37 @@ def load(path: Path, variables: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def check_limits(path: Path, book: dict[str, Any], inventory: Path, limit: str | None) -> None:
     """Every selection the runbook will use, checked before its first step: the run-wide ``limit`` and each
-    step's own, up to the first ``onboard`` step (whose new devices later selections may name; those are
-    checked when their step starts, still before it connects). A typo never runs half a runbook."""
-    wanted: list[tuple[str, str | None]] = [("limit", limit)]
+    step's own. Selections after an ``onboard`` step are checked against the inventory as it will be with the rack
+    (onboarded into nothing: ``fabconf.plan.onboard.with_rack``), so they may name the new rack, and an onboarding
+    that would be refused is refused here. A typo never runs half a runbook."""
+    wanted: list[tuple[int, str, str | None]] = [(-1, "limit", limit)]
+    onboards: list[tuple[int, dict[str, Any]]] = []
     for i, step in enumerate(book["steps"]):
         kind, settings = next(iter(step.items()))
         if kind == "onboard":
-            break
+            onboards.append((i, settings))
         if "limit" in settings:
-            wanted.append((f"steps[{i}].{kind}.limit", settings["limit"]))
-    if all(pattern is None or pattern == "all" for _, pattern in wanted) or not inventory.is_dir():
+            wanted.append((i, f"steps[{i}].{kind}.limit", settings["limit"]))
+        elif kind in ("diff", "push", "drift") and onboards:  # the run-wide limit, after the rack exists
+            wanted.append((i, "limit", limit))
+    if all(pattern is None or pattern == "all" for _, _, pattern in wanted) or not inventory.is_dir():
         return
-    model = compile_inventory(inventory).model
-    problems = Problems()
-    for where, pattern in wanted:
+    shown, problems = display_name(path), Problems()
+    models = [(-1, compile_inventory(inventory).model)]
+    for i, settings in onboards:
+        try:
+            models.append((i, onboard.with_rack(inventory, settings["pod"], settings.get("rack")).model))
+        except (OnboardError, InputError) as exc:
+            problems.add(shown, f"steps[{i}].onboard", str(exc).replace("\n", "; "))
+            break
+    for at, where, pattern in wanted:
+        model = next((m for i, m in reversed(models) if i < at), None)
+        if model is None or pattern is None or pattern == "all":
+            continue  # after an onboarding that is refused (said above)
         try:
             select(model, pattern)
         except SelectionError as exc:
-            problems.add(display_name(path), where, str(exc))
+            problems.add(shown, where, str(exc))
     if problems:
         raise InputError(problems)
 

@@ -12,13 +12,13 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, roce_tos
+from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, EOS_CONTROL_QUEUE, roce_tos
 from fabconf.compile.design.switch import load_balancing_for, max_paths_for, telemetry_for
 from fabconf.compile.model import Endpoint, Model, Nic
 from fabconf.compile.onboarding_checks import check_onboarding
 from fabconf.compile.problems import Problems
 from fabconf.compile.topology import Topology
-from fabconf.platforms import PLATFORMS, feature
+from fabconf.platforms import FEATURE_NAMES, PLATFORMS, feature
 
 Check = Callable[[Model, Topology, Problems], None]
 
@@ -141,7 +141,7 @@ def check_ecmp(model: Model, topo: Topology, problems: Problems) -> None:
         else:
             file, where = f, ["ecmp", "max_paths"]
         plat = PLATFORMS[dev.platform]
-        limit = plat.ecmp_limit(dev.data.get("os_version"))
+        limit = plat.ecmp_limit(dev.data.get("os_version"), dev.data.get("assume_release"))
         if paths > limit:
             problems.add(file, where, f"{name}: {paths} paths exceed the {dev.platform} maximum of {limit}")
         if name in orphaned:
@@ -306,6 +306,26 @@ def check_eos_classes(model: Model, topo: Topology, problems: Problems) -> None:
         problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
     if roce["cnp"]["priority"] == EOS_BEST_EFFORT_QUEUE:
         problems.add(f, "roce.cnp.priority", f"{why}; use another CNP priority such as 6")
+    sand = sorted(n for n in topo.switches if model.devices[n].platform == "eos" and _eos_family(model, n) == "sand")
+    if not sand:
+        return
+    why = (
+        f"priority {EOS_CONTROL_QUEUE} is traffic class {EOS_CONTROL_QUEUE} on EOS, the control-plane class of Sand "
+        f"switches ({', '.join(sand[:3])}{', ...' if len(sand) > 3 else ''}), whose queue {EOS_CONTROL_QUEUE} is not "
+        "configurable before EOS 4.33.0F [Arista TOI tx-queue 7; docs/reference/roce-lossless.md]"
+    )
+    if EOS_CONTROL_QUEUE in roce["pfc_priorities"]:
+        problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
+    if roce["cnp"]["priority"] == EOS_CONTROL_QUEUE:
+        problems.add(f, "roce.cnp.priority", f"{why}: CNPs would go unscheduled; use another CNP priority such as 6")
+
+
+def _eos_family(model: Model, name: str) -> str:
+    """The EOS hardware family of switch ``name`` ("" when its model is in none: check_releases says so)."""
+    try:
+        return PLATFORMS["eos"].hardware_family(model.devices[name].data.get("model"))
+    except ValueError:
+        return ""
 
 
 def check_shares(model: Model, topo: Topology, problems: Problems) -> None:
@@ -326,19 +346,23 @@ def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
     configuration differs by family). A GPU host names no release: fabconf renders every host alike, whatever
     its OS, so an ``os_version`` there would be silently ignored and is refused instead."""
     for _name, dev in sorted(model.devices.items()):
-        if dev.is_host and "os_version" in dev.data:
-            problems.add(
-                *dev.where("os_version"),
-                "data.os_version is for switches: a GPU host is rendered the same whatever its OS release "
-                "(preflight reads the kernel and drivers from the host itself); remove it",
-            )
+        for key in ("os_version", "assume_release"):
+            if dev.is_host and key in dev.data:
+                problems.add(
+                    *dev.where(key),
+                    f"data.{key} is for switches: a GPU host is rendered the same whatever its OS release "
+                    "(preflight reads the kernel and drivers from the host itself); remove it",
+                )
     for name in sorted(topo.switches):
         dev = model.devices[name]
         spec = PLATFORMS[dev.platform]
+        version, assume = dev.data.get("os_version"), dev.data.get("assume_release")
         try:
-            spec.release_line(dev.data.get("os_version"))
+            spec.release_line(version, assume)
         except ValueError as exc:
-            problems.add(*dev.where("os_version"), f"{name}: {exc}")
+            problems.add(*dev.where("assume_release" if assume else "os_version"), f"{name}: {exc}")
+        if spec.assumed(version, assume):
+            problems.warn(*dev.where("assume_release"), f"{name}: {spec.assumption(str(version), str(assume))}")
         try:
             spec.hardware_family(dev.data.get("model"))
         except ValueError as exc:
@@ -369,7 +393,7 @@ def check_features(model: Model, topo: Topology, problems: Problems) -> None:
             where: tuple[str, list[Any]] = dev.where(key) if key in dev.data else (f, list(fabric_path))
             row = feature(feat, dev.platform)
             why = row.refusal(spec.label, version, dev.data.get("model"))
-            what = "adaptive routing / dynamic load balancing" if feat == "adaptive" else "a gNMI server"
+            what = FEATURE_NAMES[feat]
             if why:
                 problems.add(*where, f"{name}: cannot run {what}: {why}")
             elif feat == "telemetry" and not row.port_range[0] <= port <= row.port_range[1]:
@@ -551,6 +575,27 @@ def _check_card_declarations(nics: tuple[Nic, ...], file: str, path: list[Any], 
                 [*path, i, "adapter"],
                 f"{nic.netdev}: pci {nic.pci} is on the card of adapter {first_adapter} (nics[{j}]), not {nic.adapter}",
             )
+    for i, j in _unnamed_ports(nics):
+        nic, adapter = nics[i], nics[j].adapter
+        problems.add(
+            file,
+            [*path, i, "adapter"],
+            f"{nic.netdev}: pci {nic.pci} is on the card of adapter {adapter} (nics[{j}]) but names no adapter, so "
+            f"fabconf would take them for two cards; give every port of a card the same adapter, or none",
+        )
+
+
+def _unnamed_ports(nics: tuple[Nic, ...]) -> list[tuple[int, int]]:
+    """(i, j): NIC i names no adapter but its PCI device is the card NIC j names an adapter for."""
+    named: dict[str, int] = {}
+    for j, nic in enumerate(nics):
+        if nic.pci and nic.adapter:
+            named.setdefault(nic.pci.rpartition(".")[0], j)
+    return [
+        (i, named[nic.pci.rpartition(".")[0]])
+        for i, nic in enumerate(nics)
+        if nic.pci and not nic.adapter and nic.pci.rpartition(".")[0] in named
+    ]
 
 
 def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
@@ -562,6 +607,8 @@ def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
         if dev.data.get("attachment", "rail_optimised") == "rail_optimised":
             for hp in ports:
                 rails[hp.leaf].add(hp.nic.rail)
+            continue
+        if _unnamed_ports(dev.nics):  # its cards are not known: _check_card_declarations says why, once
             continue
         file, path = dev.where("attachment")
         by_card: dict[str, list[Any]] = defaultdict(list)

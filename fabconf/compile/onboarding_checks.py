@@ -29,11 +29,12 @@ def check_onboarding(model: Model, topo: Topology, problems: Problems) -> None:
     templates += [(["onboarding", "pod", "spines", i], spine) for i, spine in enumerate(spines)]
     for path, template in templates:
         version = template.get("os_version")
-        platform = _platform(model, template.get("groups") or [])
+        platform = _from_groups(model, template.get("groups") or [], "platform")
         if not version or platform not in PLATFORMS:
             continue
+        assume = _from_groups(model, template.get("groups") or [], "assume_release", data=True)
         try:
-            PLATFORMS[platform].release_line(str(version))
+            PLATFORMS[platform].release_line(str(version), assume)
         except ValueError as exc:
             problems.add(f, [*path, "os_version"], str(exc))
     known = set(topo.pods) | set(model.fabric.get("pods") or {})
@@ -45,12 +46,14 @@ def check_onboarding(model: Model, topo: Topology, problems: Problems) -> None:
             )
 
 
-def _platform(model: Model, groups: list[str]) -> str | None:
-    """The platform a device of these groups gets: the first of its groups, in Nornir's order, that names one."""
+def _from_groups(model: Model, groups: list[str], key: str, *, data: bool = False) -> str | None:
+    """What a device of these groups gets for ``key`` (``data.<key>`` with ``data``): the first of its groups, in
+    Nornir's order, that sets it (the platform, or a model group's ``assume_release``)."""
     seen: set[str] = set()
     for group in groups:
         for name in [group, *_group_chain(group, model.groups, seen)]:
-            platform = (model.groups.get(name) or {}).get("platform")
-            if platform:
-                return str(platform)
+            entry = model.groups.get(name) or {}
+            value = (entry.get("data") or {}).get(key) if data else entry.get(key)
+            if value:
+                return str(value)
     return None

@@ -8,11 +8,12 @@ offending item is left out so that later checks still run on the rest.
 from __future__ import annotations
 
 import ipaddress
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from fabconf.compile.model import SWITCH_ROLES, UPPER_ROLE, Endpoint, Model, Nic, natural_key
-from fabconf.compile.problems import Problems
+from fabconf.compile.problems import Problems, format_path
 from fabconf.compile.vlanplace import check_placement, placed_leaves
 from fabconf.platforms import PLATFORMS
 
@@ -237,6 +238,7 @@ _TIERS = {"leaf": ("p2p_pool", "uplinks_per_leaf"), "spine": ("spine_p2p_pool", 
 def derive(model: Model, problems: Problems) -> Topology:
     """The fabric's topology from the model, in three phases: the links resolved and classified (``_links``), an
     address per uplink (``_uplinks``), and the host ports with their VLAN subnets (``_host_ports``)."""
+    _misplaced_roles(model, problems)
     pods = _pods(model, problems)
     switches = _identity(model, pods, problems)
     nic_of = {name: {n.netdev: n for n in dev.nics} for name, dev in model.devices.items() if not dev.is_switch}
@@ -258,6 +260,78 @@ def derive(model: Model, problems: Problems) -> Topology:
         leaves_by_pod=leaves_by_pod,
         orphaned=orphaned,
     )
+
+
+def _clos(ra: str, rb: str) -> bool:
+    """Whether a link between roles ``ra`` and ``rb`` is part of a Clos."""
+    return UPPER_ROLE.get(ra) == rb or UPPER_ROLE.get(rb) == ra or {ra, rb} == {"gpu_host", "leaf"}
+
+
+def _misplaced_roles(model: Model, problems: Problems) -> None:
+    """One cause, one error: a device none of whose links fits its role, while each of its peers has a link that
+    fits (so the peers are where the Clos says they are), has the wrong role. It is reported once where its role
+    is written (a group's role, once for the group) and set aside like a device that cannot be resolved, so its
+    links, its peers' missing uplinks and its id and address clashes are not reported as problems of their own."""
+    devices = model.devices
+    peers: dict[str, list[str]] = defaultdict(list)
+    for link in model.links:
+        a, b = link.a.device, link.b.device
+        if a in devices and b in devices and a != b:
+            peers[a].append(b)
+            peers[b].append(a)
+    fits = {name: any(_clos(devices[name].role, devices[p].role) for p in ps) for name, ps in peers.items()}
+    odd = sorted(name for name, ps in peers.items() if not fits[name] and all(fits[p] for p in ps))
+    by_origin: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for name in odd:
+        file, at = devices[name].where("role")
+        by_origin[(file, format_path(at))].append(name)
+    for (file, path), names in by_origin.items():
+        role = devices[names[0]].role
+        kinds = sorted({"-".join(sorted((role, devices[p].role))) for n in names for p in peers[n]})
+        problems.add(
+            file,
+            path,
+            f"role {role!r} fits none of the links of {', '.join(names[:4])}{', ...' if len(names) > 4 else ''} "
+            f"({', '.join(kinds)}: not part of a Clos), while their peers' other links fit theirs: this role is the "
+            "one to fix",
+        )
+        for name in names:
+            model.unresolved[name] = devices.pop(name).data
+    _misplaced_pods(model, peers, problems)
+
+
+def _misplaced_pods(model: Model, peers: dict[str, list[str]], problems: Problems) -> None:
+    """The same for a pod: a spine or leaf of a declared pod none of whose peers is in its pod, while they are all
+    in one other pod, is in the wrong pod (reported where its pod is written, once for a group); it is set aside as
+    cabled into that other pod, whose own checks it would otherwise fail."""
+    devices = model.devices
+    declared = model.fabric.get("pods") or {}  # an undeclared pod is its own problem (``_pods``)
+    odd: dict[str, str] = {}  # device -> the one other pod all its peers are in
+    for name, ps in sorted(peers.items()):
+        dev = devices.get(name)
+        if dev is None or dev.role not in ("spine", "leaf") or dev.pod not in declared:
+            continue
+        theirs = {str(devices[p].pod) for p in ps if p in devices and devices[p].pod}
+        if len(theirs) == 1 and str(dev.pod) not in theirs:
+            odd[name] = theirs.pop()
+    by_origin: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for name, other in odd.items():
+        # its peers must be where they belong: a spine whose leaves are all in the wrong pod is not the one to fix
+        if all(p in odd or not devices[p].pod for p in peers[name] if p in devices):
+            continue
+        file, at = devices[name].where("pod")
+        by_origin[(file, format_path(at))].append((name, other))
+    for (file, path), found in by_origin.items():
+        names = [n for n, _ in found]
+        pod, cabled = devices[names[0]].pod, sorted({q for _, q in found})
+        problems.add(
+            file,
+            path,
+            f"pod {pod}: {', '.join(names[:4])}{', ...' if len(names) > 4 else ''} are cabled only to devices of "
+            f"pod {' and '.join(cabled)}: this pod is the one to fix",
+        )
+        for name, other in found:
+            model.unresolved[name] = {**devices.pop(name).data, "pod": other}  # its pod's checks wait for the fix
 
 
 def _links(

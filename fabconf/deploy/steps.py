@@ -41,7 +41,7 @@ from fabconf.drivers.contract import (
     Unfinished,
 )
 from fabconf.drivers.textdiff import relabel
-from fabconf.platforms import Revert
+from fabconf.platforms import FEATURE_NAMES, Revert, feature, features_in_use
 
 Reopen = Callable[[], Driver]
 CONFLICT_LINES = 20  # lines of "what changed meanwhile" a conflict shows
@@ -104,17 +104,19 @@ def identity_problems(job: Job, facts: dict) -> list[str]:
     spec, data = job.spec, job.data
     out = []
     reported = str(facts.get("os_version") or "")
+    assume = job.device.data.get("assume_release")
     if spec.release_lines and reported:
         try:
-            line = spec.release_line(reported)
+            line = spec.release_line(reported, assume)
         except ValueError as exc:
             line, problem = None, str(exc)
-            out.append(f"the device runs {problem}")
+            out.append(f"the device reports {reported}: {problem}")
         if line is not None and line != data.get("release_line"):
             out.append(
                 f"the device runs {spec.label} {reported} but the configuration is rendered for "
                 f"{data.get('os_version')}; set data.os_version to the release it runs"
             )
+    out += _feature_problems(job, reported, str(facts.get("model") or ""))
     model = str(facts.get("model") or "")
     if spec.hardware_families and model:
         try:
@@ -126,6 +128,22 @@ def identity_problems(job: Job, facts: dict) -> list[str]:
             out.append(
                 f"the device is a {model} ({family}) but the configuration is rendered for {data.get('model')} "
                 f"({data.get('hardware_family')}); set data.model to the hardware it is"
+            )
+    return out
+
+
+def _feature_problems(job: Job, reported: str, model: str) -> list[str]:
+    """Every release- or model-gated feature the configuration renders, checked against the release and model the
+    device reports (the inventory may name a newer release than the switch runs: a commit would be refused by the
+    switch, or worse, half-applied)."""
+    spec, data = job.spec, job.data
+    out = []
+    for name in features_in_use(data) if reported else ():
+        why = feature(name, job.platform).refusal(spec.label, reported, model or str(data.get("model") or ""))
+        if why:
+            out.append(
+                f"the device runs {spec.label} {reported} but the inventory says {data.get('os_version')}: "
+                f"it cannot run {FEATURE_NAMES[name]}: {why}"
             )
     return out
 

@@ -148,6 +148,10 @@ def prepare(target: Target) -> tuple[Compiled, list[Job]]:
         raise UsageError(f"{target.inventory}: no such inventory directory")
     compiled = compile_inventory(target.inventory)
     jobs = rollout.push_order(jobs_for(compiled, target.limit))
+    for job in jobs:  # a release rendered as an assumed one: said on every run, naming both
+        version, assume = job.device.data.get("os_version"), job.device.data.get("assume_release")
+        if job.spec.assumed(version, assume):
+            print(f"fabconf: warning: {job.name}: {job.spec.assumption(str(version), str(assume))}", file=sys.stderr)
     if target.lab:
         jobs = _at_lab(jobs, _lab_endpoints(target), target)
     return compiled, jobs

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from fabconf.compile.model import expand_ports, natural_key
+from fabconf.compile.model import Model, expand_ports, natural_key
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.problems import InputError
 from fabconf.errors import FabconfError
@@ -113,6 +113,12 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
         rack = next(f"rack{n}" for n in range(1, 10_000) if f"rack{n}" not in racks)
     elif rack in racks:
         return RackPlan(pod, rack)
+    clash = _rack_clash(model, rack)
+    if clash:
+        raise OnboardError(
+            f"rack name {rack!r} is already {clash}: a selection by the rack's name (--limit, a runbook's "
+            "{{ rack }}) would pick other devices; choose another --rack"
+        )
     shape = rack_shape(spec, pod)
     leaves_spec, host_count = shape["leaves"], int(shape["hosts"])
     leaf_ids = _next_ids(compiled, "leaf", len(leaves_spec))
@@ -160,6 +166,21 @@ def plan_rack(compiled: Compiled, pod: str, rack: str | None = None) -> RackPlan
     if clashes:
         raise OnboardError(f"name(s) already in the inventory: {', '.join(clashes)} (onboarding.names)")
     return plan
+
+
+def _rack_clash(model: Model, rack: str) -> str:
+    """What else a new rack's name already names in a selection (``fabconf.compile.selection``): a device, a group,
+    a pod, ``all``, or a glob that matches one of them; "" when nothing."""
+    groups = set(model.groups) | {g for d in model.devices.values() for g in d.groups}
+    pods = {str(d.pod) for d in model.devices.values() if d.pod}
+    for what, names in (("a device", set(model.devices)), ("a group", groups), ("a pod", pods)):
+        if rack in names:
+            return f"the name of {what}"
+    if rack == "all":
+        return "the selection of every device"
+    if any(c in rack for c in "*?[]!&,:"):
+        return "a selection pattern, not a name"
+    return ""
 
 
 NAME_FIELD = re.compile(r"\{(id|pod_id)(?::0([1-6])d?)?\}|\{(pod|rack)\}|[{}]")
@@ -295,6 +316,18 @@ def rack_texts(directory: Path, plan: RackPlan) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-", dir=directory.parent) as tmp:
         _trial(directory, texts, Path(tmp))
     return texts
+
+
+def with_rack(directory: Path, pod: str | None, rack: str | None) -> Compiled:
+    """The inventory as it will be once the rack is onboarded (written nowhere): what a runbook's later selections
+    are checked against before its first step. An OnboardError or InputError when onboarding would be refused."""
+    compiled = compile_inventory(directory)
+    plan = plan_rack(compiled, pod or only_pod(compiled), rack)
+    if plan.empty:
+        return compiled
+    texts = appended(_read(directory, ("hosts.yaml", "cabling.yaml")), plan)
+    with tempfile.TemporaryDirectory(prefix=".fabconf-onboard-", dir=directory.parent) as tmp:
+        return _trial(directory, texts, Path(tmp))
 
 
 def write(directory: Path, plan: RackPlan) -> None:

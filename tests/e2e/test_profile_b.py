@@ -29,10 +29,10 @@ def test_profile_b_lands_on_every_platform(lab: Lab, capsys: pytest.CaptureFixtu
     assert code == 0, out
 
     eos, nxos = running(lab, "leaf3"), running(lab, "leaf4")
-    assert "qos map dscp 34 to traffic-class 4" in eos and "qos map dscp 46 to traffic-class 7" in eos
+    assert "qos map dscp 34 to traffic-class 4" in eos and "qos map dscp 46 to traffic-class 5" in eos
     assert "priority-flow-control priority 3 no-drop" in eos and "priority-flow-control priority 4 no-drop" in eos
     assert "minimum-threshold 200 kbytes maximum-threshold 2000 kbytes max-mark-probability 50" in eos
-    assert "match dscp 34" in nxos and "set qos-group 4" in nxos and "set qos-group 7" in nxos
+    assert "match dscp 34" in nxos and "set qos-group 4" in nxos and "set qos-group 5" in nxos
     assert "pause pfc-cos 3" in nxos and "pause pfc-cos 4" in nxos
     applied = sim(lab, "leaf1").store.tree("applied")
     pfc = applied["qos"]["pfc"]["default-global"]["switch-priority"]
@@ -41,6 +41,6 @@ def test_profile_b_lands_on_every_platform(lab: Lab, capsys: pytest.CaptureFixtu
     for nic in host.nics:
         assert nic.pfc == [0, 0, 0, 1, 1, 0, 0, 0]
         assert nic.roce_tos == 34 << 2 | 2
-        assert (nic.cnp_dscp, nic.cnp_802p_prio) == (46, 7)
+        assert (nic.cnp_dscp, nic.cnp_802p_prio) == (46, 5)
         assert nic.mlx_next["CNP_DSCP_P1"] == 46 and nic.mlx_next["ROCE_CC_PRIO_MASK_P1"] == 24
     assert "NCCL_IB_QPS_PER_CONNECTION=4" in host.files["/etc/nccl.conf"]

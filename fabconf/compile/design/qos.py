@@ -125,8 +125,9 @@ EOS_BEST_EFFORT_QUEUE = 1
 EOS_QUEUE_COMMAND = {"strata": "uc-tx-queue", "sand": "tx-queue"}
 # [V: Arista TOI "tx-queue 7" (arista.com/support/toi): on Sand switches queue 7 is always traffic class 7, reserved
 # for control-plane traffic, and not user-configurable before EOS 4.33.0F] Queue 7 keeps its default strict
-# priority on every family: fabconf maps no DSCP to traffic class 7, so only the switch's own control traffic uses
-# it. Every other queue is scheduled explicitly.
+# priority unless the intent puts a priority there: validate refuses priority 7 (lossless or CNP) when a Sand switch
+# is in the fabric (``checks.check_eos_classes``); on Strata switches queue 7 is scheduled like any other. Every
+# other queue is scheduled explicitly.
 EOS_CONTROL_QUEUE = 7
 
 
@@ -151,8 +152,8 @@ def _qos_eos(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
         for q in range(EOS_CONTROL_QUEUE)
     }
     queues[EOS_BEST_EFFORT_QUEUE].update(bandwidth=rest)
-    for p, s in share.items():
-        queues[p].update(bandwidth=s, ecn=dict(ecn_line))
+    for p, s in share.items():  # a lossless priority 7 schedules queue 7 (Strata; refused on Sand by validate)
+        queues[p] = {"id": p, "strict": False, "bandwidth": s, "ecn": dict(ecn_line)}
     queues[cnp["priority"]] = {"id": cnp["priority"], "strict": True, "bandwidth": None, "ecn": None}
     if hw["family"] == "sand":
         # not configurable there before 4.33.0F; strict by default as the control-plane queue (see above)

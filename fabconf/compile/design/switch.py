@@ -118,7 +118,7 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     max_paths = max_paths_for(dev, fabric)
     hw: Hardware = {
         "family": plat.hardware_family(dev.data.get("model")),
-        "line": plat.release_line(dev.data.get("os_version")),
+        "line": plat.release_line(dev.data.get("os_version"), dev.data.get("assume_release")),
     }
     ecmp_checks = _ecmp_checks(dev, topo, max_paths) if dev.role == "leaf" else []
     mode = load_balancing_for(dev, fabric)

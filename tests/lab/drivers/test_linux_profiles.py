@@ -78,7 +78,7 @@ def test_every_kind_of_host_setting_changes_at_once(tmp_path: Path, host: GpuHos
         "mtu 1500 -> 9000",
         "ecn roce_np_enable none -> 3,4",
         "mlxconfig CNP_DSCP_P1 48 -> 46",
-        "mlxconfig CNP_802P_PRIO_P1 6 -> 7",
+        "mlxconfig CNP_802P_PRIO_P1 6 -> 5",
         "mlxconfig ROCE_CC_PRIO_MASK_P1 255 -> 24",
         "roce_tos (cma_roce_tos) 0 -> 138",
         "NCCL_IB_QPS_PER_CONNECTION (unset) -> 4",

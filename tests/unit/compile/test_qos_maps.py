@@ -129,8 +129,9 @@ def test_the_watchdog_acts_at_the_intent_timeout_on_every_platform(example: Comp
 
 
 def test_profile_b_maps_and_schedules_its_own_values(tmp_path: Path) -> None:
-    """The second RoCE profile (DSCP 34 on priority 4, lossless 3 and 4, CNP 46 on priority 7): only DSCP 34 is
-    lossless everywhere, two DWRR shares of 25 %, and EOS queue 7 is left to the Sand switch's control plane."""
+    """The second RoCE profile (DSCP 34 on priority 4, lossless 3 and 4, CNP 46 on priority 5): only DSCP 34 is
+    lossless everywhere, two DWRR shares of 25 %, and EOS queue 7 is left to the Sand switch's control plane (CNP on
+    priority 7 is refused where a Sand switch is in the fabric)."""
     from profiles import profile_inventory
 
     compiled = compile_inventory(profile_inventory(tmp_path))
@@ -139,10 +140,27 @@ def test_profile_b_maps_and_schedules_its_own_values(tmp_path: Path) -> None:
         "0": {"mode": "dwrr", "bw-percent": 50},
         "3": {"mode": "dwrr", "bw-percent": 25},
         "4": {"mode": "dwrr", "bw-percent": 25},
-        "7": {"mode": "strict"},
+        "5": {"mode": "strict"},
     }
     assert _eos_map(render(compiled.data["leaf3"]))[34] == 4 and _eos_map(render(compiled.data["leaf3"]))[26] == 1
-    assert "uc-tx-queue 7\n      priority strict" in render(compiled.data["leaf3"])  # Strata: configurable
+    assert "uc-tx-queue 5\n      priority strict" in render(compiled.data["leaf3"])
     assert "tx-queue 7" not in render(compiled.data["spine1"])  # Sand: the control-plane queue
     host = dict(map(tuple, yaml.safe_load(render(compiled.data["gpu01"]))["qos"]["dscp2prio"]))
-    assert {d for d, p in host.items() if p in (3, 4)} == {34} and host[46] == 7
+    assert {d for d, p in host.items() if p in (3, 4)} == {34} and host[46] == 5
+
+
+def test_roce_on_priority_7_schedules_queue_7_on_strata(tmp_path: Path) -> None:
+    """RoCE on priority 7 (lossless 7) in a fabric whose EOS switches are all Strata: queue 7 is configurable
+    there, and gets the RoCE share and ECN (it was a KeyError traceback; Sand switches are refused by validate)."""
+    from profiles import profile_inventory
+
+    inventory = profile_inventory(tmp_path, {"roce": {"priority": 7, "pfc_priorities": [7]}})
+    hosts = yaml.safe_load((inventory / "hosts.yaml").read_text())
+    hosts["spine1"]["groups"] = ["spines", "dcs-7060x5"]  # the example's one Sand switch, made Strata
+    (inventory / "hosts.yaml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    compiled = compile_inventory(inventory)
+    eos = render(compiled.data["leaf3"])
+    assert _eos_map(eos)[26] == 7
+    queue7 = eos[eos.index("uc-tx-queue 7\n") :].split("\n   uc-tx-queue")[0]
+    assert "bandwidth percent 50" in queue7 and "random-detect ecn minimum-threshold 150 kbytes" in queue7
+    assert "priority-flow-control priority 7 no-drop" in eos

@@ -75,6 +75,26 @@ CASES = [
         message={"leaf1": "the device runs Cumulus 5.15.0 but the configuration is rendered for 5.12.0"},
     ),
     Case(
+        "DLB asked of a switch that runs an older release than its inventory says is refused before staging",
+        devices=("leaf4",),
+        scripts={"leaf4": Script(os_version="10.3(4a)")},  # leaf4 says 10.5(2)F and is rendered with DLB
+        states={"leaf4": State.FAILED},
+        message={
+            "leaf4": "the device runs NX-OS 10.3(4a) but the inventory says 10.5(2)F: it cannot run adaptive "
+            "routing / dynamic load balancing: NX-OS 10.3(4a) does not have it (needs 10.5(1)F or later)"
+        },
+    ),
+    Case(
+        "a device that runs a release newer than fabconf knows names data.assume_release",
+        devices=("leaf2",),
+        scripts={"leaf2": Script(os_version="5.16.0")},  # leaf2 is designed for Cumulus 5.15
+        states={"leaf2": State.FAILED},
+        message={
+            "leaf2": "the device reports 5.16.0: Cumulus 5.16.0 is newer than the releases fabconf renders for (known: "
+            '5.9-5.14, 5.15); if its syntax is unchanged, set data.assume_release: "5.15"'
+        },
+    ),
+    Case(
         "a device of another hardware family is refused",
         devices=("leaf3",),
         scripts={"leaf3": Script(model="DCS-7280CR3-32P4")},  # leaf3 is a Strata 7060X5 in the inventory

@@ -149,6 +149,21 @@ def test_a_refusal_changes_nothing(
     assert _files(inv) == before
 
 
+@pytest.mark.parametrize(
+    ("rack", "what"),
+    [("pod1", "a pod"), ("leaves", "a group"), ("sn5600", "a group"), ("leaf2", "a device"), ("all", "every device")],
+)
+def test_a_rack_named_like_a_pod_group_or_device_is_refused_before_anything_is_written(
+    inv: Path, capsys: pytest.CaptureFixture[str], rack: str, what: str
+) -> None:
+    """`--limit RACK` and a runbook's `{{ rack }}` select by name: a rack called `pod1` would select the whole pod."""
+    before = _files(inv)
+    assert main(["onboard", "rack", "--pod", "pod1", "--rack", rack, "-i", str(inv)]) == 1
+    err = capsys.readouterr().err
+    assert f"rack name {rack!r} is already" in err and what in err and "Traceback" not in err, err
+    assert _files(inv) == before
+
+
 def test_a_pod_is_declared_cabled_to_the_super_spines_and_twice_is_a_no_op(tmp_path: Path) -> None:
     inv = tmp_path / "two-pods"
     shutil.copytree(ROOT / "examples" / "two-pods", inv)
