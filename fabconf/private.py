@@ -27,7 +27,7 @@ def private_dir(path: Path, *, tighten: bool = False, symlink: bool = True) -> P
     """Create ``path`` (0700) if missing; refuse it when another user owns it or group/others can write it.
     ``tighten``: an existing directory of the operator's that others may read or enter becomes 0700.
     ``symlink=False``: ``path`` itself may not be a symbolic link."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _mkdirs(path)
     if not symlink and path.is_symlink():
         raise UnsafePath(f"{path}: a symbolic link; give the directory itself")
     info = path.stat()
@@ -39,6 +39,17 @@ def private_dir(path: Path, *, tighten: bool = False, symlink: bool = True) -> P
     if tighten and stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(path, 0o700, follow_symlinks=False)
     return path
+
+
+def _mkdirs(path: Path) -> None:
+    """``path`` and every missing directory above it, each created 0700 (``Path.mkdir(parents=True)`` creates the
+    ones above with the default mode)."""
+    if path.is_dir():
+        return
+    if path.parent != path:
+        _mkdirs(path.parent)
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
 
 
 def trusted_chain(path: Path) -> Path:

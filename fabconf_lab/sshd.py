@@ -70,7 +70,7 @@ from pathlib import Path
 
 import paramiko
 
-from fabconf.private import write_private
+from fabconf.private import private_dir, write_private
 from fabconf_lab.faults import DropConnection, Faults, StepFault
 
 __all__ = [
@@ -168,7 +168,7 @@ def load_or_create_host_key(path: Path | None) -> paramiko.PKey:
         return paramiko.ECDSAKey(filename=str(path))
     key = paramiko.ECDSAKey.generate(bits=256)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         pem = io.StringIO()
         key.write_private_key(pem)
         write_private(path, pem.getvalue())  # 0600 from its creation, never through a symlink
