@@ -171,6 +171,7 @@ _WATCH = textwrap.dedent(
 
 def test_secret_files_never_exist_with_a_wider_mode(tmp_path: Path) -> None:
     state, out = tmp_path / "lab", tmp_path / "seen.json"
+    state.mkdir(mode=0o700)  # as `fabconf lab up` leaves it for the daemon
     args = [str(state), str(ROOT / "inventory"), free_network(), str(out)]
     run = subprocess.run([sys.executable, "-c", _WATCH, *args], capture_output=True, text=True, timeout=300)
     assert out.exists(), run.stdout + run.stderr
