@@ -1,9 +1,10 @@
 """The background process behind ``fabconf lab up``: runs a Lab until told to stop.
 
-Control channel: a TCP socket on 127.0.0.1 (port and a random token in ``STATE/control.json``, mode
-0600); one JSON object per line in each direction: ``{"token", "cmd": "status"|"fault"|"down", ...}``. Each
-connection is served in its own thread with a short deadline, so one client holding the port open (another local
-user can) delays nobody.
+Control channel: a TCP socket on 127.0.0.1 (port and a random token in ``STATE/control.json``, 0600 from its
+creation, in a state directory that is 0700 and this user's: ``state_dir``); one JSON object per line in each
+direction: ``{"token", "cmd": "status"|"fault"|"down", ...}``. Each connection is served in its own thread, at
+most ``MAX_CONNECTIONS`` at once, with one deadline for its whole request, so clients holding the port open or
+sending a byte at a time (another local user can) delay nobody and never exhaust the daemon.
 
 Liveness never rests on the channel alone: ``STATE/daemon.json`` records the daemon's pid and its start time as
 the kernel counts it (``/proc/PID/stat`` field 22), written before anything binds. A recorded process that still
