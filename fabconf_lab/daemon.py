@@ -353,7 +353,8 @@ def control_loop(server: socket.socket, token: str, lab: Any, stop: threading.Ev
 
 
 def _handle(lab: Any, req: dict[str, Any], token: str, stop: threading.Event) -> dict[str, Any]:
-    if req.get("token") != token:
+    given = req.get("token")
+    if not isinstance(given, str) or not secrets.compare_digest(given.encode(), token.encode()):
         return {"ok": False, "error": "bad token"}
     cmd = req.get("cmd")
     if cmd == "ping":
