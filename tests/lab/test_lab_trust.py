@@ -266,5 +266,5 @@ def test_slow_control_clients_neither_hold_the_daemon_nor_stop_it(lab: tuple[Pat
         for thread in slow:
             thread.join(timeout=10)
     assert len(dropped) == len(slow), "a client that never finishes its request was kept"
-    assert max(dropped) < daemon.CONNECTION_DEADLINE + 4, dropped
+    assert max(dropped) < daemon.CONNECTION_DEADLINE + 6, dropped  # dropped at 2 s; seen at the next send or two
     assert daemon.answers(state)
