@@ -1,9 +1,10 @@
 """The background process behind ``fabconf lab up``: runs a Lab until told to stop.
 
-Control channel: a TCP socket on 127.0.0.1 (port and a random token in ``STATE/control.json``, mode
-0600); one JSON object per line in each direction: ``{"token", "cmd": "status"|"fault"|"down", ...}``. Each
-connection is served in its own thread with a short deadline, so one client holding the port open (another local
-user can) delays nobody.
+Control channel: a TCP socket on 127.0.0.1 (port and a random token in ``STATE/control.json``, 0600 from its
+creation, in a state directory that is 0700 and this user's: ``state_dir``); one JSON object per line in each
+direction: ``{"token", "cmd": "status"|"fault"|"down", ...}``. Each connection is served in its own thread, at
+most ``MAX_CONNECTIONS`` at once, with one deadline for its whole request, so clients holding the port open or
+sending a byte at a time (another local user can) delay nobody and never exhaust the daemon.
 
 Liveness never rests on the channel alone: ``STATE/daemon.json`` records the daemon's pid and its start time as
 the kernel counts it (``/proc/PID/stat`` field 22), written before anything binds. A recorded process that still
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import ipaddress
 import json
 import os
@@ -27,10 +29,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fabconf.private import UnsafePath, private_dir, read_private, trusted_chain, write_private
+
 CONTROL = "control.json"
 DAEMON = "daemon.json"
 READY_TIMEOUT = 180.0
-CONNECTION_DEADLINE = 2.0  # seconds a control connection may take to send its request line
+CONNECTION_DEADLINE = 2.0  # seconds a control connection may take to send its whole request line
+REPLY_DEADLINE = 10.0  # seconds a client may take to read the whole reply
+MAX_CONNECTIONS = 16  # control connections served at once; more are closed at once, unanswered
+REQUEST_LIMIT = 1 << 20  # bytes of a request line
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 
 
@@ -43,6 +50,11 @@ def loopback_network(network: str) -> str:
         raise ValueError(f"--network {network}: not an address range (expected e.g. 127.77.0.0/16)") from None
     if not any(net.version == lo.version and net.subnet_of(lo) for lo in LOOPBACK):  # type: ignore[arg-type]
         raise ValueError(f"--network {network}: the lab binds only loopback addresses (127.0.0.0/8)")
+    if net.version == 4 and net.prefixlen > 30:  # a /31 or /32: no address left for a device
+        raise ValueError(
+            f"--network {network}: a /{net.prefixlen} has no room for lab devices (expected a range of /30 or wider, "
+            "e.g. 127.77.0.0/16)"
+        )
     return network
 
 
@@ -56,18 +68,54 @@ def _started(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])  # fields after "(comm)" start at field 3
 
 
+def state_dir(state: Path) -> Path:
+    """The lab's state directory, created 0700 if missing; an existing one of this user's that others may read
+    becomes 0700. UnsafePath (one line) when another user owns it, group or others may write it, or it is a
+    symbolic link: whoever can write there could plant the files the lab trusts (``daemon.json``)."""
+    return private_dir(Path(state), tighten=True, symlink=False)
+
+
 def record_daemon(state: Path) -> None:
-    """Who the lab is: this process's pid and start time, before anything binds (``STATE/daemon.json``)."""
-    path = Path(state) / DAEMON
-    path.write_text(json.dumps({"pid": os.getpid(), "started": _started(os.getpid())}))
-    os.chmod(path, 0o600)
+    """Who the lab is: this process's pid and start time, before anything binds (``STATE/daemon.json``, 0600
+    from its creation)."""
+    write_private(Path(state) / DAEMON, json.dumps({"pid": os.getpid(), "started": _started(os.getpid())}))
+
+
+def _read_json(path: Path) -> Any:
+    """The JSON of a state file this user wrote (``fabconf.private.read_private``: never through a symbolic link,
+    never a file of another user's or one others can write); ValueError otherwise."""
+    try:
+        return json.loads(read_private(path))
+    except UnsafePath as exc:
+        raise ValueError(str(exc)) from None
+
+
+def lab_daemon(pid: int, state: Path) -> bool:
+    """``pid`` is a fabconf lab daemon of this user's serving ``state``: its real uid is ours (``/proc/PID/status``)
+    and its command line is ``... -m fabconf_lab.daemon ... --state STATE`` (``/proc/PID/cmdline``). A
+    ``daemon.json`` that names any other process (another user's, or one of ours that is not this lab) is not
+    believed: ``lab down`` would signal it."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), None)
+    if uid != str(os.getuid()):
+        return False
+    args = [a.decode(errors="replace") for a in argv]
+    if "fabconf_lab.daemon" not in args or "--state" not in args:
+        return False
+    given = args[args.index("--state") + 1] if args.index("--state") + 1 < len(args) else ""
+    return os.path.realpath(given) == os.path.realpath(state)
 
 
 def recorded_daemon(state: Path) -> int | None:
     """The pid of the lab daemon recorded for ``state`` when that very process still runs (same pid, same start
-    time); None otherwise (never started, exited, or its pid reused by another process)."""
+    time) and is this user's lab daemon of ``state`` (``lab_daemon``); None otherwise (never started, exited, its
+    pid reused by another process, or a record that is not to be trusted)."""
     try:
-        info = json.loads((Path(state) / DAEMON).read_text())
+        info = _read_json(Path(state) / DAEMON)
         pid = int(info["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -76,6 +124,8 @@ def recorded_daemon(state: Path) -> int | None:
     started = _started(pid)
     if info.get("started") is not None and started is not None and started != info["started"]:
         return None  # the pid was reused
+    if Path("/proc/self").exists() and not lab_daemon(pid, state):
+        return None
     return pid
 
 
@@ -86,7 +136,7 @@ def control_path(state: Path) -> Path:
 def request(state: Path, payload: dict[str, Any], timeout: float = 120.0) -> dict[str, Any]:
     """Send one command to a running lab; raises ConnectionError when none answers."""
     try:
-        info = json.loads(control_path(state).read_text())
+        info = _read_json(control_path(state))
     except (OSError, ValueError) as exc:
         raise ConnectionError(f"no lab running for state directory {state}") from exc
     try:
@@ -132,6 +182,8 @@ def stop(state: Path, timeout: float = 30.0) -> None:
         if sig is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 if sig is signal.SIGKILL:
+                    if os.getpgid(pid) != pid or not lab_daemon(pid, state):
+                        break  # not the lab's own group (any more): nothing else is signalled
                     os.killpg(pid, sig)  # the daemon leads its own process group: its workers go with it
                 else:
                     os.kill(pid, sig)
@@ -175,7 +227,8 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     _quiet_libraries()
     try:
         loopback_network(network)
-    except ValueError as exc:
+        state_dir(state)
+    except (ValueError, UnsafePath) as exc:
         print(f"fabconf lab: {exc}", file=sys.stderr)
         return 1
     record_daemon(state)
@@ -211,47 +264,18 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
         return 1
     token = secrets.token_hex(16)
     server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.5)  # the accept loop looks at `stop` twice a second
     stop = threading.Event()
-    busy = threading.Lock()
 
     def shutdown(*_: Any) -> None:
         stop.set()
 
-    def serve(conn: socket.socket) -> None:
-        with conn:
-            conn.settimeout(CONNECTION_DEADLINE)  # a client that sends nothing is dropped, and delays no one else
-            try:
-                line = conn.makefile("rb").readline(1 << 20)
-                req = json.loads(line or b"{}")
-            except (OSError, ValueError):
-                return
-            if req.get("cmd") in ("ping", "down"):  # answered at once, even while a sync runs
-                reply = _handle(lab, req, token, stop)
-            else:
-                with busy:  # a sync changes the set of devices: one request at a time sees it
-                    reply = _handle(lab, req, token, stop)
-            with contextlib.suppress(OSError):
-                conn.settimeout(30)
-                conn.sendall((json.dumps(reply) + "\n").encode())
-
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
     path = control_path(state)
-    path.write_text(json.dumps({"port": server.getsockname()[1], "token": token, "pid": os.getpid()}))
-    os.chmod(path, 0o600)
+    write_private(path, json.dumps({"port": server.getsockname()[1], "token": token, "pid": os.getpid()}))
     print(f"lab ready: {len(lab.addresses)} devices in {workers} process(es), {lab.layout} ports", flush=True)
     try:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                if stop.is_set():
-                    break
-                raise
-            threading.Thread(target=serve, args=(conn,), name="lab-control", daemon=True).start()
+        control_loop(server, token, lab, stop)
     finally:
         path.unlink(missing_ok=True)
         server.close()
@@ -260,8 +284,77 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     return 0
 
 
+def _read_request(conn: socket.socket, deadline: float) -> bytes:
+    """One request line, read before ``deadline`` (``time.monotonic``) in all: a client that sends nothing, or a
+    byte at a time, is dropped when it is reached (TimeoutError), not after each read's own timeout."""
+    data = b""
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took too long")
+        conn.settimeout(left)
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > REQUEST_LIMIT:
+            raise ValueError("the request is too long")
+    return data
+
+
+def control_loop(server: socket.socket, token: str, lab: Any, stop: threading.Event) -> None:
+    """Serve the control channel on ``server`` until ``stop`` is set: each connection in a thread of its own, at
+    most ``MAX_CONNECTIONS`` at once (one more is closed unanswered: a client flood never exhausts the daemon's
+    threads), each with ``CONNECTION_DEADLINE`` for its whole request and ``REPLY_DEADLINE`` for the whole reply."""
+    server.settimeout(0.5)  # the accept loop looks at `stop` twice a second
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+    busy = threading.Lock()
+
+    def serve(conn: socket.socket) -> None:
+        try:
+            with conn:
+                try:
+                    req = json.loads(_read_request(conn, time.monotonic() + CONNECTION_DEADLINE) or b"{}")
+                except (OSError, ValueError):
+                    return
+                if not isinstance(req, dict):
+                    return
+                if req.get("cmd") in ("ping", "down"):  # answered at once, even while a sync runs
+                    reply = _handle(lab, req, token, stop)
+                else:
+                    with busy:  # a sync changes the set of devices: one request at a time sees it
+                        reply = _handle(lab, req, token, stop)
+                with contextlib.suppress(OSError):
+                    conn.settimeout(REPLY_DEADLINE)  # for the whole sendall ([V] Python docs: socket timeouts)
+                    conn.sendall((json.dumps(reply) + "\n").encode())
+        finally:
+            slots.release()
+
+    while not stop.is_set():
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            continue
+        except OSError as exc:
+            if stop.is_set():
+                break
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED):
+                time.sleep(0.1)  # out of descriptors for now: the connections being served free them
+                continue
+            raise
+        if not slots.acquire(blocking=False):
+            conn.close()  # every slot taken: this one is turned away, the lab keeps running
+            continue
+        try:
+            threading.Thread(target=serve, args=(conn,), name="lab-control", daemon=True).start()
+        except RuntimeError:  # no thread to be had: turned away too
+            slots.release()
+            conn.close()
+
+
 def _handle(lab: Any, req: dict[str, Any], token: str, stop: threading.Event) -> dict[str, Any]:
-    if req.get("token") != token:
+    given = req.get("token")
+    if not isinstance(given, str) or not secrets.compare_digest(given.encode(), token.encode()):
         return {"ok": False, "error": "bad token"}
     cmd = req.get("cmd")
     if cmd == "ping":
@@ -305,24 +398,39 @@ def _sync(lab: Any, req: dict[str, Any]) -> dict[str, Any]:
         compiled = compile_inventory(Path(req["inventory"]))
     except InputError as exc:
         return {"ok": False, "error": "; ".join(str(p) for p in exc.problems.errors)}
-    view = Path(req["view"]) if req.get("view") else None
+    view = None
+    if req.get("view"):
+        try:
+            view = checked_view(Path(req["view"]))
+        except UnsafePath as exc:
+            return {"ok": False, "error": f"the scratch view {req['view']}: {exc}"}
     try:
         changes = lab.sync(compiled, Path(req["inventory"]), view)
     except (OSError, ValueError, RuntimeError) as exc:
         return {"ok": False, "error": f"the lab cannot follow {req['inventory']}: {exc}"}
     if view is not None:
-        (view / VIEW).write_text(json.dumps({"lab": str(lab.state_dir)}))
+        write_private(view / VIEW, json.dumps({"lab": str(lab.state_dir)}))
     return {"ok": True, **changes, "devices": lab.status()}
 
 
 VIEW = "view.json"
 
 
+def checked_view(view: Path) -> Path:
+    """A scratch view the daemon may write into (its inventory, lab.env, known_hosts, devices' state): this
+    user's directory (0700 when created here), writable by no one else, not a symbolic link, and under directories
+    no other user can replace (``fabconf.private.trusted_chain``); UnsafePath otherwise. A view of another user's
+    making (her symlinks to this user's files) is refused before anything is written."""
+    real = trusted_chain(view)
+    private_dir(real, tighten=True, symlink=False)
+    return real
+
+
 def viewed_lab(state: Path) -> Path | None:
     """The state directory of the lab that ``state`` is a scratch view of (``fabconf lab sync`` with a view), or
     None when ``state`` is not a view."""
     try:
-        return Path(json.loads((Path(state) / VIEW).read_text())["lab"])
+        return Path(_read_json(Path(state) / VIEW)["lab"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

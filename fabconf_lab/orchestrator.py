@@ -14,7 +14,6 @@ import contextlib
 import importlib
 import ipaddress
 import json
-import os
 import re
 import secrets
 import shutil
@@ -27,6 +26,7 @@ import yaml
 
 from fabconf import Compiled, compile_inventory
 from fabconf.platforms import platform as platform_spec
+from fabconf.private import private_dir, write_private
 from fabconf_lab import metrics as labmetrics
 from fabconf_lab import ports as labports
 from fabconf_lab.contract import Simulator
@@ -135,8 +135,7 @@ class Lab:
         simulator here (the shards do)."""
         self.compiled = compiled
         self.inventory_dir = Path(inventory_dir).resolve()
-        self.state_dir = Path(state_dir).resolve()
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir = private_dir(Path(state_dir).resolve(), tighten=True)  # 0700, this user's, or refused
         self.username = username
         self.password = password or secrets.token_urlsafe(12)
         self.ca = LabCA(self.state_dir / "tls")
@@ -325,7 +324,7 @@ class Lab:
     def write_known_hosts(self) -> Path:
         """STATE/known_hosts: every lab device's SSH host key at its address (OpenSSH format), so fabconf checks
         lab host keys as it checks real ones (the keys persist under STATE, so the file stays valid)."""
-        self.known_hosts_path.write_text("".join(sorted(self.host_key_lines())))
+        write_private(self.known_hosts_path, "".join(sorted(self.host_key_lines())))
         return self.known_hosts_path
 
     def host_key_lines(self) -> list[str]:
@@ -344,10 +343,10 @@ class Lab:
     ) -> Path:
         """WHERE/inventory/ (``inventory_dir`` at the lab addresses of ``names``) and WHERE/lab.env."""
         inv = where / "inventory"
-        inv.mkdir(parents=True, exist_ok=True)
+        private_dir(inv)
         for name in ("groups.yaml", "defaults.yaml", "fabric.yaml", "cabling.yaml"):
-            if (inventory_dir / name).exists():
-                shutil.copyfile(inventory_dir / name, inv / name)
+            if (inventory_dir / name).exists():  # copied as a new file of its own: never written through a symlink
+                write_private(inv / name, (inventory_dir / name).read_bytes())
         raw_hosts = yaml.safe_load((inventory_dir / "hosts.yaml").read_text()) or {}
         hosts: dict[str, Any] = {}
         ca = str(self.ca.ca_cert_path)
@@ -363,11 +362,9 @@ class Lab:
             "# The fabconf lab's inventory: the same devices, groups and data as the source inventory,\n"
             "# at lab addresses. Credentials are in ../lab.env (source it, never copy it here).\n"
         )
-        (inv / "hosts.yaml").write_text(header + yaml.safe_dump(hosts, sort_keys=False))
-        env_path = where / "lab.env"
+        write_private(inv / "hosts.yaml", header + yaml.safe_dump(hosts, sort_keys=False))
         env = self.env() | {"FABCONF_KNOWN_HOSTS": str(known_hosts)}
-        env_path.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
-        os.chmod(env_path, 0o600)
+        write_private(where / "lab.env", "".join(f"{k}={v}\n" for k, v in env.items()))  # 0600 from its creation
         return inv
 
     # -- following the inventory --------------------------------------------------------------------------
@@ -402,11 +399,10 @@ class Lab:
             self.compiled, self.inventory_dir = compiled, inventory_dir
             self.write_state()
         else:
-            root.mkdir(parents=True, exist_ok=True)
+            private_dir(root)
             self.views[root] = View(set(added))
             lines = [line for name in sorted(wanted) for line in self.host_keys_of(name)]
-            known_hosts = root / "known_hosts"
-            known_hosts.write_text("".join(sorted(lines)))
+            known_hosts = write_private(root / "known_hosts", "".join(sorted(lines)))
             self._write_inventory(root, compiled, inventory_dir, sorted(wanted), known_hosts)
         return {"added": added, "removed": removed, "kept": kept}
 
@@ -531,7 +527,7 @@ def load_slots(state: Path, room: int) -> dict[str, int]:
 def save_slots(state: Path, slots: dict[str, int]) -> None:
     """STATE/slots.json: where each device sits, so that it stays there across ``lab sync`` and ``lab down``/``up``."""
     if slots:
-        (Path(state) / SLOTS).write_text(json.dumps({"slots": dict(sorted(slots.items()))}, indent=1) + "\n")
+        write_private(Path(state) / SLOTS, json.dumps({"slots": dict(sorted(slots.items()))}, indent=1) + "\n")
 
 
 def _cables(compiled: Compiled) -> list[tuple[str, str, str, str]]:

@@ -58,6 +58,7 @@ Semantics:
 from __future__ import annotations
 
 import contextlib
+import io
 import shlex
 import socket
 import struct
@@ -69,6 +70,7 @@ from pathlib import Path
 
 import paramiko
 
+from fabconf.private import private_dir, write_private
 from fabconf_lab.faults import DropConnection, Faults, StepFault
 
 __all__ = [
@@ -166,9 +168,10 @@ def load_or_create_host_key(path: Path | None) -> paramiko.PKey:
         return paramiko.ECDSAKey(filename=str(path))
     key = paramiko.ECDSAKey.generate(bits=256)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        key.write_private_key_file(str(path))
-        path.chmod(0o600)
+        private_dir(path.parent)
+        pem = io.StringIO()
+        key.write_private_key(pem)
+        write_private(path, pem.getvalue())  # 0600 from its creation, never through a symlink
     return key
 
 

@@ -17,18 +17,14 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from fabconf.private import private_dir, write_private
+
 _VALIDITY = dt.timedelta(days=365)
 
 
 def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    path.chmod(0o600)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    write_private(path, pem)  # 0600 from its creation, never through a symlink
 
 
 class LabCA:
@@ -36,7 +32,7 @@ class LabCA:
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)  # 0700: the CA's key is in it
         self.ca_cert_path = self.directory / "ca.pem"
         self._lock = threading.Lock()
         ca_key_path = self.directory / "ca.key"
@@ -74,7 +70,7 @@ class LabCA:
             .sign(self._key, hashes.SHA256())
         )
         _write_key(ca_key_path, self._key)
-        self.ca_cert_path.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
+        write_private(self.ca_cert_path, self._cert.public_bytes(serialization.Encoding.PEM), 0o644)
 
     def issue(self, name: str, address: str) -> tuple[Path, Path]:
         """Return (cert.pem, key.pem) for a device, creating them if missing."""
@@ -106,7 +102,7 @@ class LabCA:
                 .sign(self._key, hashes.SHA256())
             )
             _write_key(key_path, key)
-            cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+            write_private(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
             return cert_path, key_path
 
     def server_context(self, name: str, address: str) -> ssl.SSLContext:

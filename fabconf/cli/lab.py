@@ -79,7 +79,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
         if quiet and daemon.is_running(viewed):
             return 0
         raise UsageError(f"{state} is a scratch view of the lab of {viewed}, not a lab of its own")
-    state.mkdir(parents=True, exist_ok=True)
+    daemon.state_dir(state)  # 0700, this user's, writable by no one else: UnsafePath (one line) otherwise
     if daemon.is_running(state):
         if quiet:
             return 0
@@ -91,7 +91,8 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
     if quiet:
         print(f"starting the lab for {inventory} in {state} ...", file=sys.stderr)
     log = state / "lab.log"
-    with log.open("w") as out:
+    log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(log_fd, "w") as out:
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -141,8 +142,7 @@ def sync_lab(inventory: Path, state: Path, view: Path | None = None) -> dict[str
         raise UsageError(f"no lab is running for {state}: start it with fabconf lab up -i {inventory} --state {state}")
     request: dict[str, Any] = {"cmd": "sync", "inventory": str(inventory.resolve())}
     if view is not None:
-        view.mkdir(parents=True, exist_ok=True)
-        request["view"] = str(view.resolve())
+        request["view"] = str(daemon.checked_view(view))  # 0700, this user's: the daemon checks it again
     try:
         reply = daemon.request(state, request, timeout=SYNC_TIMEOUT)
     except ConnectionError as exc:

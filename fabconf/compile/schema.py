@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,12 +24,20 @@ def _is_integer(_checker: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_number(_checker: Any, value: Any) -> bool:
+    """A finite number: YAML's ``.nan`` and ``.inf`` are floats, but a threshold of nan is never crossed (``> nan``
+    is always false) and every bound (``minimum``, ``maximum``) lets nan through."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
 @cache
 def validator(kind: str) -> Draft202012Validator:
     from jsonschema import Draft202012Validator, validators
 
     # JSON Schema counts 3.0 as an integer; in YAML it is a float, and arithmetic on it (dscp >> 3) fails later.
-    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer).redefine("number", _is_number)
     strict = validators.extend(Draft202012Validator, type_checker=checker)
     text = resources.files("fabconf.compile.schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
     schema = json.loads(text)
@@ -71,6 +80,8 @@ def describe_errors(err: ValidationError) -> list[tuple[list[Any], str]]:
         return [(path, f"{brief(value)} is not in {schema['minimum']}..{schema['maximum']}")]
     if kind == "enum":
         return [(path, f"{brief(value)} is not one of: {', '.join(map(str, schema['enum']))}")]
+    if kind == "type" and isinstance(value, float) and not math.isfinite(value):
+        return [(path, f"expected a finite number, got {value}")]
     if kind == "type":
         names = [err.validator_value] if isinstance(err.validator_value, str) else err.validator_value
         want = " or ".join({"object": "mapping", "array": "list"}.get(n, n) for n in names)

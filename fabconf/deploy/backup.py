@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import yaml
 
 from fabconf.deploy.credentials import REDACTOR
 from fabconf.platforms import Candidate
+from fabconf.private import private_dir, write_private
 
 MASK = "***"
 VOLATILE = re.compile(
@@ -32,10 +34,19 @@ VOLATILE = re.compile(
     r"|uptime\b|last-?(?:change|modified)\b)",
     re.IGNORECASE,
 )
-# CLI: `username admin secret sha512 $6$...`, `enable password 5 $5$...`, `snmp-server community X`, `key 7 X`
+# CLI: `username admin secret sha512 $6$...`, `enable password 5 $5$...`, `snmp-server community X`, `key 7 X`,
+# `ip ospf message-digest-key 1 md5 7 X` (key id, algorithm and encryption type before the key itself)
 CLI_SECRET = re.compile(
-    r"(?P<head>\b(?:secret|password|community|key(?:-string)?)\s+(?:(?:sha512|md5|[0-9])\s+){0,2})(?P<value>\S+)",
+    r"(?P<head>\b(?:secret|password|community|key(?:-string)?)\s+(?:(?:sha\d*|md5|[0-9]{1,3})\s+){0,3})"
+    r"(?P<value>\S+)",
     re.IGNORECASE,
+)
+# SNMPv3 users: `snmp-server user U [G v3 [localized ID]] auth {md5|sha...} KEY [priv [{des|aes...}] KEY]`
+# ([3P] Cisco Nexus 5000 NX-OS configuration guide, "Configuring SNMP Users": auth {md5 | sha} passphrase
+# [priv [aes-128] passphrase] [localizedkey]; [U] the EOS form, auth ALGORITHM KEY priv {des|aes|aes192|aes256}
+# KEY, from the EOS manual's SNMP chapter, not checked against a device's running-config)
+SNMP_SECRET = re.compile(
+    r"(?P<head>\b(?:auth\s+(?:md5|sha[\w-]*)|priv(?:\s+(?:3?des|aes)[\w-]*)?)\s+)(?P<value>\S+)", re.IGNORECASE
 )
 YAML_SECRET = re.compile(
     r"(?P<head>^\s*(?:-\s+)?['\"]?[\w-]*(?:password|secret|passphrase|token|key)['\"]?:\s+)(?P<value>\S.*)$"
@@ -52,7 +63,10 @@ def mask(text: str, candidate: Candidate) -> str:
     pattern = CLI_SECRET if candidate is Candidate.CLI else YAML_SECRET
     out = []
     for line in text.splitlines():
-        out.append(pattern.sub(lambda m: m.group("head") + MASK, line))
+        line = pattern.sub(lambda m: m.group("head") + MASK, line)
+        if candidate is Candidate.CLI and re.match(r"\s*snmp-server\s+user\b", line, re.IGNORECASE):
+            line = SNMP_SECRET.sub(lambda m: m.group("head") + MASK, line)
+        out.append(line)
     return "\n".join(out)
 
 
@@ -105,10 +119,15 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 def write_backup(path: Path, text: str) -> bool:
-    """Write the backup unless the file already holds exactly ``text``; True when the file changed."""
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
+    """Write the backup unless the file already holds exactly ``text``; True when the file changed. Backups are
+    the operator's alone: the directory 0700 (refused when another user's or writable by others), each file
+    0600 from its creation (``fabconf.private.write_private``); an older backup others could read is narrowed."""
+    private_dir(path.parent, tighten=True)
+    if path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8") == text:
+        if stat.S_IMODE(path.stat().st_mode) & 0o077:
+            os.chmod(path, 0o600)
         return False
-    atomic_write(path, text)
+    write_private(path, text)
     return True
 
 

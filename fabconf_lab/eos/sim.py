@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from fabconf.platforms import platform as platform_spec
+from fabconf.private import private_dir, write_private
 from fabconf_lab.cliconf import EOS, CliError, Editor, Node, load, render, unified_diff
 from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.eos import config as ec
@@ -217,9 +218,9 @@ class EosSim(SimBase, HttpDevice):
         d = self._flash_dir()
         if d is None:
             return
-        d.mkdir(parents=True, exist_ok=True)
+        private_dir(d)
         if name in self.flash:
-            (d / name).write_text(self.flash[name])
+            write_private(d / name, self.flash[name])  # never through a symlink
         else:
             (d / name).unlink(missing_ok=True)
 
@@ -525,6 +526,8 @@ class EosSim(SimBase, HttpDevice):
             self._merge_text(text)
             return
         name = self._flash_name(dst)
+        if "/" in name or name in (".", ".."):  # flash is one flat directory here: no path leads out of it
+            raise _failed(f"Error copying {src} to {dst} (No such file or directory)")
         self.flash[name] = text
         self._save_flash(name)
 

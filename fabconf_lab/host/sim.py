@@ -41,6 +41,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Unpack
 
+from fabconf.private import private_dir, write_private
 from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.faults import DropConnection, Faults
 from fabconf_lab.host import iproute, mlnxqos, mlxcmds, niccmds, platcmds
@@ -220,9 +221,9 @@ class GpuHostSim(SimBase):
         self.ssh.stop()
         saved = self._saved_state()
         if saved is not None:  # hosts keep their state across `lab down`/`lab up`, as switches do
-            saved.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(saved.parent)
             with self.lock:
-                saved.write_text(self.state.to_json())
+                write_private(saved, self.state.to_json())  # never through a symlink
 
     def _saved_state(self) -> Path | None:
         return self.state_dir / "host-state.json" if self.state_dir is not None else None

@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from fabconf.private import private_dir, write_private
 from fabconf_lab.faults import Faults
 from fabconf_lab.nvue import tree as nvue_tree
 from fabconf_lab.nvue.schema import Validator
@@ -350,8 +351,8 @@ class ConfigStore:
     def _save(self) -> None:
         self.startup = copy.deepcopy(self.applied)
         if self.state_dir is not None:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            (self.state_dir / "startup.yaml").write_text(startup_yaml(self.startup))
+            private_dir(self.state_dir)
+            write_private(self.state_dir / "startup.yaml", startup_yaml(self.startup))  # never through a symlink
 
     def _load_startup(self) -> Tree | None:
         if self.state_dir is None:

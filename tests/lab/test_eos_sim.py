@@ -605,3 +605,20 @@ def test_jsonrpc_protocol_errors(make_sim, ca: LabCA) -> None:
         ).encode()
     )
     assert ok == {"jsonrpc": "2.0", "id": "7", "result": [{"hostname": "leaf1", "fqdn": "leaf1.lab.example"}]}
+
+
+def test_a_flash_copy_never_leads_out_of_flash(make_sim, tmp_path: Path, ca: LabCA) -> None:
+    """`copy running-config flash:../../x` wrote the running config wherever the path led, as the lab's user; a
+    symlink planted in flash was written through."""
+    sim = make_sim("leaf1", state_dir=tmp_path / "leaf1")
+    node = pyeapi_node(sim, context=ca.client_context())
+    with pytest.raises(CommandError, match="No such file or directory"):
+        node.run_commands(["enable", "copy running-config flash:../../escaped"])
+    assert not (tmp_path / "escaped").exists()
+    flash = tmp_path / "leaf1" / "flash"
+    flash.mkdir(parents=True, exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.write_text("precious\n")
+    (flash / "backup.cfg").symlink_to(outside)
+    node.run_commands(["enable", "copy running-config flash:backup.cfg"])
+    assert outside.read_text() == "precious\n" and "hostname leaf1" in (flash / "backup.cfg").read_text()

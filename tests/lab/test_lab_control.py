@@ -93,7 +93,9 @@ def test_lab_down_stops_a_daemon_whose_channel_never_answers(lab: tuple[Path, st
     assert not daemon.is_running(state)
 
 
-@pytest.mark.parametrize("network", ["192.0.2.0/28", "10.0.0.0/8", "0.0.0.0/0", "not-a-network"])
+@pytest.mark.parametrize(
+    "network", ["192.0.2.0/28", "10.0.0.0/8", "0.0.0.0/0", "not-a-network", "127.83.7.1", "127.83.7.0/31"]
+)
 def test_a_lab_network_must_be_loopback(tmp_path: Path, network: str) -> None:
     state = tmp_path / "lab"
     up = fabconf("lab", "up", "-i", str(ROOT / "inventory"), "--state", str(state), "--network", network)

@@ -20,6 +20,7 @@ from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.sections import classify
 from fabconf.deploy.unmanaged import unmanaged_changes
 from fabconf.platforms import Candidate
+from fabconf.private import UnsafePath
 
 CLI, NVUE, HOST = Candidate.CLI, Candidate.NVUE_TREE, Candidate.HOST_STATE
 
@@ -228,6 +229,52 @@ def test_write_backup_only_when_changed(tmp_path: Path) -> None:
     assert write_backup(path, "a\n") is False
     assert write_backup(path, "b\n") is True and path.read_text() == "b\n"
     assert [p.name for p in path.parent.iterdir()] == ["leaf1.cfg"]  # no temporary file left behind
+
+
+# real running-config lines: EOS (`snmp-server user U G v3 localized ENGINE auth sha KEY priv aes KEY`, OSPF
+# `message-digest-key ID md5 7 KEY`) and NX-OS (`auth md5 KEY priv aes-128 KEY localizedV2key`, `md5 3 KEY`)
+SECRET_LINES = {
+    "snmp-server user fabric-mon fabric-ro v3 localized 800075f10300 auth sha 0x5a2b9c0d1e priv aes 0x7c3f0011aa": (
+        "snmp-server user fabric-mon fabric-ro v3 localized 800075f10300 auth sha *** priv aes ***"
+    ),
+    "snmp-server user admin network-admin auth md5 0x2f2d0a11 priv aes-128 0x99ee7711 localizedV2key": (
+        "snmp-server user admin network-admin auth md5 *** priv aes-128 *** localizedV2key"
+    ),
+    "snmp-server user u2 network-operator auth sha 0xabc123 priv 0xdef456 localizedkey": (
+        "snmp-server user u2 network-operator auth sha *** priv *** localizedkey"
+    ),
+    "   ip ospf message-digest-key 1 md5 7 hW/Cxx9YQPLk": "   ip ospf message-digest-key 1 md5 7 ***",
+    "  ip ospf message-digest-key 2 md5 3 f5b4a2c1d0e9": "  ip ospf message-digest-key 2 md5 3 ***",
+}
+
+
+@pytest.mark.parametrize("line", sorted(SECRET_LINES))
+def test_backup_masks_snmpv3_and_ospf_keys(line: str) -> None:
+    """SNMPv3 auth/priv keys were kept in clear; for OSPF the mask covered the encryption type, not the key."""
+    assert canonical(f"hostname leaf1\n{line}\n", CLI) == f"hostname leaf1\n{SECRET_LINES[line]}\n"
+
+
+def test_backups_are_the_operators_alone(tmp_path: Path) -> None:
+    """0600 files (an older one others could read is narrowed) in a 0700 directory; a directory others can write
+    is refused; a symlink where a backup goes is replaced, never written through."""
+    store = tmp_path / "backups"
+    assert write_backup(store / "leaf1.cfg", "hostname leaf1\n") is True
+    assert store.stat().st_mode & 0o777 == 0o700 and (store / "leaf1.cfg").stat().st_mode & 0o777 == 0o600
+    (store / "leaf2.cfg").write_text("hostname leaf2\n")
+    (store / "leaf2.cfg").chmod(0o644)
+    assert write_backup(store / "leaf2.cfg", "hostname leaf2\n") is False
+    assert (store / "leaf2.cfg").stat().st_mode & 0o777 == 0o600
+    outside = tmp_path / "elsewhere"
+    outside.write_text("precious\n")
+    (store / "leaf3.cfg").symlink_to(outside)
+    assert write_backup(store / "leaf3.cfg", "hostname leaf3\n") is True
+    assert outside.read_text() == "precious\n" and not (store / "leaf3.cfg").is_symlink()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(UnsafePath, match="writable by others"):
+        write_backup(shared / "leaf1.cfg", "hostname leaf1\n")
+    assert list(shared.iterdir()) == []
 
 
 # -- unmanaged changes ---------------------------------------------------------------------------------------

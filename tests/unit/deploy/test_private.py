@@ -59,3 +59,55 @@ def test_an_existing_log_readable_by_others_is_tightened(tmp_path: Path, monkeyp
     monkeypatch.setenv("FABCONF_AUDIT_LOG", str(log))
     audit.record("run1", "leaf1", "+x", "applied")
     assert _mode(log) == 0o600
+
+
+def test_write_private_creates_the_file_with_its_final_mode(tmp_path: Path) -> None:
+    """Under umask 0 a file written then narrowed is 0666 for a moment; write_private's never is: its temporary
+    file is created 0600 (O_EXCL, O_NOFOLLOW) and renamed over the target, a symlink there replaced."""
+    from fabconf.private import write_private
+
+    old = os.umask(0)
+    try:
+        target = tmp_path / "state" / "lab.env"
+        elsewhere = tmp_path / "authorized_keys"
+        elsewhere.write_text("mine\n")
+        target.parent.mkdir(mode=0o700)
+        target.symlink_to(elsewhere)
+        write_private(target, "FABCONF_PASSWORD=x\n")
+    finally:
+        os.umask(old)
+    assert elsewhere.read_text() == "mine\n" and not target.is_symlink()
+    assert _mode(target) == 0o600 and target.read_text() == "FABCONF_PASSWORD=x\n"
+    assert [p.name for p in target.parent.iterdir()] == ["lab.env"]  # no temporary file left
+
+
+def test_read_private_trusts_only_the_operators_own_files(tmp_path: Path) -> None:
+    from fabconf.private import read_private
+
+    mine = tmp_path / "daemon.json"
+    mine.write_text("{}")
+    mine.chmod(0o600)
+    assert read_private(mine) == b"{}"
+    link = tmp_path / "link.json"
+    link.symlink_to(mine)
+    with pytest.raises(OSError):  # ELOOP: never read through a symlink
+        read_private(link)
+    mine.chmod(0o666)
+    with pytest.raises(UnsafePath, match="writable by others"):
+        read_private(mine)
+
+
+def test_trusted_chain_refuses_a_path_others_can_replace(tmp_path: Path) -> None:
+    from fabconf.private import trusted_chain
+
+    view = tmp_path / "mine" / "view"
+    view.parent.mkdir()
+    assert trusted_chain(view) == view.resolve()  # under /tmp: writable by all, but sticky
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # not sticky: anyone may rename its entries and put a symlink there
+    with pytest.raises(UnsafePath, match="writable by others"):
+        trusted_chain(shared / "view")
+    (tmp_path / "link").symlink_to(view.parent)
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        trusted_chain(tmp_path / "link")
