@@ -128,7 +128,9 @@ PAUSE_STORM_PER_S = 100_000  # pause frames per second received on a lossless pr
 
 
 def _hw(nic: dict[str, Any]) -> str:
-    base = f"/sys/class/infiniband/{nic['rdma']}/ports/{nic.get('port') or 1}/hw_counters"
+    # Port 1 always: on ConnectX (mlx5) each port of a card is its own PCI function and RDMA device with one port
+    # (mlx5_1:1, as NCCL_IB_HCA names it); the inventory's ``port`` is the card's port (mlxconfig _P2), not this.
+    base = f"/sys/class/infiniband/{nic['rdma']}/ports/1/hw_counters"
     return sh("grep", "-H", ".", *(f"{base}/{name}" for name in HW_COUNTERS))
 
 
@@ -267,7 +269,7 @@ def _pcie(nics: list[dict[str, Any]], r: _Reads) -> None:
         return
     for nic in nics:
         where = f"{nic['rdma']} ({nic['netdev']})"
-        pci = (mst.get(nic["rdma"]) or ("", ""))[0].removeprefix("0000:")
+        pci = (mst.get(nic["rdma"]) or ("", ""))[0]
         link = links.get(pci)
         if link is None:
             r.facts.failed.append(f"[pcie] {where}: no PCIe link for {pci or 'it'} in lspci -vvv")
@@ -332,7 +334,7 @@ def _fec_ber(nics: list[dict[str, Any]], r: _Reads, reader: ToolReader, policy: 
         name = f"{nic['rdma']} ({nic['netdev']})"
         if link.fec in ("N/A", ""):
             continue  # no link: the rdma check says so
-        if "no-fec" in link.fec.lower():
+        if hp.fec_off(link.fec):
             r.facts.failed.append(f"[fec_ber] {name}: FEC {link.fec} (mlxlink): a 400G PAM4 link needs RS-FEC")
         if link.raw_ber > policy.max_pre_fec_ber:
             r.facts.failed.append(

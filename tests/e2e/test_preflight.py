@@ -232,7 +232,7 @@ def test_host_prerequisites_pass_with_evidence_and_each_fault_fails_its_check(
     failing = {name: _checks(d) & ours for name, d in devices.items() if _checks(d) & ours}
     assert failing == {"gpu02": {"above4g"}, "gpu03": {"sriov"}, "gpu04": {"compatibility"}}, failing
     lines = {name: "\n".join(d["failed_checks"]) for name, d in devices.items()}
-    assert "[above4g] GPU at 18:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv)" in lines["gpu02"]
+    assert "[above4g] GPU at 0000:18:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv)" in lines["gpu02"]
     assert lines["gpu02"].count("[above4g]") == 8  # every GPU of the board
     assert "[sriov] the IOMMU is off (/sys/class/iommu is empty)" in lines["gpu03"]
     assert "[sriov] mlx5_0 (ens1f0np0): 0 VFs (sriov_numvfs), the intent wants 4" in lines["gpu03"]

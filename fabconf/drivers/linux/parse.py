@@ -216,6 +216,11 @@ class MlxValue:
         return self.current is not None and not mlx_same(self.next_boot, self.current)
 
 
+# A parameter name: upper-case words, but not only: real ConnectX-5/6 dumps carry ``EXP_ROM_UEFI_x86_ENABLE``
+# [3P: published dumps in tests/captures/mlxconfig-query, listed in docs/reference/captures.md].
+_MLX_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
 def parse_mlxconfig_query(text: str) -> dict[str, MlxValue]:
     """``mlxconfig -d DEV [-e] q`` (§4.4): the rows under ``Configurations:``.
 
@@ -232,7 +237,7 @@ def parse_mlxconfig_query(text: str) -> dict[str, MlxValue]:
     if not verbose and columns != ["Next", "Boot"]:
         raise ParseError(f"unexpected Configurations header {lines[header]!r}")
     out: dict[str, MlxValue] = {}
-    for raw in lines[header + 1 :]:
+    for number, raw in enumerate(lines[header + 1 :], start=header + 2):
         line = raw.strip()
         if not line:
             if out:
@@ -241,8 +246,8 @@ def parse_mlxconfig_query(text: str) -> dict[str, MlxValue]:
         if line.startswith("The '*'"):
             break
         words = line.lstrip("*").split()
-        if len(words) != (4 if verbose else 2) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", words[0]):
-            raise ParseError(f"unexpected configuration row {line[:60]!r}")
+        if len(words) != (4 if verbose else 2) or not _MLX_KEY.fullmatch(words[0]):
+            raise ParseError(f"mlxconfig query: line {number}: unexpected configuration row {line[:60]!r}")
         if verbose:
             out[words[0]] = MlxValue(words[1], words[2], words[3])
         else:
