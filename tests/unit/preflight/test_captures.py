@@ -1,0 +1,190 @@
+"""Every capture of real tool output in tests/captures through the parser fabconf reads it with, values checked
+(issue 37). A capture that cannot be read safely is refused with a ParseError naming the command and the line,
+never read as a wrong value. docs/reference/captures.md lists the corpus."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from capturekit import ROOT, every, load
+
+from fabconf.drivers.linux.parse import ParseError, parse_mlxconfig_query
+from fabconf.preflight import host
+from fabconf.preflight import hostparse as hp
+from fabconf.preflight.policy import Policy
+from fabconf_lab.orchestrator import _nic_specs
+from fabconf_lab.host.platcmds import GPU_BUSES
+
+
+def test_every_capture_names_its_source_and_is_listed_in_the_docs() -> None:
+    page = (ROOT.parent.parent / "docs" / "reference" / "captures.md").read_text(encoding="utf-8")
+    captures = every()
+    assert len(captures) >= 8
+    for capture in captures:
+        assert len(capture.source) > 20, capture.name
+        assert f"{capture.command}/{capture.name}.txt" in page, f"{capture.name} is not in docs/reference/captures.md"
+
+
+# -- mlxconfig query ------------------------------------------------------------------------------------------
+
+
+def test_a_real_connectx6dx_dump_with_lower_case_keys_is_read_whole() -> None:
+    """185 keys, among them EXP_ROM_UEFI_x86_ENABLE: the old key pattern refused the lower-case x and with it
+    the whole host read (diff, push, preflight)."""
+    values = parse_mlxconfig_query(load("mlxconfig-query", "connectx6dx-25g-dual-port").text)
+    assert len(values) == 185
+    assert values["EXP_ROM_UEFI_x86_ENABLE"].next_boot == "True(1)"
+    assert values["PCI_WR_ORDERING"].next_boot == "per_mkey(0)"
+    assert values["PCI_ATOMIC_MODE"].next_boot == "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)"
+    assert values["CNP_DSCP_P2"].next_boot == "48" and values["ROCE_CC_PRIO_MASK_P1"].next_boot == "255"
+    assert values["HOST_CHAINING_DESCRIPTORS"].next_boot == "Array[0..7]"
+    assert values["SAFE_MODE_ENABLE"].next_boot == "True(1)"  # the last row, without trailing padding
+    assert all(v.current is None and v.default is None for v in values.values())  # no -e: Next Boot only
+
+
+def test_a_real_connectx5_dump_is_read_whole() -> None:
+    values = parse_mlxconfig_query(load("mlxconfig-query", "connectx5-mft-4.11").text)
+    assert len(values) == 89
+    assert values["EXP_ROM_UEFI_x86_ENABLE"].next_boot == "False(0)"
+    assert values["ROCE_CC_ALGORITHM_P1"].next_boot == "ECN(0)"
+    assert values["SRIOV_EN"].next_boot == "True(1)" and values["MIN_TIME_BETWEEN_CNPS_P1"].next_boot == "0"
+
+
+def test_a_verbose_query_gives_the_three_columns_and_what_is_pending() -> None:
+    values = parse_mlxconfig_query(load("mlxconfig-query", "connectx4-verbose-nvidia-fixture").text)
+    assert list(values) == [
+        "KEEP_IB_LINK_UP_P2", "KEEP_LINK_UP_ON_BOOT_P2", "ESWITCH_HAIRPIN_DESCRIPTORS", "MEMIC_SIZE_LIMIT"
+    ]  # fmt: skip
+    keep = values["KEEP_IB_LINK_UP_P2"]
+    assert (keep.default, keep.current, keep.next_boot, keep.pending) == ("False(0)", "True(1)", "True(1)", False)
+    memic = values["MEMIC_SIZE_LIMIT"]
+    assert (memic.current, memic.next_boot, memic.pending) == ("_256KB(1)", "DISABLED(0)", True)
+
+
+def test_a_row_that_cannot_be_read_is_refused_naming_the_line() -> None:
+    text = load("mlxconfig-query", "connectx5-mft-4.11").text
+    broken = text.replace("ROCE_CC_ALGORITHM_P1                ECN(0)", "ROCE_CC_ALGORITHM_P1   ECN (0)")
+    with pytest.raises(ParseError, match=r"mlxconfig query: line 42: unexpected configuration row"):
+        parse_mlxconfig_query(broken)
+
+
+# -- mlxlink ----------------------------------------------------------------------------------------------------
+
+
+def test_mlxlink_counters_of_a_real_hdr_link() -> None:
+    link = hp.parse_mlxlink(load("mlxlink", "connectx6-hdr-ib-counters-grep").text)
+    assert link == hp.LinkBer("RS-FEC - (544,514) + PLR", 1e-8, 0)
+    assert not hp.fec_off(link.fec)
+
+
+@pytest.mark.parametrize("name", ["connectx6-hdr-ib-no-counters", "spectrum-25g-firecode-no-counters"])
+def test_mlxlink_without_counters_is_refused_not_read_as_zero(name: str) -> None:
+    with pytest.raises(ParseError, match="Raw Physical BER"):
+        hp.parse_mlxlink(load("mlxlink", name).text)
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.asked: list[str] = []
+
+    def read_tools(self, commands: list[str], *, root: bool = False) -> dict[str, tuple[int, str]]:
+        self.asked += commands
+        return {c: (0, self.text) for c in commands}
+
+
+MST = (
+    "PCI devices:\n------------\nDEVICE_TYPE             MST                           PCI       RDMA            NET"
+    "                                     NUMA\n"
+    "ConnectX6(rev:0)        /dev/mst/mt4123_pciconf0      0004:12:00.0   mlx5_0          net-ibp18s0   0\n"
+)
+NIC = {"rdma": "mlx5_0", "netdev": "ibp18s0"}
+
+
+def test_a_link_without_fec_fails_fec_ber() -> None:
+    """mlxlink names FEC off ``No FEC`` (mstflint's own name table); the check looked for ``no-fec`` and passed.
+    The real capture with its FEC line as mlxlink prints a link without FEC."""
+    text = load("mlxlink", "connectx6-hdr-ib-counters-grep").text.replace("RS-FEC - (544,514) + PLR", "No FEC")
+    facts = host.HostFacts()
+    reader = _Reader(text)
+    host._fec_ber([NIC], host._Reads({"mst status -v": (0, MST)}, facts), reader, Policy())  # type: ignore[arg-type]
+    assert reader.asked == ["mlxlink -d 0004:12:00.0 -c"]  # the address with its domain
+    assert facts.failed == ["[fec_ber] mlx5_0 (ibp18s0): FEC No FEC (mlxlink): a 400G PAM4 link needs RS-FEC"]
+
+
+# -- lspci -vvv and PCI domains ---------------------------------------------------------------------------
+
+
+def test_lspci_links_of_real_captures() -> None:
+    gh200 = hp.parse_lspci_links(load("lspci-vvv", "gh200-connectx7-fixture").text)
+    assert sorted(gh200) == ["0000:17:00.0", "0000:ca:00.0"]
+    assert gh200["0000:ca:00.0"] == hp.PcieLink(
+        "Infiniband controller: Mellanox Technologies MT2910 Family [ConnectX-7]", 32.0, 16, 32.0, 16
+    )
+    assert (gh200["0000:17:00.0"].cap_speed, gh200["0000:17:00.0"].speed) == (16.0, 16.0)
+    cx7 = hp.parse_lspci_links(load("lspci-vvv", "connectx7-dual-port-downgraded-lkml").text)
+    assert list(cx7) == ["0000:b1:00.1"]  # the VF's "Speed unknown" is no link, not a zero
+    assert (cx7["0000:b1:00.1"].speed, cx7["0000:b1:00.1"].width) == (16.0, 8)
+
+
+def _two_domains() -> str:
+    """The real degraded ConnectX-7 block in domain 0000 and a healthy copy of it in domain 0002, as lspci prints
+    them once any device is outside domain 0 [V: pciutils lspci.c]."""
+    block = load("lspci-vvv", "connectx7-dual-port-downgraded-lkml").text.split("b1:00.2 ")[0]
+    healthy = block.replace("Speed 16GT/s (downgraded), Width x8 (downgraded)", "Speed 32GT/s (ok), Width x16 (ok)")
+    return "0000:" + block + "0002:" + healthy
+
+
+def test_pci_domains_are_kept_apart() -> None:
+    links = hp.parse_lspci_links(_two_domains())
+    assert (links["0000:b1:00.1"].width, links["0002:b1:00.1"].width) == (8, 16)
+    mst = (
+        "PCI devices:\n------------\nDEVICE_TYPE             MST                           PCI       RDMA"
+        "            NET                                     NUMA\n"
+        "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf0.1    b1:00.1   mlx5_1          net-ens1f1np1   1\n"
+        "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf1.1    0002:b1:00.1   mlx5_3          net-ens2f1np1   1\n"
+    )
+    facts = host.HostFacts()
+    reads = host._Reads({"lspci -vvv": (0, _two_domains()), "mst status -v": (0, mst)}, facts)
+    host._pcie([{"rdma": "mlx5_1", "netdev": "ens1f1np1"}, {"rdma": "mlx5_3", "netdev": "ens2f1np1"}], reads)
+    assert facts.failed == [
+        "[pcie] mlx5_1 (ens1f1np1) at 0000:b1:00.1: PCIe link x8 at 16GT/s, capable of x16 at 32GT/s "
+        "(lspci LnkSta/LnkCap); reseat the card or check the slot"
+    ]
+
+
+def test_an_address_listed_twice_is_refused() -> None:
+    block = load("lspci-vvv", "connectx7-dual-port-downgraded-lkml").text.split("b1:00.2 ")[0]
+    with pytest.raises(ParseError, match="listed twice"):
+        hp.parse_lspci_links(block + block)
+
+
+# -- dual-port cards -----------------------------------------------------------------------------------------
+
+
+def test_the_second_port_of_a_card_is_its_own_rdma_device_with_port_1() -> None:
+    """ConnectX: mlx5_1 is port 2 of the card and has one RDMA port, 1 (NCCL_IB_HCA mlx5_1:1)."""
+    command = host._hw({"rdma": "mlx5_1", "netdev": "ens1f1np1", "port": 2})
+    assert "/sys/class/infiniband/mlx5_1/ports/1/hw_counters/out_of_sequence" in command
+    assert "ports/2" not in command
+
+
+# -- the lab's PCI buses ------------------------------------------------------------------------------------------
+
+
+def test_lab_adapter_cards_get_buses_clear_of_the_gpus_and_switch_ports() -> None:
+    nic = SimpleNamespace
+    nics = (
+        nic(netdev="ens0", rdma="mlx5_0", pci="0000:17:00.0", adapter="", port=None, speed_gbps=400),
+        nic(netdev="ens1f0np0", rdma="mlx5_1", pci="", adapter="cx7a", port=1, speed_gbps=400),
+        nic(netdev="ens1f1np1", rdma="mlx5_2", pci="", adapter="cx7a", port=2, speed_gbps=400),
+        nic(netdev="ens2f0np0", rdma="mlx5_3", pci="", adapter="cx7b", port=1, speed_gbps=400),
+    )
+    specs = _nic_specs(nics)
+    buses = [int(s["pci"].split(":")[1], 16) for s in specs]
+    gpus = {int(b, 16) for b in GPU_BUSES}
+    assert buses[1] == buses[2] and [s["pci"][-1] for s in specs[1:3]] == ["0", "1"]
+    for bus in set(buses[1:]):
+        assert bus not in gpus and bus - 1 not in gpus, f"{bus:02x} or its switch port is a GPU's bus"
+        assert bus - 1 not in buses and bus + 1 not in buses
