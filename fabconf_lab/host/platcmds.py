@@ -373,7 +373,8 @@ def mlxlink(ctx: NicContext, inv: Invocation) -> Result:
     ]
 
     def block(title: str, pairs: list[tuple[str, str]]) -> str:
-        return f"{title}\n{'-' * len(title)}\n" + "".join(f"{k:<35}: {v}\n" for k, v in pairs) + "\n"
+        # keys padded to 32 columns, as mlxlink prints them [3P: tests/captures/mlxlink]
+        return f"{title}\n{'-' * len(title)}\n" + "".join(f"{k:<32}: {v}\n" for k, v in pairs) + "\n"
 
     return _out(ctx, block("Operational Info", rows) + block("Physical Counters and BER Info", counters))
 

@@ -65,7 +65,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     host_checks |= {"above4g", "compatibility"}  # on by default (issue 33)
     assert host_checks | {"lldpad", "gpudirect", "versions"} == set(devices["gpu01"]["evidence"])
     assert devices["gpu01"]["evidence"]["active_mtu"]["ibv_devinfo"] == {"mlx5_0": 4096, "mlx5_1": 4096}
-    nic = devices["gpu01"]["evidence"]["pcie"]["lspci -vvv"]["17:00.0"]
+    nic = devices["gpu01"]["evidence"]["pcie"]["lspci -vvv"]["0000:17:00.0"]
     assert (nic["speed"], nic["width"], nic["cap_speed"], nic["cap_width"]) == (32.0, 16, 32.0, 16)
     assert "ethtool -S ens1f0np0 (second read)" in devices["gpu01"]["evidence"]["nic_counters"]
     assert devices["leaf3"]["evidence"]["ports"]["get_interfaces"]["Ethernet1/1"]["is_up"] is True
@@ -238,7 +238,7 @@ def test_host_prerequisites_pass_with_evidence_and_each_fault_fails_its_check(
     assert "[sriov] mlx5_0 (ens1f0np0): 0 VFs (sriov_numvfs), the intent wants 4" in lines["gpu03"]
     assert "[compatibility] ofed 24.04-0.6.6.0, nvidia_driver 535.104.05, cuda 12.4" in lines["gpu04"]
     evidence = devices["gpu01"]["evidence"]
-    assert evidence["above4g"]["lspci -vvv"]["18:00.0"] == {
+    assert evidence["above4g"]["lspci -vvv"]["0000:18:00.0"] == {
         "region": 1,
         "address": "0x200000000000",
         "size": "128G",
