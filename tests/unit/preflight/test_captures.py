@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from capturekit import ROOT, every, load
 
-from fabconf.drivers.linux.parse import ParseError, parse_mlxconfig_query
+from fabconf.drivers.linux.parse import ParseError, parse_cma_roce_tos, parse_mlnx_qos, parse_mlxconfig_query
 from fabconf.preflight import host
 from fabconf.preflight import hostparse as hp
 from fabconf.preflight.policy import Policy
@@ -188,3 +188,16 @@ def test_lab_adapter_cards_get_buses_clear_of_the_gpus_and_switch_ports() -> Non
     for bus in set(buses[1:]):
         assert bus not in gpus and bus - 1 not in gpus, f"{bus:02x} or its switch port is a GPU's bus"
         assert bus - 1 not in buses and bus + 1 not in buses
+
+
+# -- mlnx_qos and cma_roce_tos ---------------------------------------------------------------------------------
+
+
+def test_mlnx_qos_of_a_real_dscp_trusting_port() -> None:
+    report = parse_mlnx_qos(load("mlnx_qos", "connectx-trust-dscp-pfc3-netarbiter").text)
+    assert (report.dcbx, report.trust, report.pfc) == ("OS controlled", "dscp", [0, 0, 0, 1, 0, 0, 0, 0])
+    assert report.dscp2prio == [d >> 3 for d in range(64)] and not report.lldpad_warning
+
+
+def test_cma_roce_tos_of_a_real_host() -> None:
+    assert parse_cma_roce_tos(load("cma_roce_tos", "set-106-netarbiter").text) == 106
