@@ -107,8 +107,8 @@ def mst(ctx: NicContext, inv: Invocation) -> Result:
     if not inv.root:
         return Result(err="-E- You must be root to use mst tool\n", status=1)
     rows = "".join(
-        f"{n.device_type}(rev:0)        /dev/mst/mt{n.ca_type[2:]}_pciconf{i}      {n.pci.removeprefix('0000:')}   {n.rdma}"
-        f"          net-{n.netdev}                           0\n"
+        f"{n.device_type}(rev:0)        /dev/mst/mt{n.ca_type[2:]}_pciconf{i}      "
+        f"{n.pci.removeprefix('0000:')}   {n.rdma}          net-{n.netdev}                           0\n"
         for i, n in enumerate(ctx.state.nics)
     )
     return _out(
@@ -258,9 +258,7 @@ def lspci(ctx: NicContext, inv: Invocation) -> Result:
             "\t\tATSCap:\tInvalidate Queue Depth: 00\n"
             "\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n\n"
         )
-    blocks += [
-        _gpu_block(ctx.state, i, _slot(f"0000:{slot}", domain)) for i, slot in enumerate(gpu_slots(ctx.state))
-    ]
+    blocks += [_gpu_block(ctx.state, i, _slot(f"0000:{slot}", domain)) for i, slot in enumerate(gpu_slots(ctx.state))]
     return _out(ctx, "".join(blocks))
 
 

@@ -13,8 +13,8 @@ from fabconf.drivers.linux.parse import ParseError, parse_cma_roce_tos, parse_ml
 from fabconf.preflight import host
 from fabconf.preflight import hostparse as hp
 from fabconf.preflight.policy import Policy
-from fabconf_lab.orchestrator import _nic_specs
 from fabconf_lab.host.platcmds import GPU_BUSES
+from fabconf_lab.orchestrator import _nic_specs
 
 
 def test_every_capture_names_its_source_and_is_listed_in_the_docs() -> None:

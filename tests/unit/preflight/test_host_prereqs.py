@@ -35,15 +35,17 @@ def test_gpu_bars_as_lspci_prints_them() -> None:
     assert bars["0000:18:00.0"][0] == hp.BarRegion(0, 0xA0000000, 32, False, False, 16 << 20)
     assert bars["0000:2a:00.0"][1].address is None
     disabled = "Region 1: Memory at 200000000000 (64-bit, prefetchable) [disabled] [size=64G]"
-    assert hp.parse_gpu_bars(f"0000:3a:00.0 3D controller: NVIDIA Corporation X\n\t{disabled}\n")["0000:3a:00.0"][0].disabled
+    assert hp.parse_gpu_bars(f"0000:3a:00.0 3D controller: NVIDIA Corporation X\n\t{disabled}\n")["0000:3a:00.0"][
+        0
+    ].disabled
 
 
 def test_above4g_fails_a_gpu_without_its_large_bar_and_shows_the_mapped_ones() -> None:
     r = _reads({"lspci -vvv": GPUS})
     host._above4g(r)
     assert r.facts.failed == [
-        "[above4g] GPU at 0000:2a:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv): the BIOS found no room for it; "
-        "enable Above 4G Decoding (and large or resizable BAR support) in the BIOS"
+        "[above4g] GPU at 0000:2a:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv): "
+        "the BIOS found no room for it; enable Above 4G Decoding (and large or resizable BAR support) in the BIOS"
     ]
     assert r.facts.evidence["above4g"]["lspci -vvv"] == {
         "0000:18:00.0": {"region": 1, "address": "0x200000000000", "size": "128G", "disabled": False},
