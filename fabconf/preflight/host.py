@@ -221,9 +221,10 @@ def _links(nics: list[dict[str, Any]], r: _Reads) -> None:
         found = mst.get(nic["rdma"])
         if found is None:
             r.facts.failed.append(f"[rdma] {nic['rdma']}: not in `mst status -v`")
-        elif found[1] != nic["netdev"]:
+        elif nic["netdev"] not in found[1]:
             r.facts.failed.append(
-                f"[rdma] {nic['rdma']}: mst pairs it with {found[1]}, the inventory says {nic['netdev']}"
+                f"[rdma] {nic['rdma']}: mst pairs it with {', '.join(found[1]) or 'no netdev'}, "
+                f"the inventory says {nic['netdev']}"
             )
     for nic in nics:
         link = r.get("rdma", sh("ethtool", nic["netdev"]), hp.parse_ethtool)

@@ -85,11 +85,13 @@ def full_pci(address: str) -> str:
     return text if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", text) else f"0000:{text}"
 
 
-def parse_mst_status(text: str) -> dict[str, tuple[str, str]]:
-    """``mst status -v``: RDMA device -> (PCI address, netdev) from the PCI devices table. The address is kept
-    with its domain (``0000:`` added where mst printed none), as ``parse_lspci_links`` keys it."""
+def parse_mst_status(text: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """``mst status -v``: RDMA device -> (PCI address, its netdevs) from the PCI devices table. The address is
+    kept with its domain (``0000:`` added where mst printed none), as ``parse_lspci_links`` keys it. The NET
+    column can name several netdevs (``net-p1,net-pf1hpf,net-en3f1pf1sf0`` on a BlueField-3 [3P:
+    tests/captures/mst-status-v]); all are kept, none when the column is empty."""
     check_clean(text)
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
     seen_header = False
     for raw in text.splitlines():
         cols = raw.split()
@@ -99,7 +101,8 @@ def parse_mst_status(text: str) -> dict[str, tuple[str, str]]:
         if seen_header and len(cols) >= 5 and cols[1].startswith("/dev/mst/"):
             if not re.fullmatch(r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", cols[2]):
                 raise ParseError(f"mst status: {cols[3]}: not a PCI address {cols[2][:20]!r}")
-            out[cols[3]] = (full_pci(cols[2]), cols[4].removeprefix("net-"))
+            names = cols[4].split(",") if cols[4].startswith("net-") else []
+            out[cols[3]] = (full_pci(cols[2]), tuple(name.removeprefix("net-") for name in names))
     if not seen_header:
         raise ParseError("no PCI devices table")
     return out

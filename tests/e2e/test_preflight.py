@@ -143,7 +143,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "[affinity] mlx5_1 (ens2f0np0) and its GPU1 are SYS apart" in lines["gpu03"]
     assert "[fec_ber] mlx5_0 (ens1f0np0): pre-FEC BER 1.0E-05 above 1E-06 (mlxlink)" in lines["gpu04"]
     assert re.search(r"\[nic_counters\] ens1f0np0 \(mlx5_0\): rx_prio3_pause \d+/s", lines["gpu06"])
-    assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
+    assert "mlx5_1 (ens2f0np0) at 0000:27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
     assert "[counters] swp63 (to spine1:" in lines["leaf1"]

@@ -4,6 +4,7 @@ never read as a wrong value. docs/reference/captures.md lists the corpus."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from types import SimpleNamespace
 
 import pytest
@@ -201,3 +202,46 @@ def test_mlnx_qos_of_a_real_dscp_trusting_port() -> None:
 
 def test_cma_roce_tos_of_a_real_host() -> None:
     assert parse_cma_roce_tos(load("cma_roce_tos", "set-106-netarbiter").text) == 106
+
+
+# -- mst status -v ----------------------------------------------------------------------------------------------
+
+
+def test_mst_status_of_a_bluefield3_names_several_netdevs() -> None:
+    """mst lists every netdev of a function (``net-p1,net-pf1hpf,net-en3f1pf1sf0``); the port's must count as
+    paired, not the whole column read as one name."""
+    mst = hp.parse_mst_status(load("mst-status-v", "bluefield3-several-netdevs").text)
+    assert mst == {
+        "mlx5_1": ("0000:03:00.1", ("p1", "pf1hpf", "en3f1pf1sf0")),
+        "mlx5_0": ("0000:03:00.0", ("pf0hpf", "en3f0pf0sf0", "p0")),
+    }
+    facts = host.HostFacts()
+    text = load("mst-status-v", "bluefield3-several-netdevs").text
+    results: defaultdict[str, tuple[int, str]] = defaultdict(lambda: (1, ""))  # the other tools: not read
+    results["mst status -v"] = (0, text)
+    host._links([{"rdma": "mlx5_1", "netdev": "p1"}, {"rdma": "mlx5_0", "netdev": "p9"}], host._Reads(results, facts))
+    assert [f for f in facts.failed if "mst pairs" in f] == [
+        "[rdma] mlx5_0: mst pairs it with pf0hpf, en3f0pf0sf0, p0, the inventory says p9"
+    ]
+
+
+def test_an_mst_address_outside_domain_0_finds_its_link() -> None:
+    """IBM Power: ``mst status -v`` prints ``0004:01:00.0``; preflight stripped only ``0000:`` and reported
+    "no PCIe link". The lspci block is the real ConnectX-7 one, placed at that address."""
+    mst = load("mst-status-v", "connectx4-power-domain-0004").text
+    assert hp.parse_mst_status(mst)["mlx5_0"] == ("0004:01:00.0", ("ib0",))
+    block = load("lspci-vvv", "connectx7-dual-port-downgraded-lkml").text.split("b1:00.2 ")[0]
+    lspci = "0004:" + block.replace("b1:00.1 ", "01:00.0 ", 1)
+    facts = host.HostFacts()
+    reads = host._Reads({"lspci -vvv": (0, lspci), "mst status -v": (0, mst)}, facts)
+    host._pcie([{"rdma": "mlx5_0", "netdev": "ib0"}], reads)
+    assert facts.failed == [
+        "[pcie] mlx5_0 (ib0) at 0004:01:00.0: PCIe link x8 at 16GT/s, capable of x16 at 32GT/s "
+        "(lspci LnkSta/LnkCap); reseat the card or check the slot"
+    ]
+
+
+def test_mlxlink_of_a_real_bluefield3_with_module_info() -> None:
+    link = hp.parse_mlxlink(load("mlxlink", "bluefield3-100g-module-counters").text)
+    assert link == hp.LinkBer("Standard RS-FEC - RS(528,514)", 15e-255, 0)
+    assert not hp.fec_off(link.fec)
