@@ -10,7 +10,14 @@ from types import SimpleNamespace
 import pytest
 from capturekit import ROOT, every, load
 
-from fabconf.drivers.linux.parse import ParseError, parse_cma_roce_tos, parse_mlnx_qos, parse_mlxconfig_query
+from fabconf.drivers.linux.parse import (
+    IbPort,
+    ParseError,
+    parse_cma_roce_tos,
+    parse_ibstat,
+    parse_mlnx_qos,
+    parse_mlxconfig_query,
+)
 from fabconf.preflight import host
 from fabconf.preflight import hostparse as hp
 from fabconf.preflight.policy import Policy
@@ -245,3 +252,29 @@ def test_mlxlink_of_a_real_bluefield3_with_module_info() -> None:
     link = hp.parse_mlxlink(load("mlxlink", "bluefield3-100g-module-counters").text)
     assert link == hp.LinkBer("Standard RS-FEC - RS(528,514)", 15e-255, 0)
     assert not hp.fec_off(link.fec)
+
+
+# -- nvidia-smi topo -m and ibstat --------------------------------------------------------------------------------
+
+
+def test_topology_of_a_real_eight_gpu_node_with_ten_nics() -> None:
+    topo = hp.parse_topo(load("nvidia-smi-topo-m", "a100-nv12-ten-nics-tabs").text)
+    assert sorted(topo) == [str(g) for g in range(8)] and all(len(row) == 10 for row in topo.values())
+    assert (topo["0"]["mlx5_0"], topo["0"]["mlx5_1"], topo["0"]["mlx5_2"]) == ("PXB", "PXB", "SYS")
+    assert (topo["7"]["mlx5_7"], topo["3"]["mlx5_9"]) == ("PXB", "SYS")
+
+
+def test_topology_pasted_with_spaces_for_tabs_is_refused() -> None:
+    """nvidia-smi separates its columns with tabs; a copy whose tabs became spaces is refused, not misread."""
+    text = load("nvidia-smi-topo-m", "a100-nv12-ten-nics-tabs").text.replace("\t", "    ")
+    with pytest.raises(ParseError, match="no GPU rows with NIC columns"):
+        hp.parse_topo(text)
+
+
+def test_ibstat_of_real_hosts() -> None:
+    cx3 = parse_ibstat(load("ibstat", "connectx3-fdr-56").text)
+    assert cx3 == {"mlx4_0": {1: IbPort("Active", "LinkUp", 56)}}
+    b300 = parse_ibstat(load("ibstat", "b300-connectx8-connectx7-mixed").text)
+    assert len(b300) == 11
+    assert b300["mlx5_2"] == {1: IbPort("Active", "LinkUp", 100)}
+    assert b300["mlx5_10"] == {1: IbPort("Down", "Disabled", 10)}  # a ConnectX-8 port that is down
