@@ -380,17 +380,26 @@ def parse_ibstat(text: str) -> dict[str, dict[int, IbPort]]:
 
 
 def parse_ibdev2netdev(text: str) -> dict[str, tuple[str, str]]:
-    """``ibdev2netdev [-v]``: RDMA device -> (netdev, "Up"/"Down"), e.g. ``mlx5_0 port 1 ==> ens1f0np0 (Up)``."""
+    """``ibdev2netdev [-v]``: RDMA device -> (netdev, "Up"/"Down"), e.g. ``mlx5_0 port 1 ==> ens1f0np0 (Up)``.
+
+    One RDMA port per device, as on ConnectX-4 and later (mlx5: each port its own device). A device listed for
+    two ports (ConnectX-3, mlx4: ``mlx4_0 port 2 ==> ens817d1``) is refused rather than read as its last port
+    [3P: tests/captures/ibdev2netdev]. Two devices may name one netdev (a RoCE LAG on ``bond0``)."""
     check_clean(text)
     out: dict[str, tuple[str, str]] = {}
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line:
             continue
-        match = re.search(r"(?:^|\s)(\S+)(?: \([^)]*\).*)? port \d+(?: \(\w+\))? ==> (\S+) \((\w+)\)$", line)
+        match = re.search(r"(?:^|\s)(\S+)(?: \([^)]*\).*)? port (\d+)(?: \(\w+\))? ==> (\S+) \((\w+)\)$", line)
         if not match:
-            raise ParseError(f"unexpected ibdev2netdev line {line[:60]!r}")
-        out[match.group(1)] = (match.group(2), match.group(3))
+            raise ParseError(f"ibdev2netdev: line {number}: unexpected line {line[:60]!r}")
+        if match.group(1) in out:
+            raise ParseError(
+                f"ibdev2netdev: line {number}: {match.group(1)} is listed again (port {match.group(2)}); fabconf "
+                "reads one RDMA port per device"
+            )
+        out[match.group(1)] = (match.group(3), match.group(4))
     return out
 
 

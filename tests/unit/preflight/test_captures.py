@@ -14,6 +14,7 @@ from fabconf.drivers.linux.parse import (
     IbPort,
     ParseError,
     parse_cma_roce_tos,
+    parse_ibdev2netdev,
     parse_ibstat,
     parse_mlnx_qos,
     parse_mlxconfig_query,
@@ -278,3 +279,29 @@ def test_ibstat_of_real_hosts() -> None:
     assert len(b300) == 11
     assert b300["mlx5_2"] == {1: IbPort("Active", "LinkUp", 100)}
     assert b300["mlx5_10"] == {1: IbPort("Down", "Disabled", 10)}  # a ConnectX-8 port that is down
+
+
+def test_topology_of_a_real_node_with_twelve_nics_and_a_gpu_numa_id_column() -> None:
+    topo = hp.parse_topo(load("nvidia-smi-topo-m", "nv18-twelve-nics-gpu-numa-id").text)
+    assert all(len(row) == 12 for row in topo.values())
+    pix = {gpu: [nic for nic, how in row.items() if how == "PIX"] for gpu, row in topo.items()}
+    assert pix == {"0": ["mlx5_0"], "1": ["mlx5_1"], "2": ["mlx5_2"], "3": ["mlx5_5"], "4": ["mlx5_6"],
+                   "5": ["mlx5_7"], "6": ["mlx5_8"], "7": ["mlx5_11"]}  # fmt: skip
+
+
+# -- ibdev2netdev --------------------------------------------------------------------------------------------------
+
+
+def test_ibdev2netdev_of_real_hosts() -> None:
+    ten = parse_ibdev2netdev(load("ibdev2netdev", "ten-mlx5-all-up").text)
+    assert len(ten) == 10 and ten["mlx5_1"] == ("ens9f0np0", "Up") and ten["mlx5_9"] == ("ens115np0", "Up")
+    lag = parse_ibdev2netdev(load("ibdev2netdev", "twelve-mlx5-roce-lag-bond0").text)
+    assert len(lag) == 12 and lag["mlx5_3"] == lag["mlx5_9"] == ("bond0", "Up")  # a RoCE LAG: two devices
+    assert lag["mlx5_10"] == ("enp210s0f1np1", "Down")
+
+
+def test_ibdev2netdev_with_two_ports_on_one_device_is_refused() -> None:
+    """ConnectX-3 (mlx4) lists one device for two ports; the second line overwrote the first, so mlx4_0 read
+    as its Down port 2 though port 1 is Up."""
+    with pytest.raises(ParseError, match=r"ibdev2netdev: line 2: mlx4_0 is listed again \(port 2\)"):
+        parse_ibdev2netdev(load("ibdev2netdev", "connectx3pro-two-ports-one-device").text)
