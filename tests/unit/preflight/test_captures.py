@@ -305,3 +305,19 @@ def test_ibdev2netdev_with_two_ports_on_one_device_is_refused() -> None:
     as its Down port 2 though port 1 is Up."""
     with pytest.raises(ParseError, match=r"ibdev2netdev: line 2: mlx4_0 is listed again \(port 2\)"):
         parse_ibdev2netdev(load("ibdev2netdev", "connectx3pro-two-ports-one-device").text)
+
+
+# -- show_gids -------------------------------------------------------------------------------------------------------
+
+
+def test_show_gids_of_real_hosts() -> None:
+    bond = hp.parse_gids(load("show_gids", "mlx5-bond-roce-lag").text)
+    assert bond[("mlx5_bond_0", 3)] == ("10.96.83.26", "v2") and bond[("mlx5_bond_0", 1)] == ("", "v2")
+    rdma0 = hp.parse_gids(load("show_gids", "mlx5-rdma0-test-suite-readme").text)
+    assert len(rdma0) == 4 and rdma0[("mlx5_0", 2)] == ("192.168.211.242", "v1")
+
+
+def test_show_gids_without_its_count_line_is_refused() -> None:
+    """The published copy ends without ``n_gids_found=``: possibly cut, so it is not read as complete."""
+    with pytest.raises(ParseError, match="n_gids_found"):
+        hp.parse_gids(load("show_gids", "six-mlx5-spaces-no-count").text)
