@@ -18,6 +18,7 @@ from fabconf.drivers.linux.parse import (
     parse_ibstat,
     parse_mlnx_qos,
     parse_mlxconfig_query,
+    parse_rdma_link,
 )
 from fabconf.preflight import host
 from fabconf.preflight import hostparse as hp
@@ -321,3 +322,20 @@ def test_show_gids_without_its_count_line_is_refused() -> None:
     """The published copy ends without ``n_gids_found=``: possibly cut, so it is not read as complete."""
     with pytest.raises(ParseError, match="n_gids_found"):
         hp.parse_gids(load("show_gids", "six-mlx5-spaces-no-count").text)
+
+
+# -- rdma link show ------------------------------------------------------------------------------------------------
+
+
+def test_rdma_link_of_real_hosts() -> None:
+    gb10 = parse_rdma_link(load("rdma-link-show", "gb10-connectx7-two-domains").text)
+    assert [(link.dev, link.port, link.state, link.netdev) for link in gb10] == [
+        ("rocep1s0f0", 1, "ACTIVE", "enp1s0f0np0"),
+        ("rocep1s0f1", 1, "DOWN", "enp1s0f1np1"),
+        ("roceP2p1s0f0", 1, "ACTIVE", "enP2p1s0f0np0"),  # udev's name: P2 is PCI domain 0002
+        ("roceP2p1s0f1", 1, "DOWN", "enP2p1s0f1np1"),
+    ]
+    mlx5 = parse_rdma_link(load("rdma-link-show", "mlx5-blktests-patch").text)
+    assert [(link.dev, link.physical_state) for link in mlx5] == [("mlx5_0", "LINK_UP"), ("mlx5_1", "DISABLED")]
+    gb10_pairs = parse_ibdev2netdev(load("ibdev2netdev", "gb10-connectx7-roce-names").text)
+    assert gb10_pairs["roceP2p1s0f0"] == ("enP2p1s0f0np0", "Up")
