@@ -339,3 +339,18 @@ def test_rdma_link_of_real_hosts() -> None:
     assert [(link.dev, link.physical_state) for link in mlx5] == [("mlx5_0", "LINK_UP"), ("mlx5_1", "DISABLED")]
     gb10_pairs = parse_ibdev2netdev(load("ibdev2netdev", "gb10-connectx7-roce-names").text)
     assert gb10_pairs["roceP2p1s0f0"] == ("enP2p1s0f0np0", "Up")
+
+
+# -- ibv_devinfo ---------------------------------------------------------------------------------------------------
+
+
+def test_ibv_devinfo_of_real_hosts() -> None:
+    gb10 = load("ibv_devinfo", "gb10-connectx7-mtu-9000").text
+    assert hp.parse_ibv_firmware(gb10) == dict.fromkeys(
+        ("rocep1s0f0", "rocep1s0f1", "roceP2p1s0f0", "roceP2p1s0f1"), "28.45.4028"
+    )
+    mtu = hp.parse_ibv_active_mtu(gb10)
+    assert (mtu["rocep1s0f1"], mtu["rocep1s0f0"]) == (4096, 1024)  # the down port keeps the 1024 default
+    cx3 = load("ibv_devinfo", "connectx3-two-ports-tensorflow-gdr").text
+    assert hp.parse_ibv_firmware(cx3) == {"mlx4_0": "2.40.7000"}
+    assert hp.parse_ibv_active_mtu(cx3) == {"mlx4_0": 1024}  # two ports, the smaller of the two
