@@ -302,10 +302,15 @@ def _nic_counters(
             first.get("nic_counters", _hw(nic), hp.parse_grep_values),
             second.get("nic_counters", _hw(nic), hp.parse_grep_values),
         )
-        for (a, b), wanted in ((stats, names), (hw, list(HW_COUNTERS))):
+        for (a, b), wanted in ((stats, names + pauses), (hw, list(HW_COUNTERS))):
             if a is None or b is None:
                 continue
-            moved += [f"{n} +{b[n] - a[n]}" for n in wanted if n in a and n in b and b[n] > a[n]]
+            moved += [f"{n} +{b[n] - a[n]}" for n in wanted if n in a and n in b and b[n] > a[n] and n not in pauses]
+            absent = [n for n in wanted if n not in a or n not in b]
+            if absent:  # mlx5 prints some counters only for some priorities: say so rather than pass silently
+                first.facts.evidence.setdefault("nic_counters", {}).setdefault("not checked", []).append(
+                    f"{nic['netdev']} ({nic['rdma']}): no {', '.join(absent)} in the output"
+                )
         a, b = stats
         if a is not None and b is not None:
             rates = {n: (b[n] - a[n]) / max(seconds, 0.001) for n in pauses if n in a and n in b}

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from fabconf_lab.host import mlx5stats
 from fabconf_lab.host.nicstate import PRIOS, HostState, NicPort
 from fabconf_lab.host.nicsysfs import NicContext, frames, garble
 from fabconf_lab.host.shell import Invocation, Result
@@ -86,8 +87,10 @@ def ethtool(ctx: NicContext, inv: Invocation) -> Result:
             f"expansion-rom-version: \nbus-info: {nic.pci}\nsupports-statistics: yes\nsupports-test: yes\n"
             "supports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: yes\n",
         )
-    if stats:
-        return _out(ctx, "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in counters(ctx, nic).items()))
+    if stats:  # every name a real mlx5 port prints (mlx5stats), the modelled ones with their values, the rest 0
+        modelled = counters(ctx, nic)
+        rows = {name: modelled.get(name, 0) for name in mlx5stats.names()} | modelled
+        return _out(ctx, "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in rows.items()))
     up = ctx.oper_up(nic)
     return _out(
         ctx,

@@ -108,3 +108,16 @@ def test_each_port_is_its_own_rdma_device_with_port_1() -> None:
         assert host.run(f"ls /sys/class/infiniband/{dev}/ports").stdout.split() == ["1"]
     text = host.run("grep -H . /sys/class/infiniband/mlx5_1/ports/1/hw_counters/out_of_sequence").stdout
     assert set(hp.parse_grep_values(text)) == {"out_of_sequence"}
+
+
+def test_ethtool_stats_has_a_real_ports_size_and_names() -> None:
+    real = hp.parse_ethtool_stats(load("ethtool-S", "mlx5-one-channel-annotated").text)
+    host = _host()
+    text = host.run(f"ethtool -S {IF0}").stdout
+    lab = hp.parse_ethtool_stats(text)
+    assert set(real) <= set(lab) and len(lab) >= len(real) == 263
+    order = [name for name in lab if name in real]
+    assert order == list(real)  # the real port's names in its order
+    # Where the lab differs: it prints the per-priority counters for all eight priorities (359 in all), the real
+    # port printed priority 0's only and no pause counters (it had no PFC); which priorities mlx5 prints is [U].
+    assert {f"rx_prio{p}_buf_discard" for p in range(8)} <= set(lab)

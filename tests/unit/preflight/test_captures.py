@@ -354,3 +354,28 @@ def test_ibv_devinfo_of_real_hosts() -> None:
     cx3 = load("ibv_devinfo", "connectx3-two-ports-tensorflow-gdr").text
     assert hp.parse_ibv_firmware(cx3) == {"mlx4_0": "2.40.7000"}
     assert hp.parse_ibv_active_mtu(cx3) == {"mlx4_0": 1024}  # two ports, the smaller of the two
+
+
+# -- ethtool -S ------------------------------------------------------------------------------------------------------
+
+
+def test_ethtool_stats_of_a_real_mlx5_port() -> None:
+    stats = hp.parse_ethtool_stats(load("ethtool-S", "mlx5-one-channel-annotated").text)
+    assert len(stats) == 263
+    assert (stats["rx_crc_errors_phy"], stats["rx_steer_missed_packets"], stats["rx_out_of_buffer"]) == (386, 194, 0)
+    assert stats["rx_prio0_buf_discard"] == 0 and "rx_prio3_buf_discard" not in stats  # only prio 0 is printed
+
+
+def test_counters_a_port_does_not_print_are_reported_not_checked() -> None:
+    """The real port prints no prio-3 buffer or pause counters: a lossless priority 3 cannot be checked on it, and
+    preflight says so instead of passing in silence."""
+    text = load("ethtool-S", "mlx5-one-channel-annotated").text
+    nic = {"rdma": "mlx5_0", "netdev": "eth0"}
+    results = {host._stats("eth0"): (0, text), host._hw(nic): (0, "/x/out_of_sequence:0\n/x/local_ack_timeout_err:0\n")}
+    first, second = host._Reads(results, host.HostFacts()), None
+    second = host._Reads(results, first.facts, " (second read)")
+    host._nic_counters({"qos": {"pfc": [0, 0, 0, 1, 0, 0, 0, 0]}}, [nic], first, second, 5.0)
+    assert first.facts.failed == []
+    assert first.facts.evidence["nic_counters"]["not checked"] == [
+        "eth0 (mlx5_0): no rx_prio3_buf_discard, rx_prio3_pause in the output"
+    ]
