@@ -4,12 +4,14 @@ never read as a wrong value. docs/reference/captures.md lists the corpus."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from types import SimpleNamespace
 
 import pytest
 from capturekit import ROOT, every, load
 
+from fabconf.drivers.cli.nxos_counters import interfaces_counters
 from fabconf.drivers.linux.parse import (
     IbPort,
     ParseError,
@@ -379,3 +381,28 @@ def test_counters_a_port_does_not_print_are_reported_not_checked() -> None:
     assert first.facts.evidence["nic_counters"]["not checked"] == [
         "eth0 (mlx5_0): no rx_prio3_buf_discard, rx_prio3_pause in the output"
     ]
+
+
+# -- NX-OS show interface | json -------------------------------------------------------------------------------------
+
+
+def test_nxos_interface_counters_of_real_replies() -> None:
+    body = json.loads(load("nxos-show-interface-json", "nxapi-14-interfaces").text)
+    counters = interfaces_counters(body)
+    assert len(counters) == 8  # mgmt0, loopbacks and VLAN interfaces have no eth_inucast
+    assert counters["Ethernet1/1"] == {
+        "rx_unicast_packets": 1820966887397,
+        "rx_errors": 0,
+        "tx_unicast_packets": 3764897086781,
+        "tx_errors": 723479,
+    }
+    assert counters["port-channel1"]["tx_errors"] == 2
+    one = interfaces_counters(json.loads(load("nxos-show-interface-json", "nxapi-one-interface-with-errors").text))
+    assert one == {
+        "Ethernet1/1": {
+            "rx_unicast_packets": 1056142878366,
+            "rx_errors": 100,
+            "tx_unicast_packets": 1135419410677,
+            "tx_errors": 100,
+        }
+    }  # a single row given as the row itself, not a list
