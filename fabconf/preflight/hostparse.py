@@ -171,8 +171,9 @@ class LinkBer:
 
 
 def fec_off(fec: str) -> bool:
-    """Whether mlxlink's active FEC names no FEC. mlxlink prints ``No FEC`` [3P: mstflint ``mlxlink_maps.cpp``
-    ``initFecAndLoopbackMapping``, ``FEC_MODE_NO_FEC``]; ``No-FEC`` and ``No_FEC`` are read the same."""
+    """Whether mlxlink's active FEC names no FEC. mlxlink prints ``No FEC`` [V: mstflint
+    ``mlxlink/modules/mlxlink_maps.cpp`` ``initFecAndLoopbackMapping``, ``FEC_MODE_NO_FEC``, at b9d9e84];
+    ``No-FEC`` and ``No_FEC`` (the register's own name) are read the same."""
     return re.sub(r"[\s_-]+", " ", fec.strip().lower()).startswith("no fec")
 
 

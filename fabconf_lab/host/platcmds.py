@@ -362,7 +362,7 @@ def mlxlink(ctx: NicContext, inv: Invocation) -> Result:
         ("Physical state", "LinkUp" if up else "Polling"),
         ("Speed", f"{nic.speed}G" if up else "N/A"),
         ("Width", "4x" if up else "N/A"),
-        # mstflint's names for the active FEC [3P: mlxlink_maps.cpp initFecAndLoopbackMapping]
+        # mstflint's names for the active FEC [V: mlxlink/modules/mlxlink_maps.cpp initFecAndLoopbackMapping]
         ("FEC", ("No FEC" if nic.fec_off else "Standard_RS-FEC - (544,514)") if up else "N/A"),
     ]
     counters = [

@@ -217,7 +217,8 @@ class MlxValue:
 
 
 # A parameter name: upper-case words, but not only: real ConnectX-5/6 dumps carry ``EXP_ROM_UEFI_x86_ENABLE``
-# [3P: published dumps in tests/captures/mlxconfig-query, listed in docs/reference/captures.md].
+# [3P: published dumps in tests/captures/mlxconfig-query, listed in docs/reference/captures.md; V: the name is in
+# mstflint's parameter database, mlxconfig/mlxconfig_dbs/mlxconfig_host.db, at b9d9e84].
 _MLX_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
