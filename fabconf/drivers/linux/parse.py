@@ -345,7 +345,9 @@ def parse_rdma_link(text: str) -> list[RdmaLink]:
 class IbPort:
     state: str
     physical_state: str
-    rate: int
+    rate: (
+        float  # Gb/s; ibstat prints 2.5 for a 1x SDR rate (a ConnectX-3 port that is down) [3P: tests/captures/ibstat]
+    )
 
 
 def parse_ibstat(text: str) -> dict[str, dict[int, IbPort]]:
@@ -376,8 +378,16 @@ def parse_ibstat(text: str) -> dict[str, dict[int, IbPort]]:
         missing = [k for k in ("State", "Physical state", "Rate") if k not in values]
         if missing:
             raise ParseError(f"{name} port {number}: missing {', '.join(missing)}")
-        out[name][number] = IbPort(values["State"], values["Physical state"], parse_int(values["Rate"], "Rate"))
+        out[name][number] = IbPort(values["State"], values["Physical state"], _rate(values["Rate"], name, number))
     return out
+
+
+def _rate(text: str, name: str, port: int) -> float:
+    """ibstat's ``Rate:``, a number of Gb/s: ``400``, ``56``, ``2.5``; anything else is refused."""
+    if not re.fullmatch(r"\d+(?:\.\d+)?", text.strip()):
+        raise ParseError(f"ibstat: {name} port {port}: Rate is not a number ({text.strip()[:30]!r})")
+    rate = float(text)
+    return int(rate) if rate.is_integer() else rate
 
 
 def parse_ibdev2netdev(text: str) -> dict[str, tuple[str, str]]:

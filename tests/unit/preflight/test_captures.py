@@ -406,3 +406,12 @@ def test_nxos_interface_counters_of_real_replies() -> None:
             "tx_errors": 100,
         }
     }  # a single row given as the row itself, not a list
+
+
+def test_ibstat_with_a_fractional_rate_is_read() -> None:
+    """A down ConnectX-3 port shows ``Rate: 2.5``; the integer-only parser refused the whole ibstat and with it the
+    host's [rdma] check."""
+    ports = parse_ibstat(load("ibstat", "connectx3-two-ports-one-down-rate-2.5").text)
+    assert ports == {"mlx4_0": {1: IbPort("Down", "Disabled", 2.5), 2: IbPort("Active", "LinkUp", 56)}}
+    with pytest.raises(ParseError, match=r"ibstat: mlx4_0 port 1: Rate is not a number \('400 Gb/sec \(4X NDR\)'\)"):
+        parse_ibstat(load("ibstat", "connectx3-two-ports-one-down-rate-2.5").text.replace("2.5", "400 Gb/sec (4X NDR)"))
