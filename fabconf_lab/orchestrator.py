@@ -31,6 +31,7 @@ from fabconf_lab import metrics as labmetrics
 from fabconf_lab import ports as labports
 from fabconf_lab.contract import Simulator
 from fabconf_lab.daemon import loopback_network
+from fabconf_lab.host.platcmds import GPU_BUSES
 from fabconf_lab.ports import DevicePorts
 from fabconf_lab.tls import LabCA
 from fabconf_lab.world import World
@@ -85,17 +86,20 @@ def _sim_class(platform: str) -> type:
 def _nic_specs(nics: tuple[Any, ...]) -> list[dict[str, Any]]:
     """The simulated host's NIC ports as the inventory declares them. A port keeps its ``pci``; ports declared by
     ``adapter`` + ``port`` become PCI functions of one card (port n is function n-1, as on a ConnectX card), each
-    adapter on a PCI bus no declared address uses; a NIC declared by neither is a single-port card of its own.
+    adapter on a PCI bus no declared address, simulated GPU or PCIe switch port (the bus below each card's) uses;
+    a NIC declared by neither is a single-port card of its own.
     ``nics``: the model's ``Nic`` entries of the host (``compiled.model.devices[name].nics``)."""
-    taken = {int(n.pci.split(":")[1], 16) for n in nics if n.pci}
+    taken = {int(n.pci.split(":")[-2], 16) for n in nics if n.pci}
+    taken |= {bus - 1 for bus in taken}  # each card's PCIe switch port (platcmds._bridge)
+    taken |= {int(bus, 16) for bus in GPU_BUSES} | set(range(0xE0, 0xE8))  # the GPUs (platcmds.gpu_slots)
     buses: dict[str, int] = {}
 
     def bus_for(card: str) -> int:
         if card not in buses:
             bus = 0x17 + 0x10 * len(buses)
-            while bus in taken:
+            while bus in taken or bus - 1 in taken:
                 bus += 1
-            taken.add(bus)
+            taken.update((bus, bus - 1))
             buses[card] = bus
         return buses[card]
 
@@ -589,6 +593,8 @@ def link_faults(sim: Any) -> list[str]:
             out.append(f"link {nic.netdev}:down")
         if getattr(nic, "error_ratio", 0):
             out.append(f"link {nic.netdev}:errors={nic.error_ratio:g}")
+        if getattr(nic, "fec_off", False):
+            out.append(f"link {nic.netdev}:fec=off")
     world = getattr(sim, "world", None)
     if world is not None and hasattr(world, "carrier_down"):  # a cable cut at a switch port, at either end
         out += [f"link {port}:down" for port in world.carrier_down(sim.name)]
@@ -601,19 +607,24 @@ def link_fault(sim: Any, arg: str | None) -> None:
     """``fabconf lab fault DEVICE link PORT:SETTING``: a cable or optic fault on one port, as the link comes up:
     ``PORT:200g`` (negotiated speed; GPU hosts and EOS/Cumulus switches), ``PORT:down`` / ``PORT:up`` (no carrier;
     GPU hosts, and switches, whose cable is then cut at both ends in the World: no LLDP, BGP or route over it),
-    ``PORT:errors=0.001`` (share of frames in error; GPU hosts, EOS, NX-OS and Cumulus switches). It stays until set
-    back (``PORT:400g``, ``PORT:up``, ``PORT:errors=0``); ``clear`` does not touch links."""
+    ``PORT:errors=0.001`` (share of frames in error; GPU hosts, EOS, NX-OS and Cumulus switches), ``PORT:fec=off``
+    (the link up without FEC, mlxlink's ``No FEC``; GPU hosts). It stays until set back (``PORT:400g``,
+    ``PORT:up``, ``PORT:errors=0``, ``PORT:fec=on``); ``clear`` does not touch links."""
     port, _, setting = (arg or "").partition(":")
     speed = re.fullmatch(r"(\d+)g", setting)
     errors = re.fullmatch(r"errors=(0(?:\.\d+)?|1(?:\.0+)?)", setting)
-    if not port or not (speed or errors or setting in ("down", "up")):
-        raise ValueError("fault 'link' needs PORT:SPEEDg, PORT:down, PORT:up or PORT:errors=RATIO (0..1)")
+    fec = {"fec=off": True, "fec=on": False}.get(setting)
+    if not port or not (speed or errors or fec is not None or setting in ("down", "up")):
+        raise ValueError(
+            "fault 'link' needs PORT:SPEEDg, PORT:down, PORT:up, PORT:errors=RATIO (0..1) or PORT:fec=off|on"
+        )
     if hasattr(sim, "set_link"):  # a GPU host
         sim.set_link(
             port,
             speed=int(speed.group(1)) if speed else None,
             down={"down": True, "up": False}.get(setting),
             error_ratio=float(errors.group(1)) if errors else None,
+            fec_off=fec,
         )
     elif setting in ("down", "up") and getattr(sim, "world", None) is not None:  # a switch: the World's cable
         sim.world.set_carrier(sim.name, port, up=setting == "up")

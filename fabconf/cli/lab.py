@@ -250,7 +250,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fault.add_argument(
         "kind",
         help="drop-on-commit | reject PATTERN | delay SECONDS | auth-refuse | hang | garbled (hosts) | clear; "
-        "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO (a cable or optic fault); "
+        "a new fault replaces every active one; link PORT:200g|down|up|errors=RATIO|fec=off|fec=on (a cable or optic "
+        "fault; fec: hosts, the link up without FEC); "
         "pfc-storm (pause frames at line rate in the device's metrics; hosts: the NIC's watchdog acts); "
         "mtu NETDEV:SIZE (hosts: the RoCE active MTU falls to SIZE); pcie NETDEV:xN|NGT/s (hosts: the NIC's "
         "PCIe link trains lower); numa NETDEV:N (hosts: the NIC's card on NUMA node N, away from its GPU); "

@@ -128,7 +128,9 @@ PAUSE_STORM_PER_S = 100_000  # pause frames per second received on a lossless pr
 
 
 def _hw(nic: dict[str, Any]) -> str:
-    base = f"/sys/class/infiniband/{nic['rdma']}/ports/{nic.get('port') or 1}/hw_counters"
+    # Port 1 always: on ConnectX (mlx5) each port of a card is its own PCI function and RDMA device with one port
+    # (mlx5_1:1, as NCCL_IB_HCA names it); the inventory's ``port`` is the card's port (mlxconfig _P2), not this.
+    base = f"/sys/class/infiniband/{nic['rdma']}/ports/1/hw_counters"
     return sh("grep", "-H", ".", *(f"{base}/{name}" for name in HW_COUNTERS))
 
 
@@ -219,9 +221,10 @@ def _links(nics: list[dict[str, Any]], r: _Reads) -> None:
         found = mst.get(nic["rdma"])
         if found is None:
             r.facts.failed.append(f"[rdma] {nic['rdma']}: not in `mst status -v`")
-        elif found[1] != nic["netdev"]:
+        elif nic["netdev"] not in found[1]:
             r.facts.failed.append(
-                f"[rdma] {nic['rdma']}: mst pairs it with {found[1]}, the inventory says {nic['netdev']}"
+                f"[rdma] {nic['rdma']}: mst pairs it with {', '.join(found[1]) or 'no netdev'}, "
+                f"the inventory says {nic['netdev']}"
             )
     for nic in nics:
         link = r.get("rdma", sh("ethtool", nic["netdev"]), hp.parse_ethtool)
@@ -267,7 +270,7 @@ def _pcie(nics: list[dict[str, Any]], r: _Reads) -> None:
         return
     for nic in nics:
         where = f"{nic['rdma']} ({nic['netdev']})"
-        pci = (mst.get(nic["rdma"]) or ("", ""))[0].removeprefix("0000:")
+        pci = (mst.get(nic["rdma"]) or ("", ""))[0]
         link = links.get(pci)
         if link is None:
             r.facts.failed.append(f"[pcie] {where}: no PCIe link for {pci or 'it'} in lspci -vvv")
@@ -299,10 +302,15 @@ def _nic_counters(
             first.get("nic_counters", _hw(nic), hp.parse_grep_values),
             second.get("nic_counters", _hw(nic), hp.parse_grep_values),
         )
-        for (a, b), wanted in ((stats, names), (hw, list(HW_COUNTERS))):
+        for (a, b), wanted in ((stats, names + pauses), (hw, list(HW_COUNTERS))):
             if a is None or b is None:
                 continue
-            moved += [f"{n} +{b[n] - a[n]}" for n in wanted if n in a and n in b and b[n] > a[n]]
+            moved += [f"{n} +{b[n] - a[n]}" for n in wanted if n in a and n in b and b[n] > a[n] and n not in pauses]
+            absent = [n for n in wanted if n not in a or n not in b]
+            if absent:  # mlx5 prints some counters only for some priorities: say so rather than pass silently
+                first.facts.evidence.setdefault("nic_counters", {}).setdefault("not checked", []).append(
+                    f"{nic['netdev']} ({nic['rdma']}): no {', '.join(absent)} in the output"
+                )
         a, b = stats
         if a is not None and b is not None:
             rates = {n: (b[n] - a[n]) / max(seconds, 0.001) for n in pauses if n in a and n in b}
@@ -332,7 +340,7 @@ def _fec_ber(nics: list[dict[str, Any]], r: _Reads, reader: ToolReader, policy: 
         name = f"{nic['rdma']} ({nic['netdev']})"
         if link.fec in ("N/A", ""):
             continue  # no link: the rdma check says so
-        if "no-fec" in link.fec.lower():
+        if hp.fec_off(link.fec):
             r.facts.failed.append(f"[fec_ber] {name}: FEC {link.fec} (mlxlink): a 400G PAM4 link needs RS-FEC")
         if link.raw_ber > policy.max_pre_fec_ber:
             r.facts.failed.append(

@@ -78,10 +78,20 @@ def parse_grep_values(text: str) -> dict[str, int]:
     return out
 
 
-def parse_mst_status(text: str) -> dict[str, tuple[str, str]]:
-    """``mst status -v``: RDMA device -> (PCI address, netdev) from the PCI devices table."""
+def full_pci(address: str) -> str:
+    """A PCI address with its domain: ``17:00.0`` (what lspci and ``mst status`` print while every device is in
+    domain 0) is ``0000:17:00.0``; ``0004:01:00.0`` stays as it is. Lower case, as lspci prints it."""
+    text = address.strip().lower()
+    return text if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", text) else f"0000:{text}"
+
+
+def parse_mst_status(text: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """``mst status -v``: RDMA device -> (PCI address, its netdevs) from the PCI devices table. The address is
+    kept with its domain (``0000:`` added where mst printed none), as ``parse_lspci_links`` keys it. The NET
+    column can name several netdevs (``net-p1,net-pf1hpf,net-en3f1pf1sf0`` on a BlueField-3 [3P:
+    tests/captures/mst-status-v]); all are kept, none when the column is empty."""
     check_clean(text)
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
     seen_header = False
     for raw in text.splitlines():
         cols = raw.split()
@@ -89,7 +99,10 @@ def parse_mst_status(text: str) -> dict[str, tuple[str, str]]:
             seen_header = True
             continue
         if seen_header and len(cols) >= 5 and cols[1].startswith("/dev/mst/"):
-            out[cols[3]] = (cols[2], cols[4].removeprefix("net-"))
+            if not re.fullmatch(r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", cols[2]):
+                raise ParseError(f"mst status: {cols[3]}: not a PCI address {cols[2][:20]!r}")
+            names = cols[4].split(",") if cols[4].startswith("net-") else []
+            out[cols[3]] = (full_pci(cols[2]), tuple(name.removeprefix("net-") for name in names))
     if not seen_header:
         raise ParseError("no PCI devices table")
     return out
@@ -117,21 +130,27 @@ class PcieLink:
     width: int
 
 
-_PCI_ADDRESS = r"(?:[0-9a-f]{4}:)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])"
+_PCI_ADDRESS = r"((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])"
 
 
 def parse_lspci_links(text: str) -> dict[str, PcieLink]:
-    """``lspci -vvv``: PCI address (``bus:dev.fn``, no domain) -> its PCIe link, capability (``LnkCap: ... Speed
-    32GT/s, Width x16``) and as trained (``LnkSta: Speed 32GT/s (ok), Width x16 (ok)``), for every device that
-    shows both."""
+    """``lspci -vvv``: PCI address (``domain:bus:dev.fn``; ``0000:`` added where lspci printed no domain, as it
+    does while every device is in domain 0 [V: pciutils ``lspci.c`` ``show_slot_name``]) -> its PCIe link,
+    capability (``LnkCap: ... Speed 32GT/s, Width x16``) and as trained (``LnkSta: Speed 32GT/s (ok), Width x16
+    (ok)``), for every device that shows both. Two functions in different domains are two keys; an address listed
+    twice is refused (one link would hide the other)."""
     check_clean(text)
     out: dict[str, PcieLink] = {}
+    seen: set[str] = set()
     address, description = "", ""
     cap: tuple[float, int] | None = None
     for raw in text.splitlines():
         match = re.match(_PCI_ADDRESS + r" (.+)$", raw)
         if match:
-            address, description, cap = match.group(1), match.group(2), None
+            address, description, cap = full_pci(match.group(1)), match.group(2), None
+            if address in seen:
+                raise ParseError(f"lspci: device {address} listed twice")
+            seen.add(address)
             continue
         found = re.search(r"\bLnk(Cap|Sta):.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)", raw)
         if found is None or not address:
@@ -146,14 +165,21 @@ def parse_lspci_links(text: str) -> dict[str, PcieLink]:
 
 @dataclass(frozen=True)
 class LinkBer:
-    fec: str  # the active FEC ("Standard_RS-FEC - (544,514)"; "No-FEC")
+    fec: str  # the active FEC ("Standard_RS-FEC - (544,514)", "RS-FEC - (544,514) + PLR"; "No FEC")
     raw_ber: float  # pre-FEC
     effective_errors: int  # bits FEC could not correct since the counters were cleared
 
 
+def fec_off(fec: str) -> bool:
+    """Whether mlxlink's active FEC names no FEC. mlxlink prints ``No FEC`` [V: mstflint
+    ``mlxlink/modules/mlxlink_maps.cpp`` ``initFecAndLoopbackMapping``, ``FEC_MODE_NO_FEC``, at b9d9e84];
+    ``No-FEC`` and ``No_FEC`` (the register's own name) are read the same."""
+    return re.sub(r"[\s_-]+", " ", fec.strip().lower()).startswith("no fec")
+
+
 def parse_mlxlink(text: str) -> LinkBer:
     """``mlxlink -d DEV -c``: ``FEC : ...``, ``Raw Physical BER : 3E-10``, ``Effective Physical Errors : 0``
-    [U: mlxlink's field names as the lab prints them]."""
+    [3P: the field names of published mlxlink output, tests/captures/mlxlink]."""
     check_clean(text)
     fields = dict(
         (m.group(1).strip(), m.group(2).strip()) for m in re.finditer(r"^(\S[^:\n]*?)\s*:\s*(.*)$", text, re.M)
@@ -281,7 +307,8 @@ def _size(text: str | None) -> int:
 
 
 def parse_gpu_bars(text: str) -> dict[str, list[BarRegion]]:
-    """``lspci -vv``: every NVIDIA display or 3D controller (``bus:dev.fn``, no domain) -> its memory regions."""
+    """``lspci -vv``: every NVIDIA display or 3D controller (``domain:bus:dev.fn``, as ``parse_lspci_links``) ->
+    its memory regions."""
     check_clean(text)
     out: dict[str, list[BarRegion]] = {}
     current: str | None = None
@@ -292,7 +319,7 @@ def parse_gpu_bars(text: str) -> dict[str, list[BarRegion]]:
         match = re.match(_PCI_ADDRESS + r" (.+)$", raw)
         if match:
             gpu = re.match(r"(3D|VGA compatible) controller: NVIDIA", match.group(2))
-            current = match.group(1) if gpu else None
+            current = full_pci(match.group(1)) if gpu else None
             if current is not None:
                 out[current] = []
             continue

@@ -28,6 +28,8 @@ def render_value(key: str, value: int) -> str:
     kind = (spec_of(key) or ("int", 0))[0]
     if kind == "bool":
         return f"{'True' if value else 'False'}({value})"
+    if kind == "array":
+        return f"Array[0..{value}]"
     if isinstance(kind, dict):
         names = {v: k for k, v in kind.items()}
         return f"{names.get(value, 'UNKNOWN')}({value})"
@@ -51,9 +53,12 @@ def parse_value(key: str, text: str) -> int | None:
     word = text.strip()
     if kind == "bool":
         return {"true": 1, "1": 1, "false": 0, "0": 0}.get(word.lower())
+    if kind == "array":
+        return None  # [U] set per element (KEY[i]=N) in MFT; the lab does not model it
     if isinstance(kind, dict):
-        if word.upper() in kind:
-            return kind[word.upper()]
+        names = {name.upper(): number for name, number in kind.items()}  # ``per_mkey`` is lower case
+        if word.upper() in names:
+            return names[word.upper()]
         return int(word) if word.isdigit() and int(word) in kind.values() else None
     try:
         value = int(word, 0)
@@ -80,7 +85,7 @@ def _query(nic: NicPort, number: int, verbose: bool, keys: list[str]) -> str:
         for key in names:
             d, c, n = (render_value(key, t[key]) for t in (nic.mlx_default, nic.mlx_current, nic.mlx_next))
             mark = "*" if nic.mlx_next[key] != nic.mlx_default[key] else " "
-            out.append(f"{mark}        {key:<36}{d:<16}{c:<16}{n}\n")
+            out.append(f"{mark}        {key:<36}{d:<15} {c:<15} {n}\n")  # [U] a long value keeps one space
         out.append("The '*' shows parameters with next value different from default/current value.\n")
     else:
         out.append("Configurations:                                          Next Boot\n")

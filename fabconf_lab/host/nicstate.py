@@ -25,35 +25,192 @@ from typing import Any
 
 PRIOS = 8
 
-# mlxconfig parameters a ConnectX-7 shows, with their kinds and defaults. A kind is "int", "bool" or an
-# enum {NAME: number}; values are stored as numbers. Defaults: docs/reference/roce-lossless.md §4.4 and §0.
+# mlxconfig parameters a card shows, with their kinds and defaults. A kind is "int", "bool", "array" (a value
+# mlxconfig prints as ``Array[0..N]``; the lab does not set it) or an enum {NAME: number}; values are stored as
+# numbers. The set, its order and its defaults are those of a published ConnectX-6 Dx dump (185 keys on a dual-port
+# card; tests/captures/mlxconfig-query, docs/reference/captures.md) [3P]; a ConnectX-7 is assumed to show the same
+# [U]. The lab's own entries: LINK_TYPE_P1 (VPI cards; its place in the order is [U]), ROCE_CC_ALGORITHM_P1 (as a
+# published ConnectX-5 dump shows it), MAX_ACC_OUT_READ [U], NUM_OF_PF 1 (a single-function card). Defaults
+# fabconf manages: docs/reference/roce-lossless.md §4.4 and §0. A second port's keys (_P2) come from add_port_keys.
 LINK_TYPES = {"IB": 1, "ETH": 2, "VPI": 3}
-ROCE_CONTROL = {"ROCE_DISABLE": 0, "ROCE_ENABLE": 2}
+ROCE_CONTROL = {"DEVICE_DEFAULT": 0, "ROCE_DISABLE": 1, "ROCE_ENABLE": 2}  # [3P: mstconfig -d DEV i of a CX-6 Dx]
 PCI_WR_ORDERING = {"per_mkey": 0, "force_relax": 1}
-# [U] ROCE_CC_ALGORITHM enum names are assumed (ECN = DCQCN is the documented default algorithm).
-ROCE_CC_ALGORITHM = {"ECN": 0, "QCN": 1}
-
-MLXCONFIG_SPEC: dict[str, tuple[str | dict[str, int], int]] = {
-    "NUM_OF_VFS": ("int", 0),
-    "SRIOV_EN": ("bool", 0),
-    "LINK_TYPE_P1": (LINK_TYPES, 2),
-    "ROCE_CONTROL": (ROCE_CONTROL, 2),
-    "ROCE_CC_PRIO_MASK_P1": ("int", 255),
-    "ROCE_CC_ALGORITHM_P1": (ROCE_CC_ALGORITHM, 0),
-    "CLAMP_TGT_RATE_P1": ("bool", 0),
-    "RPG_TIME_RESET_P1": ("int", 300),
-    "RPG_AI_RATE_P1": ("int", 5),
-    "RPG_HAI_RATE_P1": ("int", 50),
-    "MIN_TIME_BETWEEN_CNPS_P1": ("int", 4),
-    "CNP_802P_PRIO_P1": ("int", 6),
-    "CNP_DSCP_P1": ("int", 48),
-    "DCBX_WILLING_P1": ("bool", 1),
-    "LLDP_NB_DCBX_P1": ("bool", 0),
-    "ATS_ENABLED": ("bool", 0),
-    "ADVANCED_PCI_SETTINGS": ("bool", 0),
-    "MAX_ACC_OUT_READ": ("int", 0),
-    "PCI_WR_ORDERING": (PCI_WR_ORDERING, 0),
+ROCE_CC_ALGORITHM = {"ECN": 0, "QCN": 1}  # [3P: mstconfig -d DEV i of a ConnectX-6 Dx: 0x0 ECN, 0x1 QCN]
+ENUMS: dict[str, dict[str, int]] = {
+    "LINK_TYPE_P1": LINK_TYPES,
+    "ROCE_CONTROL": ROCE_CONTROL,
+    "PCI_WR_ORDERING": PCI_WR_ORDERING,
+    "ROCE_CC_ALGORITHM_P1": ROCE_CC_ALGORITHM,
 }
+_DUMP = """
+MEMIC_BAR_SIZE 0
+MEMIC_SIZE_LIMIT _256KB(1)
+HOST_CHAINING_MODE DISABLED(0)
+HOST_CHAINING_CACHE_DISABLE False(0)
+HOST_CHAINING_DESCRIPTORS Array[0..7]
+HOST_CHAINING_TOTAL_BUFFER_SIZE Array[0..7]
+FLEX_PARSER_PROFILE_ENABLE 0
+PROG_PARSE_GRAPH False(0)
+FLEX_IPV4_OVER_VXLAN_PORT 0
+ROCE_NEXT_PROTOCOL 254
+ESWITCH_HAIRPIN_DESCRIPTORS Array[0..7]
+ESWITCH_HAIRPIN_TOT_BUFFER_SIZE Array[0..7]
+PF_BAR2_SIZE 0
+PF_NUM_OF_VF_VALID False(0)
+NON_PREFETCHABLE_PF_BAR False(0)
+VF_VPD_ENABLE False(0)
+PF_NUM_PF_MSIX_VALID False(0)
+PER_PF_NUM_SF False(0)
+STRICT_VF_MSIX_NUM False(0)
+VF_NODNIC_ENABLE False(0)
+NUM_PF_MSIX_VALID True(1)
+NUM_OF_VFS 0
+NUM_OF_PF 1
+PF_BAR2_ENABLE False(0)
+SRIOV_EN False(0)
+PF_LOG_BAR_SIZE 5
+VF_LOG_BAR_SIZE 0
+NUM_PF_MSIX 63
+NUM_VF_MSIX 11
+LINK_TYPE_P1 ETH(2)
+INT_LOG_MAX_PAYLOAD_SIZE AUTOMATIC(0)
+PCIE_CREDIT_TOKEN_TIMEOUT 0
+LAG_RESOURCE_ALLOCATION DEVICE_DEFAULT(0)
+PHY_COUNT_LINK_UP_DELAY DELAY_NONE(0)
+ACCURATE_TX_SCHEDULER False(0)
+PARTIAL_RESET_EN False(0)
+RESET_WITH_HOST_ON_ERRORS False(0)
+PCI_SWITCH_EMULATION_NUM_PORT 16
+PCI_SWITCH_EMULATION_ENABLE False(0)
+PCI_DOWNSTREAM_PORT_OWNER Array[0..15]
+CQE_COMPRESSION BALANCED(0)
+IP_OVER_VXLAN_EN False(0)
+MKEY_BY_NAME False(0)
+PRIO_TAG_REQUIRED_EN False(0)
+UCTX_EN True(1)
+REAL_TIME_CLOCK_ENABLE False(0)
+RDMA_SELECTIVE_REPEAT_EN False(0)
+PCI_ATOMIC_MODE PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)
+TUNNEL_ECN_COPY_DISABLE False(0)
+LRO_LOG_TIMEOUT0 6
+LRO_LOG_TIMEOUT1 7
+LRO_LOG_TIMEOUT2 8
+LRO_LOG_TIMEOUT3 13
+LOG_TX_PSN_WINDOW 7
+LOG_MAX_OUTSTANDING_WQE 7
+TUNNEL_IP_PROTO_ENTROPY_DISABLE False(0)
+ICM_CACHE_MODE DEVICE_DEFAULT(0)
+TLS_OPTIMIZE False(0)
+TX_SCHEDULER_BURST 0
+ZERO_TOUCH_TUNING_ENABLE False(0)
+ROCE_CC_LEGACY_DCQCN True(1)
+LOG_MAX_QUEUE 17
+LOG_DCR_HASH_TABLE_SIZE 11
+MAX_PACKET_LIFETIME 0
+DCR_LIFO_SIZE 16384
+ROCE_CC_PRIO_MASK_P1 255
+ROCE_CC_ALGORITHM_P1 ECN(0)
+CLAMP_TGT_RATE_AFTER_TIME_INC_P1 True(1)
+CLAMP_TGT_RATE_P1 False(0)
+RPG_TIME_RESET_P1 300
+RPG_BYTE_RESET_P1 32767
+RPG_THRESHOLD_P1 1
+RPG_MAX_RATE_P1 0
+RPG_AI_RATE_P1 5
+RPG_HAI_RATE_P1 50
+RPG_GD_P1 11
+RPG_MIN_DEC_FAC_P1 50
+RPG_MIN_RATE_P1 1
+RATE_TO_SET_ON_FIRST_CNP_P1 0
+DCE_TCP_G_P1 1019
+DCE_TCP_RTT_P1 1
+RATE_REDUCE_MONITOR_PERIOD_P1 4
+INITIAL_ALPHA_VALUE_P1 1023
+MIN_TIME_BETWEEN_CNPS_P1 4
+CNP_802P_PRIO_P1 6
+CNP_DSCP_P1 48
+LLDP_NB_DCBX_P1 False(0)
+LLDP_NB_RX_MODE_P1 OFF(0)
+LLDP_NB_TX_MODE_P1 OFF(0)
+ROCE_RTT_RESP_DSCP_P1 0
+ROCE_RTT_RESP_DSCP_MODE_P1 DEVICE_DEFAULT(0)
+DCBX_IEEE_P1 True(1)
+DCBX_CEE_P1 True(1)
+DCBX_WILLING_P1 True(1)
+KEEP_ETH_LINK_UP_P1 True(1)
+KEEP_IB_LINK_UP_P1 False(0)
+KEEP_LINK_UP_ON_BOOT_P1 False(0)
+KEEP_LINK_UP_ON_STANDBY_P1 False(0)
+DO_NOT_CLEAR_PORT_STATS_P1 False(0)
+AUTO_POWER_SAVE_LINK_DOWN_P1 False(0)
+NUM_OF_VL_P1 _4_VLs(3)
+NUM_OF_TC_P1 _8_TCs(0)
+NUM_OF_PFC_P1 8
+VL15_BUFFER_SIZE_P1 0
+DUP_MAC_ACTION_P1 LAST_CFG(0)
+MPFS_MC_LOOPBACK_DISABLE_P1 False(0)
+MPFS_UC_LOOPBACK_DISABLE_P1 False(0)
+UNKNOWN_UPLINK_MAC_FLOOD_P1 False(0)
+SRIOV_IB_ROUTING_MODE_P1 LID(1)
+IB_ROUTING_MODE_P1 LID(1)
+PHY_FEC_OVERRIDE_P1 DEVICE_DEFAULT(0)
+WOL_MAGIC_EN True(1)
+PF_TOTAL_SF 0
+PF_SF_BAR_SIZE 0
+PF_NUM_PF_MSIX 63
+ROCE_CONTROL ROCE_ENABLE(2)
+PCI_WR_ORDERING per_mkey(0)
+MULTI_PORT_VHCA_EN False(0)
+PORT_OWNER True(1)
+ALLOW_RD_COUNTERS True(1)
+RENEG_ON_CHANGE True(1)
+TRACER_ENABLE True(1)
+IP_VER IPv4(0)
+BOOT_UNDI_NETWORK_WAIT 0
+UEFI_HII_EN True(1)
+BOOT_DBG_LOG False(0)
+UEFI_LOGS DISABLED(0)
+BOOT_VLAN 1
+LEGACY_BOOT_PROTOCOL PXE(1)
+BOOT_INTERRUPT_DIS False(0)
+BOOT_LACP_DIS True(1)
+BOOT_VLAN_EN False(0)
+BOOT_PKEY 0
+P2P_ORDERING_MODE DEVICE_DEFAULT(0)
+ATS_ENABLED False(0)
+DYNAMIC_VF_MSIX_TABLE False(0)
+EXP_ROM_UEFI_ARM_ENABLE True(1)
+EXP_ROM_UEFI_x86_ENABLE True(1)
+EXP_ROM_PXE_ENABLE True(1)
+ADVANCED_PCI_SETTINGS False(0)
+MAX_ACC_OUT_READ 0
+SAFE_MODE_THRESHOLD 10
+SAFE_MODE_ENABLE True(1)
+"""
+
+
+def _spec(value: str) -> tuple[str | dict[str, int], int]:
+    """The kind and number of a value as a dump prints it: ``True(1)``, ``NAME(n)``, ``Array[0..7]``, ``255``."""
+    if value.startswith("Array["):
+        return "array", int(value[len("Array[0..") : -1])
+    name, _, number = value.partition("(")
+    if number:
+        n = int(number.rstrip(")"))
+        return ("bool", n) if name in ("True", "False") else ({name: n}, n)
+    return "int", int(value)
+
+
+def _specs() -> dict[str, tuple[str | dict[str, int], int]]:
+    out: dict[str, tuple[str | dict[str, int], int]] = {}
+    for row in _DUMP.split("\n"):
+        if row:
+            key, value = row.split(" ", 1)
+            kind, default = _spec(value)
+            out[key] = (ENUMS[key], default) if key in ENUMS else (kind, default)
+    return out
+
+
+MLXCONFIG_SPEC: dict[str, tuple[str | dict[str, int], int]] = _specs()
 
 
 MGMT_ADDRESS = "192.168.100.10/24"
@@ -152,6 +309,7 @@ class NicPort:
     # received (the article's bound is 0.001 %), and frames per second while up (counters grow with time)
     error_ratio: float = 0.0
     link_down: bool = False  # the cable or optic failed: no carrier though cabled
+    fec_off: bool = False  # the link came up without FEC (`fabconf lab fault HOST link PORT:fec=off`)
     frames_per_s: float = 1_000_000.0
     # the PCIe link as trained (`fabconf lab fault HOST pcie NETDEV:x8`); the card is capable of 32GT/s x16
     pcie_speed: float = 32.0

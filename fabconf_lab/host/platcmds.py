@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from fabconf_lab.host import mlx5stats
 from fabconf_lab.host.nicstate import PRIOS, HostState, NicPort
 from fabconf_lab.host.nicsysfs import NicContext, frames, garble
 from fabconf_lab.host.shell import Invocation, Result
@@ -86,8 +87,10 @@ def ethtool(ctx: NicContext, inv: Invocation) -> Result:
             f"expansion-rom-version: \nbus-info: {nic.pci}\nsupports-statistics: yes\nsupports-test: yes\n"
             "supports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: yes\n",
         )
-    if stats:
-        return _out(ctx, "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in counters(ctx, nic).items()))
+    if stats:  # every name a real mlx5 port prints (mlx5stats), the modelled ones with their values, the rest 0
+        modelled = counters(ctx, nic)
+        rows = {name: modelled.get(name, 0) for name in mlx5stats.names()} | modelled
+        return _out(ctx, "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in rows.items()))
     up = ctx.oper_up(nic)
     return _out(
         ctx,
@@ -107,8 +110,8 @@ def mst(ctx: NicContext, inv: Invocation) -> Result:
     if not inv.root:
         return Result(err="-E- You must be root to use mst tool\n", status=1)
     rows = "".join(
-        f"{n.device_type}(rev:0)        /dev/mst/mt{n.ca_type[2:]}_pciconf{i}      {n.pci[5:]}   {n.rdma}"
-        f"          net-{n.netdev}                           0\n"
+        f"{n.device_type}(rev:0)        /dev/mst/mt{n.ca_type[2:]}_pciconf{i}      "
+        f"{n.pci.removeprefix('0000:')}   {n.rdma}          net-{n.netdev}                           0\n"
         for i, n in enumerate(ctx.state.nics)
     )
     return _out(
@@ -121,8 +124,9 @@ def mst(ctx: NicContext, inv: Invocation) -> Result:
 
 
 def _bridge(nic: NicPort) -> str:
-    bus = int(nic.pci.split(":")[1], 16)
-    return f"{bus - 1:02x}:00.0"
+    """The PCIe switch port above a NIC: the bus below the card's, in its domain (``0000:16:00.0``)."""
+    domain, bus, _ = nic.pci.split(":")
+    return f"{domain}:{int(bus, 16) - 1:02x}:00.0"
 
 
 PCIE_CAP = (32.0, 16)  # a ConnectX-7 card: PCIe Gen5 x16
@@ -203,13 +207,18 @@ def _slot(pci: str, domain: bool) -> str:
     return pci if domain else pci[5:]
 
 
+def _domains(ctx: NicContext, opts: dict[str, str]) -> bool:
+    """Whether lspci prints domains: with ``-D``, or once any device is outside domain 0 [V: pciutils ``lspci.c``
+    ``scan_device`` sets ``opt_domains`` for a non-zero domain; ``show_slot_name``]."""
+    return "-D" in opts or any(not n.pci.startswith("0000:") for n in ctx.state.nics)
+
+
 def _lspci_brief(ctx: NicContext, opts: dict[str, str]) -> Result:
     """One line per function, bridges included, as plain ``lspci`` prints them; ``-s``/``-d`` filter."""
-    domain = "-D" in opts
+    domain = _domains(ctx, opts)
     rows: list[tuple[str, str, str]] = []  # (full address, vendor:device, text)
     for nic in ctx.state.nics:
-        bridge = f"0000:{_bridge(nic)}"
-        rows.append((bridge, "1000:c030", "PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"))
+        rows.append((_bridge(nic), "1000:c030", "PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"))
         rows.append((nic.pci, "15b3:1021", "Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]"))
     for slot in gpu_slots(ctx.state):
         rows.append((f"0000:{slot}:00.0", "10de:2330", f"3D controller: {GPU_NAME}"))
@@ -237,21 +246,22 @@ def lspci(ctx: NicContext, inv: Invocation) -> Result:
     flag = "+" if ctx.state.acs_enabled else "-"
     acs = " ".join(f"{name}{flag}" for name in ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd"))
     blocks = []
+    domain = _domains(ctx, opts)
     for nic in ctx.state.nics:
         blocks.append(
-            f"{_bridge(nic)} PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"
+            f"{_slot(_bridge(nic), domain)} PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"
             " (prog-if 00 [Normal decode])\n"
             "\tCapabilities: [100 v1] Access Control Services\n"
             "\t\tACSCap:\tSrcValid+ TransBlk+ ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl+ DirectTrans+\n"
             f"\t\tACSCtl:\t{acs} EgressCtrl- DirectTrans-\n\n"
-            f"{nic.pci[5:]} Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n"
+            f"{_slot(nic.pci, domain)} Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n"
             f"\tSubsystem: Mellanox Technologies {nic.description}\n"
             + _express(nic)
             + "\tCapabilities: [480 v1] Address Translation Service (ATS)\n"
             "\t\tATSCap:\tInvalidate Queue Depth: 00\n"
             "\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n\n"
         )
-    blocks += [_gpu_block(ctx.state, i, slot) for i, slot in enumerate(gpu_slots(ctx.state))]
+    blocks += [_gpu_block(ctx.state, i, _slot(f"0000:{slot}", domain)) for i, slot in enumerate(gpu_slots(ctx.state))]
     return _out(ctx, "".join(blocks))
 
 
@@ -352,7 +362,8 @@ def mlxlink(ctx: NicContext, inv: Invocation) -> Result:
         ("Physical state", "LinkUp" if up else "Polling"),
         ("Speed", f"{nic.speed}G" if up else "N/A"),
         ("Width", "4x" if up else "N/A"),
-        ("FEC", "Standard_RS-FEC - (544,514)" if up else "N/A"),
+        # mstflint's names for the active FEC [V: mlxlink/modules/mlxlink_maps.cpp initFecAndLoopbackMapping]
+        ("FEC", ("No FEC" if nic.fec_off else "Standard_RS-FEC - (544,514)") if up else "N/A"),
     ]
     counters = [
         ("Time Since Last Clear [Min]", "42.7"),
@@ -363,7 +374,8 @@ def mlxlink(ctx: NicContext, inv: Invocation) -> Result:
     ]
 
     def block(title: str, pairs: list[tuple[str, str]]) -> str:
-        return f"{title}\n{'-' * len(title)}\n" + "".join(f"{k:<35}: {v}\n" for k, v in pairs) + "\n"
+        # keys padded to 32 columns, as mlxlink prints them [3P: tests/captures/mlxlink]
+        return f"{title}\n{'-' * len(title)}\n" + "".join(f"{k:<32}: {v}\n" for k, v in pairs) + "\n"
 
     return _out(ctx, block("Operational Info", rows) + block("Physical Counters and BER Info", counters))
 

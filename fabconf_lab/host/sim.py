@@ -271,10 +271,17 @@ class GpuHostSim(SimBase):
         return not nic.link_down and (self.world is None or self.world.far_end(self.name, nic.netdev) is not None)
 
     def set_link(
-        self, netdev: str, *, speed: int | None = None, down: bool | None = None, error_ratio: float | None = None
+        self,
+        netdev: str,
+        *,
+        speed: int | None = None,
+        down: bool | None = None,
+        error_ratio: float | None = None,
+        fec_off: bool | None = None,
     ) -> None:
         """The physical link of a NIC port as a failing cable or optic leaves it (``fabconf lab fault HOST link``):
-        negotiated at ``speed`` Gb/s, without carrier (``down``), or with a fraction of frames in error."""
+        negotiated at ``speed`` Gb/s, without carrier (``down``), with a fraction of frames in error, or up
+        without FEC (``fec_off``: mlxlink shows ``No FEC``)."""
         with self.lock:
             nic = next((n for n in self.state.nics if n.netdev == netdev), None)
             if nic is None:
@@ -285,6 +292,8 @@ class GpuHostSim(SimBase):
                 nic.link_down = down
             if error_ratio is not None:
                 nic.error_ratio = error_ratio
+            if fec_off is not None:
+                nic.fec_off = fec_off
 
     def lab_view(self) -> DeviceView:
         with self.lock:

@@ -65,7 +65,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     host_checks |= {"above4g", "compatibility"}  # on by default (issue 33)
     assert host_checks | {"lldpad", "gpudirect", "versions"} == set(devices["gpu01"]["evidence"])
     assert devices["gpu01"]["evidence"]["active_mtu"]["ibv_devinfo"] == {"mlx5_0": 4096, "mlx5_1": 4096}
-    nic = devices["gpu01"]["evidence"]["pcie"]["lspci -vvv"]["17:00.0"]
+    nic = devices["gpu01"]["evidence"]["pcie"]["lspci -vvv"]["0000:17:00.0"]
     assert (nic["speed"], nic["width"], nic["cap_speed"], nic["cap_width"]) == (32.0, 16, 32.0, 16)
     assert "ethtool -S ens1f0np0 (second read)" in devices["gpu01"]["evidence"]["nic_counters"]
     assert devices["leaf3"]["evidence"]["ports"]["get_interfaces"]["Ethernet1/1"]["is_up"] is True
@@ -143,7 +143,7 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert "[affinity] mlx5_1 (ens2f0np0) and its GPU1 are SYS apart" in lines["gpu03"]
     assert "[fec_ber] mlx5_0 (ens1f0np0): pre-FEC BER 1.0E-05 above 1E-06 (mlxlink)" in lines["gpu04"]
     assert re.search(r"\[nic_counters\] ens1f0np0 \(mlx5_0\): rx_prio3_pause \d+/s", lines["gpu06"])
-    assert "mlx5_1 (ens2f0np0) at 27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
+    assert "mlx5_1 (ens2f0np0) at 0000:27:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s" in lines["gpu07"]
     assert "Ethernet2/1 (to gpu06:ens1f0np0): 200 Gb/s, intended 400 Gb/s" in lines["leaf3"]
     assert "[counters] Ethernet63/1 (to spine1:Ethernet3/1):" in lines["leaf3"]
     assert "[counters] swp63 (to spine1:" in lines["leaf1"]
@@ -232,13 +232,13 @@ def test_host_prerequisites_pass_with_evidence_and_each_fault_fails_its_check(
     failing = {name: _checks(d) & ours for name, d in devices.items() if _checks(d) & ours}
     assert failing == {"gpu02": {"above4g"}, "gpu03": {"sriov"}, "gpu04": {"compatibility"}}, failing
     lines = {name: "\n".join(d["failed_checks"]) for name, d in devices.items()}
-    assert "[above4g] GPU at 18:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv)" in lines["gpu02"]
+    assert "[above4g] GPU at 0000:18:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv)" in lines["gpu02"]
     assert lines["gpu02"].count("[above4g]") == 8  # every GPU of the board
     assert "[sriov] the IOMMU is off (/sys/class/iommu is empty)" in lines["gpu03"]
     assert "[sriov] mlx5_0 (ens1f0np0): 0 VFs (sriov_numvfs), the intent wants 4" in lines["gpu03"]
     assert "[compatibility] ofed 24.04-0.6.6.0, nvidia_driver 535.104.05, cuda 12.4" in lines["gpu04"]
     evidence = devices["gpu01"]["evidence"]
-    assert evidence["above4g"]["lspci -vvv"]["18:00.0"] == {
+    assert evidence["above4g"]["lspci -vvv"]["0000:18:00.0"] == {
         "region": 1,
         "address": "0x200000000000",
         "size": "128G",

@@ -25,14 +25,14 @@ def test_lspci_shows_eight_gpus_with_bar1_above_4gib_until_above4g_is_off() -> N
     assert sum("3D controller: NVIDIA Corporation GH100" in line for line in brief) == 8
     assert host.run("lspci -d 10de:").stdout.splitlines()[0].startswith("18:00.0 3D controller: NVIDIA")
     bars = hp.parse_gpu_bars(host.run("lspci -vvv").stdout)
-    assert sorted(bars) == ["18:00.0", "2a:00.0", "3a:00.0", "5d:00.0", "9a:00.0", "ab:00.0", "ba:00.0", "db:00.0"]
-    bar1 = bars["18:00.0"][1]
+    assert sorted(bars) == [f"0000:{b}:00.0" for b in ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")]
+    bar1 = bars["0000:18:00.0"][1]
     assert (bar1.region, bar1.bits, bar1.prefetchable, bar1.size) == (1, 64, True, 128 << 30)
     assert bar1.address is not None and bar1.address >= hp.FOUR_GIB
     HOST_FAULTS["above4g"](host, "off")
     text = host.run("lspci -vvv").stdout
     assert "\tRegion 1: Memory at <unassigned> (64-bit, prefetchable) [size=128G]\n" in text
-    off = hp.parse_gpu_bars(text)["18:00.0"]
+    off = hp.parse_gpu_bars(text)["0000:18:00.0"]
     assert off[1].address is None and off[2].address is not None and off[2].address < hp.FOUR_GIB
     with pytest.raises(ValueError, match="on or off"):
         HOST_FAULTS["above4g"](host, "maybe")

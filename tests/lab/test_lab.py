@@ -355,7 +355,8 @@ def test_lab_host_cards_follow_the_inventory_declarations() -> None:
     )
     assert [spec["pci"] for spec in _nic_specs(nics)] == [
         "0000:17:00.0",
-        "0000:18:00.0",  # 0x17 is declared: the adapter takes the next free bus
-        "0000:18:00.1",
+        # 0x17 is declared, 0x18 is a GPU's and 0x19's switch port would be on it (issue 39): the next free bus
+        "0000:1a:00.0",
+        "0000:1a:00.1",
         "0000:27:00.0",
     ]

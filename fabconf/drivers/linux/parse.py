@@ -216,6 +216,12 @@ class MlxValue:
         return self.current is not None and not mlx_same(self.next_boot, self.current)
 
 
+# A parameter name: upper-case words, but not only: real ConnectX-5/6 dumps carry ``EXP_ROM_UEFI_x86_ENABLE``
+# [3P: published dumps in tests/captures/mlxconfig-query, listed in docs/reference/captures.md; V: the name is in
+# mstflint's parameter database, mlxconfig/mlxconfig_dbs/mlxconfig_host.db, at b9d9e84].
+_MLX_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
 def parse_mlxconfig_query(text: str) -> dict[str, MlxValue]:
     """``mlxconfig -d DEV [-e] q`` (§4.4): the rows under ``Configurations:``.
 
@@ -232,7 +238,7 @@ def parse_mlxconfig_query(text: str) -> dict[str, MlxValue]:
     if not verbose and columns != ["Next", "Boot"]:
         raise ParseError(f"unexpected Configurations header {lines[header]!r}")
     out: dict[str, MlxValue] = {}
-    for raw in lines[header + 1 :]:
+    for number, raw in enumerate(lines[header + 1 :], start=header + 2):
         line = raw.strip()
         if not line:
             if out:
@@ -241,8 +247,8 @@ def parse_mlxconfig_query(text: str) -> dict[str, MlxValue]:
         if line.startswith("The '*'"):
             break
         words = line.lstrip("*").split()
-        if len(words) != (4 if verbose else 2) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", words[0]):
-            raise ParseError(f"unexpected configuration row {line[:60]!r}")
+        if len(words) != (4 if verbose else 2) or not _MLX_KEY.fullmatch(words[0]):
+            raise ParseError(f"mlxconfig query: line {number}: unexpected configuration row {line[:60]!r}")
         if verbose:
             out[words[0]] = MlxValue(words[1], words[2], words[3])
         else:
@@ -339,7 +345,9 @@ def parse_rdma_link(text: str) -> list[RdmaLink]:
 class IbPort:
     state: str
     physical_state: str
-    rate: int
+    rate: (
+        float  # Gb/s; ibstat prints 2.5 for a 1x SDR rate (a ConnectX-3 port that is down) [3P: tests/captures/ibstat]
+    )
 
 
 def parse_ibstat(text: str) -> dict[str, dict[int, IbPort]]:
@@ -370,22 +378,39 @@ def parse_ibstat(text: str) -> dict[str, dict[int, IbPort]]:
         missing = [k for k in ("State", "Physical state", "Rate") if k not in values]
         if missing:
             raise ParseError(f"{name} port {number}: missing {', '.join(missing)}")
-        out[name][number] = IbPort(values["State"], values["Physical state"], parse_int(values["Rate"], "Rate"))
+        out[name][number] = IbPort(values["State"], values["Physical state"], _rate(values["Rate"], name, number))
     return out
 
 
+def _rate(text: str, name: str, port: int) -> float:
+    """ibstat's ``Rate:``, a number of Gb/s: ``400``, ``56``, ``2.5``; anything else is refused."""
+    if not re.fullmatch(r"\d+(?:\.\d+)?", text.strip()):
+        raise ParseError(f"ibstat: {name} port {port}: Rate is not a number ({text.strip()[:30]!r})")
+    rate = float(text)
+    return int(rate) if rate.is_integer() else rate
+
+
 def parse_ibdev2netdev(text: str) -> dict[str, tuple[str, str]]:
-    """``ibdev2netdev [-v]``: RDMA device -> (netdev, "Up"/"Down"), e.g. ``mlx5_0 port 1 ==> ens1f0np0 (Up)``."""
+    """``ibdev2netdev [-v]``: RDMA device -> (netdev, "Up"/"Down"), e.g. ``mlx5_0 port 1 ==> ens1f0np0 (Up)``.
+
+    One RDMA port per device, as on ConnectX-4 and later (mlx5: each port its own device). A device listed for
+    two ports (ConnectX-3, mlx4: ``mlx4_0 port 2 ==> ens817d1``) is refused rather than read as its last port
+    [3P: tests/captures/ibdev2netdev]. Two devices may name one netdev (a RoCE LAG on ``bond0``)."""
     check_clean(text)
     out: dict[str, tuple[str, str]] = {}
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line:
             continue
-        match = re.search(r"(?:^|\s)(\S+)(?: \([^)]*\).*)? port \d+(?: \(\w+\))? ==> (\S+) \((\w+)\)$", line)
+        match = re.search(r"(?:^|\s)(\S+)(?: \([^)]*\).*)? port (\d+)(?: \(\w+\))? ==> (\S+) \((\w+)\)$", line)
         if not match:
-            raise ParseError(f"unexpected ibdev2netdev line {line[:60]!r}")
-        out[match.group(1)] = (match.group(2), match.group(3))
+            raise ParseError(f"ibdev2netdev: line {number}: unexpected line {line[:60]!r}")
+        if match.group(1) in out:
+            raise ParseError(
+                f"ibdev2netdev: line {number}: {match.group(1)} is listed again (port {match.group(2)}); fabconf "
+                "reads one RDMA port per device"
+            )
+        out[match.group(1)] = (match.group(3), match.group(4))
     return out
 
 

@@ -30,30 +30,32 @@ def _reads(results: dict[str, str]) -> host._Reads:
 
 def test_gpu_bars_as_lspci_prints_them() -> None:
     bars = hp.parse_gpu_bars(GPUS)
-    assert sorted(bars) == ["18:00.0", "2a:00.0"]  # the NIC is not a GPU
-    assert bars["18:00.0"][1] == hp.BarRegion(1, 0x200000000000, 64, True, False, 128 << 30)
-    assert bars["18:00.0"][0] == hp.BarRegion(0, 0xA0000000, 32, False, False, 16 << 20)
-    assert bars["2a:00.0"][1].address is None
+    assert sorted(bars) == ["0000:18:00.0", "0000:2a:00.0"]  # the NIC is not a GPU
+    assert bars["0000:18:00.0"][1] == hp.BarRegion(1, 0x200000000000, 64, True, False, 128 << 30)
+    assert bars["0000:18:00.0"][0] == hp.BarRegion(0, 0xA0000000, 32, False, False, 16 << 20)
+    assert bars["0000:2a:00.0"][1].address is None
     disabled = "Region 1: Memory at 200000000000 (64-bit, prefetchable) [disabled] [size=64G]"
-    assert hp.parse_gpu_bars(f"0000:3a:00.0 3D controller: NVIDIA Corporation X\n\t{disabled}\n")["3a:00.0"][0].disabled
+    assert hp.parse_gpu_bars(f"0000:3a:00.0 3D controller: NVIDIA Corporation X\n\t{disabled}\n")["0000:3a:00.0"][
+        0
+    ].disabled
 
 
 def test_above4g_fails_a_gpu_without_its_large_bar_and_shows_the_mapped_ones() -> None:
     r = _reads({"lspci -vvv": GPUS})
     host._above4g(r)
     assert r.facts.failed == [
-        "[above4g] GPU at 2a:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv): the BIOS found no room for it; "
-        "enable Above 4G Decoding (and large or resizable BAR support) in the BIOS"
+        "[above4g] GPU at 0000:2a:00.0: its 128G BAR (region 1) is unassigned (lspci -vvv): "
+        "the BIOS found no room for it; enable Above 4G Decoding (and large or resizable BAR support) in the BIOS"
     ]
     assert r.facts.evidence["above4g"]["lspci -vvv"] == {
-        "18:00.0": {"region": 1, "address": "0x200000000000", "size": "128G", "disabled": False},
-        "2a:00.0": {"region": 1, "address": "unassigned", "size": "128G", "disabled": False},
+        "0000:18:00.0": {"region": 1, "address": "0x200000000000", "size": "128G", "disabled": False},
+        "0000:2a:00.0": {"region": 1, "address": "unassigned", "size": "128G", "disabled": False},
     }
     low = GPUS.replace("Memory at 200000000000", "Memory at c0000000")
     r = _reads({"lspci -vvv": low.split("2a:00.0")[0]})
     host._above4g(r)
     assert r.facts.failed == [
-        "[above4g] GPU at 18:00.0: its 128G BAR (region 1) is mapped below 4 GiB at 0xc0000000 (lspci -vvv): "
+        "[above4g] GPU at 0000:18:00.0: its 128G BAR (region 1) is mapped below 4 GiB at 0xc0000000 (lspci -vvv): "
         "enable Above 4G Decoding in the BIOS"
     ]
     r = _reads({"lspci -vvv": GPUS.split("17:00.0")[1]})
@@ -102,7 +104,7 @@ def _sriov(iommu: str, en: str, vfs: int, created: int, want: int) -> list[str]:
     r = _reads({host.IOMMU_LS: iommu, "mst status -v": MST, numvfs: f"{created}\n"})
     reader = _Firmware(MLXCONFIG.format(mark=mark, en=en, vfs=vfs))
     host._sriov([NIC], r, reader, want)
-    assert reader.asked == ["mlxconfig -d 17:00.0 -e q SRIOV_EN NUM_OF_VFS"]
+    assert reader.asked == ["mlxconfig -d 0000:17:00.0 -e q SRIOV_EN NUM_OF_VFS"]
     if not r.facts.failed:
         assert set(r.facts.evidence["sriov"]) == {host.IOMMU_LS, "mst status -v", reader.asked[0], numvfs}
     return r.facts.failed

@@ -57,17 +57,17 @@ MST = (
 
 def test_pcie_links_against_their_capability() -> None:
     links = hp.parse_lspci_links(LSPCI)
-    assert links["18:00.0"] == hp.PcieLink(
+    assert links["0000:18:00.0"] == hp.PcieLink(
         "Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]", 32.0, 16, 32.0, 8
     )
-    assert (links["1b:00.0"].speed, links["1b:00.0"].width) == (2.5, 16)
+    assert (links["0000:1b:00.0"].speed, links["0000:1b:00.0"].width) == (2.5, 16)
     facts = host.HostFacts()
     reads = host._Reads({"lspci -vvv": (0, LSPCI), "mst status -v": (0, MST)}, facts)
     host._pcie([{"rdma": "mlx5_0", "netdev": "ens1f0np0"}], reads)
     assert facts.failed == [
-        "[pcie] mlx5_0 (ens1f0np0) at 18:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s (lspci LnkSta/LnkCap); "
-        "reseat the card or check the slot",
-        "[pcie] GPU at 2b:00.0: PCIe link x4, capable of x16 (lspci LnkSta/LnkCap)",  # an idle GPU's 2.5GT/s is fine
+        "[pcie] mlx5_0 (ens1f0np0) at 0000:18:00.0: PCIe link x8 at 32GT/s, capable of x16 at 32GT/s "
+        "(lspci LnkSta/LnkCap); reseat the card or check the slot",
+        "[pcie] GPU at 0000:2b:00.0: PCIe link x4, capable of x16 (lspci LnkSta/LnkCap)",  # idle: 2.5GT/s is fine
     ]
 
 
