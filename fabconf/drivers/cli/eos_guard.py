@@ -1,0 +1,59 @@
+"""EOS with the commit-time base check (issue #43).
+
+A configuration session starts from a copy of the running configuration, and its commit copies the session's
+configuration over the running one, "overwriting any other configuration changes made since the session was
+created" ([V] Arista EOS User Manual, "Configure Session"). A change made in plain ``configure`` mode after
+fabconf's last read would be lost and the push reported ``applied``. So the timed commit reads the running
+configuration in the same eAPI request, right before ``configure session X commit timer`` (eAPI runs a request's
+commands in order); when it is not the configuration the change was computed from (``expect_running``), the
+session, still pending its timer, is aborted at once (NAPALM's ``rollback``: ``configure session X abort``, which
+puts back the configuration the commit found: the other change stays) and ``CommitConflict`` names what changed.
+"""
+
+from __future__ import annotations
+
+import time
+
+from napalm.base.exceptions import CommitError
+
+from fabconf.drivers.cli.base_check import base_moved, refuse_moved
+from fabconf.drivers.cli.staging import StagedTimerDriver
+from fabconf.drivers.contract import CommitConflict
+
+
+class EosTimerDriver(StagedTimerDriver):
+    """NAPALM's EOS driver, staged, whose timed commit checks its base (``GuardedCommit``)."""
+
+    _expected: str | None = None  # the running configuration the next commit must find (``expect_running``)
+
+    def expect_running(self, running: str) -> None:
+        self._expected = running
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        expected, self._expected = self._expected, None
+        session = getattr(self.napalm, "config_session", None)
+        if expected is None or revert_in is None or message or not session:
+            if expected is not None:  # checked one round trip before NAPALM's own commit
+                refuse_moved(self.hostname, expected, self.napalm.get_config(retrieve="running")["running"])
+            super().commit_config(message=message, revert_in=revert_in)
+            return
+        # NAPALM's timed commit (napalm/eos/eos.py commit_config), with the running configuration read first
+        if self.napalm.has_pending_commit():
+            raise CommitError("Pending commit confirm already in process!")
+        self._running = None
+        replies = self.napalm._run_commands(  # type: ignore[attr-defined]
+            [
+                "show running-config",
+                "copy startup-config flash:rollback-0",
+                f"configure session {session} commit timer {time.strftime('%H:%M:%S', time.gmtime(revert_in))}",
+            ],
+            encoding="text",
+        )
+        self._staged, self._replace = None, False
+        moved = base_moved(expected, str(replies[0].get("output") or ""))
+        if moved:
+            self.rollback()  # the session is pending its timer: aborted, the configuration it found comes back
+            raise CommitConflict(
+                f"{self.hostname}: the device changed since its diff was computed (another changer?); the commit "
+                f"was aborted at once and the configuration it found restored:\n{moved}"
+            )
