@@ -41,7 +41,7 @@ class EosTimerDriver(StagedTimerDriver):
         if self.napalm.has_pending_commit():
             raise CommitError("Pending commit confirm already in process!")
         self._running = None
-        replies = self.napalm._run_commands(  # type: ignore[attr-defined]
+        replies = self.napalm._run_commands(
             [
                 "show running-config",
                 "copy startup-config flash:rollback-0",
