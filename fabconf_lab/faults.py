@@ -24,9 +24,10 @@ fault or ``clear`` removes them. Each simulator sorts its requests into moments:
   ``GET /system``; a GPU host: SSH authentication);
 - ``read``: reads before a commit (running configuration, facts, NIC state);
 - ``stage``: loading a candidate (EOS ``configure session`` with its lines, or its abort; NX-OS the
-  candidate's upload over SSH/SCP and the checkpoint; NVUE revision create/patch/delete). GPU hosts stage
+  candidate's upload over SSH/SCP and a checkpoint sent on its own; NVUE revision create/patch/delete). GPU hosts stage
   nothing on the host (the candidate is computed by fabconf): no stage moment;
-- ``commit``: EOS ``configure session X commit timer``; NX-OS ``configure replace ... commit-timeout``;
+- ``commit``: EOS ``configure session X commit timer``; NX-OS ``configure replace ... commit-timeout`` (the
+  whole request: fabconf sends its checkpoint and ``show running-config`` in it, first);
   NVUE ``nv config apply REV --confirm`` (or a REST apply); a GPU host: each command that changes its state
   inside a commit (``--after N``: the Nth of them, so the first N-1 are applied);
 - ``verify``: any read while a commit waits for its confirmation (GPU host: after the commit released its
