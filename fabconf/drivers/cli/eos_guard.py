@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from napalm.base.exceptions import CommitError
+from pyeapi.eapilib import CommandError
 
 from fabconf.drivers.cli.base_check import base_moved, refuse_moved
 from fabconf.drivers.cli.staging import StagedTimerDriver
@@ -29,6 +29,17 @@ class EosTimerDriver(StagedTimerDriver):
     def expect_running(self, running: str) -> None:
         self._expected = running
 
+    def _refuse_pending_elsewhere(self, session: str) -> None:
+        """Another configuration session's commit timer is pending (another changer between its commit and its
+        confirm): ``CommitConflict``, nothing of ours committed. NAPALM reads the pending sessions
+        (``show configuration sessions detail``)."""
+        others = sorted(set(self.napalm._get_pending_commits()) - {session})
+        if others:
+            raise CommitConflict(
+                f"{self.hostname}: configuration session {', '.join(others)} is pending its commit timer on the device "
+                "(another changer?)"
+            )
+
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         expected, self._expected = self._expected, None
         session = getattr(self.napalm, "config_session", None)
@@ -38,17 +49,20 @@ class EosTimerDriver(StagedTimerDriver):
             super().commit_config(message=message, revert_in=revert_in)
             return
         # NAPALM's timed commit (napalm/eos/eos.py commit_config), with the running configuration read first
-        if self.napalm.has_pending_commit():
-            raise CommitError("Pending commit confirm already in process!")
+        self._refuse_pending_elsewhere(session)
         self._running = None
-        replies = self.napalm._run_commands(
-            [
-                "show running-config",
-                "copy startup-config flash:rollback-0",
-                f"configure session {session} commit timer {time.strftime('%H:%M:%S', time.gmtime(revert_in))}",
-            ],
-            encoding="text",
-        )
+        try:
+            replies = self.napalm._run_commands(
+                [
+                    "show running-config",
+                    "copy startup-config flash:rollback-0",
+                    f"configure session {session} commit timer {time.strftime('%H:%M:%S', time.gmtime(revert_in))}",
+                ],
+                encoding="text",
+            )
+        except CommandError:  # the switch refused the commit (nothing of it ran): another timer, or a real error
+            self._refuse_pending_elsewhere(session)
+            raise
         self._staged, self._replace = None, False
         moved = base_moved(expected, str(replies[0].get("output") or ""))
         if moved:

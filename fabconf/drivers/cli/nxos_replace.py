@@ -23,7 +23,9 @@ switch: no round trip between the read and the replace). When they differ, the b
 still pending, so it is ended and the checkpoint taken just before it is rolled back to -- the other change
 stays, fabconf's does not -- and ``CommitConflict`` names what changed. NX-OS offers no configuration lock that
 covers this (its Session Manager takes only ACL commands: [3P] Cisco Nexus 9000 System Management guide,
-"Configuring Session Manager", guidelines), so the check rides on the commit itself.
+"Configuring Session Manager", guidelines), so the check rides on the commit itself. A replace already pending
+its timer (a second fabconf between its commit and its confirm) is a ``CommitConflict`` too, found before the
+commit or once the switch refused ours.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import re
 
 from napalm.base.exceptions import CommitError
+from napalm.nxapi_plumbing.errors import NXAPICommandError
 
 from fabconf.drivers.cli.base_check import base_moved, refuse_moved
 from fabconf.drivers.cli.remediation import future_config
@@ -69,9 +72,14 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
         target = self._target()
         # NX-OS takes 30-3600 s: a shorter --confirm-timeout is refused by the switch (and the commit with it)
         timeout = min(MAX_TIMEOUT, int(revert_in))
+        self._refuse_pending_elsewhere()
         self.napalm.load_replace_candidate(config=target)  # uploads bootflash:candidate_config.txt
         self._running = None
-        found, out = self._checkpoint_and_replace(timeout)
+        try:
+            found, out = self._checkpoint_and_replace(timeout)
+        except NXAPICommandError:  # the switch refused (ours did not run): another pending replace, or a real error
+            self._refuse_pending_elsewhere()
+            raise
         self._staged, self._replace = None, False
         if "completed successfully" not in out:
             raise CommitError(f"{self.hostname}: configure replace failed: {out.strip()}")
@@ -91,6 +99,15 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
             raw_text=True,
         )
         return str(replies[2].get("result") or ""), str(replies[3].get("result") or "")
+
+    def _refuse_pending_elsewhere(self) -> None:
+        """Before our replace runs (or once the switch refused it), a pending replace is someone else's: another
+        changer between its commit and its confirm. ``CommitConflict``: nothing of ours committed."""
+        if self.has_pending_commit():
+            raise CommitConflict(
+                f"{self.hostname}: another configure replace is pending its commit-timeout on the device (another "
+                "changer?)"
+            )
 
     def _undo_if_moved(self, expected: str, found: str) -> None:
         """The replace ran on another base than the change was computed from: end it and roll back to the
