@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
+
+from napalm.base.exceptions import CommitError
 
 from fabconf.drivers.contract import CommitConflict
 
@@ -36,3 +39,24 @@ def refuse_moved(hostname: str, expected: str, found: str) -> None:
     moved = base_moved(expected, found)
     if moved:
         raise CommitConflict(f"{hostname}: the device changed since its diff was computed (another changer?):\n{moved}")
+
+
+def undo_if_moved(hostname: str, expected: str, found: str, undo: Callable[[], None], read: Callable[[], str]) -> None:
+    """A commit (still pending its timer) ran on ``found``, not on the base ``expected`` its change was computed
+    from: ``undo`` it at once, check with ``read`` that the device shows ``found`` again (the other change stays,
+    none of ours does) and raise ``CommitConflict``. An undo that does not bring ``found`` back raises
+    ``CommitError`` instead: the device's state is then unknown, and the push's recovery takes over."""
+    moved = base_moved(expected, found)
+    if not moved:
+        return
+    undo()
+    left = base_moved(found, read())
+    if left:
+        raise CommitError(
+            f"{hostname}: the device changed since its diff was computed (another changer?), and undoing the commit "
+            f"did not bring back the configuration it found:\n{left}"
+        )
+    raise CommitConflict(
+        f"{hostname}: the device changed since its diff was computed (another changer?); the commit was undone at "
+        f"once and the configuration it found is back:\n{moved}"
+    )

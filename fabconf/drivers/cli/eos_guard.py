@@ -16,7 +16,7 @@ import time
 
 from pyeapi.eapilib import CommandError
 
-from fabconf.drivers.cli.base_check import base_moved, refuse_moved
+from fabconf.drivers.cli.base_check import refuse_moved, undo_if_moved
 from fabconf.drivers.cli.staging import StagedTimerDriver
 from fabconf.drivers.contract import CommitConflict
 
@@ -45,7 +45,7 @@ class EosTimerDriver(StagedTimerDriver):
         session = getattr(self.napalm, "config_session", None)
         if expected is None or revert_in is None or message or not session:
             if expected is not None:  # checked one round trip before NAPALM's own commit
-                refuse_moved(self.hostname, expected, self.napalm.get_config(retrieve="running")["running"])
+                refuse_moved(self.hostname, expected, self._running_now())
             super().commit_config(message=message, revert_in=revert_in)
             return
         # NAPALM's timed commit (napalm/eos/eos.py commit_config), with the running configuration read first
@@ -64,10 +64,9 @@ class EosTimerDriver(StagedTimerDriver):
             self._refuse_pending_elsewhere(session)
             raise
         self._staged, self._replace = None, False
-        moved = base_moved(expected, str(replies[0].get("output") or ""))
-        if moved:
-            self.rollback()  # the session is pending its timer: aborted, the configuration it found comes back
-            raise CommitConflict(
-                f"{self.hostname}: the device changed since its diff was computed (another changer?); the commit "
-                f"was aborted at once and the configuration it found restored:\n{moved}"
-            )
+        # the session is pending its timer: NAPALM's rollback aborts it and the configuration it found comes back
+        found = str(replies[0].get("output") or "")
+        undo_if_moved(self.hostname, expected, found, self.rollback, self._running_now)
+
+    def _running_now(self) -> str:
+        return str(self.napalm.get_config(retrieve="running")["running"])

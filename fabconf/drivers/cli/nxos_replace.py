@@ -35,7 +35,7 @@ import re
 from napalm.base.exceptions import CommitError
 from napalm.nxapi_plumbing.errors import NXAPICommandError
 
-from fabconf.drivers.cli.base_check import base_moved, refuse_moved
+from fabconf.drivers.cli.base_check import refuse_moved, undo_if_moved
 from fabconf.drivers.cli.remediation import future_config
 from fabconf.drivers.cli.staging import StagedCliDriver
 from fabconf.drivers.contract import CommitConflict, RevertTimer
@@ -66,7 +66,7 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
         expected, self._expected = self._expected, None
         if revert_in is None:
             if expected is not None:  # NAPALM's own commit: checked one round trip before it
-                refuse_moved(self.hostname, expected, self.napalm.get_config(retrieve="running")["running"])
+                refuse_moved(self.hostname, expected, self._running_now())
             super().commit_config(message=message)
             return
         target = self._target()
@@ -84,7 +84,10 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
         if "completed successfully" not in out:
             raise CommitError(f"{self.hostname}: configure replace failed: {out.strip()}")
         if expected is not None:
-            self._undo_if_moved(expected, found)
+            undo_if_moved(self.hostname, expected, found, self.rollback, self._running_now)
+
+    def _running_now(self) -> str:
+        return str(self.napalm.get_config(retrieve="running")["running"])
 
     def _checkpoint_and_replace(self, timeout: int) -> tuple[str, str]:
         """One NX-API request: checkpoint (what ``rollback`` returns to), the running configuration as the replace
@@ -108,18 +111,6 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
                 f"{self.hostname}: another configure replace is pending its commit-timeout on the device (another "
                 "changer?)"
             )
-
-    def _undo_if_moved(self, expected: str, found: str) -> None:
-        """The replace ran on another base than the change was computed from: end it and roll back to the
-        checkpoint taken just before it (the other change stays), then raise ``CommitConflict``."""
-        moved = base_moved(expected, found)
-        if not moved:
-            return
-        self.rollback()
-        raise CommitConflict(
-            f"{self.hostname}: the device changed since its diff was computed (another changer?); the replace was "
-            f"ended and the configuration it found restored at once:\n{moved}"
-        )
 
     def has_pending_commit(self) -> bool:
         return bool(re.search(r"Commit Status\s*:\s*Pending", self._exec("show config-replace status")))

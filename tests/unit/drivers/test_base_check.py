@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from napalm.base.exceptions import CommitError
 
-from fabconf.drivers.cli.base_check import CHANGED_LINES, base_moved, config_lines, refuse_moved
+from fabconf.drivers.cli.base_check import CHANGED_LINES, base_moved, config_lines, refuse_moved, undo_if_moved
 from fabconf.drivers.contract import CommitConflict
 
 RUNNING = """!Command: show running-config
@@ -43,3 +44,22 @@ def test_a_long_change_is_cut_short() -> None:
     many = RUNNING + "".join(f"vlan {i}\n" for i in range(2, 100))
     moved = base_moved(RUNNING, many).splitlines()
     assert len(moved) == CHANGED_LINES + 1 and moved[-1].endswith("more lines)")
+
+
+def test_a_moved_base_is_undone_and_checked() -> None:
+    other = RUNNING + "snmp-server contact noc\n"
+    device = {"running": "ours on top of " + other}
+    undone: list[str] = []
+
+    def undo() -> None:
+        undone.append("undo")
+        device["running"] = other
+
+    with pytest.raises(CommitConflict, match=r"undone at once and the configuration it found is back"):
+        undo_if_moved("leaf4", RUNNING, other, undo, lambda: device["running"])
+    assert undone == ["undo"]
+    undo_if_moved("leaf4", RUNNING, RUNNING, undo, lambda: device["running"])  # the same base: nothing undone
+    assert undone == ["undo"]
+    # an undo that does not bring back what the commit found: the state is unknown, not a conflict
+    with pytest.raises(CommitError, match=r"did not bring back the configuration it found"):
+        undo_if_moved("leaf4", RUNNING, other, lambda: None, lambda: RUNNING)
