@@ -269,6 +269,8 @@ PLATFORMS: dict[str, Platform] = {
             r"interface Loopback0",
         ),
         remediation="ARISTA_EOS",
+        # the timed commit checks its base in its own request (issue #43)
+        wrapper="fabconf.drivers.cli.eos_guard:EosTimerDriver",
         owned_when_rendered=(r"management api gnmi",),
         management=(
             r"management .+",

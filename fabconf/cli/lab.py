@@ -258,7 +258,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "above4g on|off (hosts: the BIOS's Above 4G Decoding); iommu on|off (hosts: booted with or without the "
         "IOMMU); sriov NETDEV:N (hosts: N SR-IOV VFs); version COMPONENT=VERSION (hosts: ofed, nvidia_driver or "
         "nccl at another version). "
-        "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled, armed for one moment of a push, "
+        "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled | hold (the request waits until "
+        "the fault is cleared, then runs: a window for another changer), armed for one moment of a push, "
         "next to the other step faults",
     )
     fault.add_argument("arg", nargs="?", default=None)
