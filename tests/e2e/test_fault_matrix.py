@@ -259,3 +259,46 @@ def test_the_document_is_the_table() -> None:
     from faultmatrix import DOC
 
     assert DOC.read_text() == document(), "run `python tests/e2e/faultmatrix.py` to rewrite docs/fault-matrix.md"
+
+
+# -- the kill matrix (#39): a push SIGKILLed at any moment never blocks the next one ---------------------------------
+KILL_MOMENTS = ("connect", "read", "stage", "commit", "verify", "confirm")
+KILL_CELLS = [c for c in CELLS if c.fault == "killed" and c.moment in KILL_MOMENTS and not c.na]
+LONG_REVERT = 600  # the killed push's --confirm-timeout: no revert timer runs out while the test runs
+
+
+def _kill_at(lab: Lab, cell: Cell, revert: int) -> None:
+    """Run the push in a process and SIGKILL it while the lab holds the request of ``cell.moment``."""
+    faults = lab.devices[cell.device].sim.faults
+    _arm(lab, cell)
+    args = [str(lab.state_dir / "inventory"), cell.device, str(revert), "30"]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
+    try:
+        assert faults.wait_fired(1, timeout=30), f"{cell.id}: the push never reached {cell.moment}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        faults.clear()  # the held request is dropped, never carried out
+
+
+@pytest.mark.parametrize("cell", KILL_CELLS, ids=lambda c: f"{c.platform}-{c.moment}")
+def test_killed_push_never_blocks_the_next(lab_env: Lab, cell: Cell) -> None:
+    """kill -9 at the moment, with the revert timer far away: the next push cleans what the killed one left
+    (recorded in the audit), applies, and closes the killed run's unfinished commit; the audit is clean and the
+    device verifies."""
+    from fabconf.cli import main
+    from fabconf.cli.devices import resolve_unfinished
+
+    lab, name = lab_env, cell.device
+    _reset(lab, name)
+    job = _job(lab, name)
+    _kill_at(lab, cell, LONG_REVERT)
+    outcome = _push(job)
+    said = f"{cell.id}: the next push: {outcome.state}: {outcome.message}"
+    assert outcome.state in (State.APPLIED, State.UNCHANGED), said  # `fabconf push` exits 0
+    resolve_unfinished("push", [job], [outcome], {})  # what `fabconf push` does after its rollout
+    assert main(["audit"]) == 0, f"{cell.id}: the audit is not clean after the next push"
+    assert _at_intent(lab, job) == [], cell.id
+    assert not _pending(lab, name), f"{cell.id}: a commit still waits for its confirmation"
