@@ -270,11 +270,12 @@ LONG_REVERT = 600  # the killed push's --confirm-timeout: no revert timer runs o
 def _kill_at(lab: Lab, cell: Cell, revert: int) -> None:
     """Run the push in a process and SIGKILL it while the lab holds the request of ``cell.moment``."""
     faults = lab.devices[cell.device].sim.faults
+    fired = len(faults.fired)
     _arm(lab, cell)
     args = [str(lab.state_dir / "inventory"), cell.device, str(revert), "30"]
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
     try:
-        assert faults.wait_fired(1, timeout=30), f"{cell.id}: the push never reached {cell.moment}"
+        assert faults.wait_fired(fired + 1, timeout=30), f"{cell.id}: the push never reached {cell.moment}"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
@@ -295,10 +296,78 @@ def test_killed_push_never_blocks_the_next(lab_env: Lab, cell: Cell) -> None:
     _reset(lab, name)
     job = _job(lab, name)
     _kill_at(lab, cell, LONG_REVERT)
+    left = _left_over(lab, name)
     outcome = _push(job)
     said = f"{cell.id}: the next push: {outcome.state}: {outcome.message}"
     assert outcome.state in (State.APPLIED, State.UNCHANGED), said  # `fabconf push` exits 0
+    assert ("cleaned what a killed run left" in outcome.message) == bool(left), f"{said} (left: {left})"
+    assert [e["result"] for e in _audit_log() if e["result"] == "cleaned"] == (["cleaned"] if left else [])
     resolve_unfinished("push", [job], [outcome], {})  # what `fabconf push` does after its rollout
     assert main(["audit"]) == 0, f"{cell.id}: the audit is not clean after the next push"
     assert _at_intent(lab, job) == [], cell.id
-    assert not _pending(lab, name), f"{cell.id}: a commit still waits for its confirmation"
+    assert not _left_over(lab, name), f"{cell.id}: still left on the device: {_left_over(lab, name)}"
+
+
+def _left_over(lab: Lab, name: str) -> list[str]:
+    """What a push left on a switch: an open EOS config session, a commit waiting for its confirmation, a pending
+    (staged, never applied) NVUE revision."""
+    sim = lab.devices[name].sim
+    platform = lab.devices[name].platform
+    found = ["a commit waiting for its confirmation"] if _pending(lab, name) else []
+    if platform == "eos":
+        found += [f"session {n} ({s.state})" for n, s in sim.sessions.items() if s.state == "pending"]
+    if platform == "cumulus":
+        found += [f"revision {n}" for n, r in sim.store.revisions.items() if r.state == "pending"]
+    return found
+
+
+def _audit_log() -> list[dict[str, str]]:
+    path = Path(os.environ["FABCONF_AUDIT_LOG"])
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _kill_cell(platform: str, moment: str) -> Cell:
+    return next(c for c in KILL_CELLS if c.platform == platform and c.moment == moment)
+
+
+def test_after_a_kill_verify_resolves_and_ack_closes_and_the_push_still_cleans(lab_env: Lab) -> None:
+    """The warning's promise: a verify that reads the device back resolves the unfinished commit, `fabconf audit
+    --ack` closes it; neither cleans the device, and the next push still does (what was left is in the audit)."""
+    from fabconf.cli import main
+    from fabconf.cli.devices import resolve_unfinished
+
+    lab, name = lab_env, DEVICES["eos"]
+    _reset(lab, name)
+    job = _job(lab, name)
+    _kill_at(lab, _kill_cell("eos", "commit"), LONG_REVERT)
+    assert main(["audit"]) == 2  # outcome never recorded
+    read = verify_device(job, open_driver(job, DeviceOptions(timeout=10)), VerifyContext(set(), bgp_wait=0))
+    resolve_unfinished("verify", [job], [read], {})
+    assert main(["audit"]) == 0, read
+    assert _left_over(lab, name)  # the session is still there: only a push cleans
+
+    _kill_at(lab, _kill_cell("eos", "verify"), LONG_REVERT)
+    assert main(["audit"]) == 2
+    assert main(["audit", "--ack", name, "--note", "looked at the switch"]) == 0
+    assert main(["audit"]) == 0
+    outcome = _push(job)
+    assert outcome.state is State.APPLIED, outcome.message
+    assert "aborted config session fabconf_" in outcome.message, outcome.message
+    # the second killed run had already cleaned the first one's session before it staged its own
+    assert [e["result"] for e in _audit_log()].count("cleaned") == 2
+    assert _at_intent(lab, job) == [] and not _left_over(lab, name)
+
+
+def test_someone_elses_session_stops_the_push_named(lab_env: Lab) -> None:
+    """A pending EOS session no fabconf run recorded is another changer's: the push touches nothing and names it."""
+    lab, name = lab_env, DEVICES["eos"]
+    _reset(lab, name)
+    job = _job(lab, name)
+    sim = lab.devices[name].sim
+    before = _state(lab, name)
+    sim.run_cmds(["configure session operator_change", "interface Ethernet1", "description by hand", "end"], "json")
+    outcome = _push(job)
+    assert outcome.state is State.CONFLICT, outcome.message
+    assert "operator_change" in outcome.message and "nothing was" in outcome.message, outcome.message
+    assert _state(lab, name) == before
+    assert sim.sessions["operator_change"].state == "pending"  # left alone

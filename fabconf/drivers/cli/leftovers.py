@@ -6,9 +6,9 @@ finds what killed runs recorded).
   which nobody can tell apart from another tool's). A kill after staging leaves it ``pending``; a kill after the
   timed commit leaves it ``pendingCommitTimer`` until the timer restores the previous configuration. Either way
   the next run aborts it (``configure session NAME abort``): a pending one is dropped, a timed one is undone at
-  once, as its timer would undo it later ([V] EOS config sessions: an aborted session with a commit timer rolls
-  back; NAPALM's own ``rollback()`` does the same). A pending session the audit does not name stops the push,
-  named.
+  once, as its timer would undo it later ([3P] NAPALM's EOS ``rollback()`` undoes its own commit waiting on a timer
+  with exactly this command, napalm/eos/eos.py; the lab models it). A pending session the audit does not name
+  stops the push, named.
 - NX-OS: the commit is ``configure replace bootflash:candidate_config.txt commit-timeout N`` after a checkpoint to
   ``bootflash:rollback_config.txt`` (``fabconf.drivers.cli.nxos_replace``). A kill after it leaves the replace
   pending; the next run ends the timer and rolls back to the recorded checkpoint, as ``rollback()`` does. A
