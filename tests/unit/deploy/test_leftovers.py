@@ -20,7 +20,8 @@ def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def commit(run: str, device: str = "leaf3", target: str = T, **left: str) -> None:
-    audit.record(run, device, "d", audit.COMMITTING, target=target, **({"leftovers": left} if left else {}))
+    extra: dict[str, object] = {"leftovers": left} if left else {}
+    audit.record(run, device, "d", audit.COMMITTING, target=target, **extra)
 
 
 def test_a_killed_runs_recorded_leftovers_are_found_at_its_target_only() -> None:
