@@ -4,6 +4,7 @@ next push of that device at that target cleans exactly these."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def commit(run: str, device: str = "leaf3", target: str = T, **left: str) -> None:
-    extra: dict[str, object] = {"leftovers": left} if left else {}
+    extra: dict[str, Any] = {"leftovers": left} if left else {}
     audit.record(run, device, "d", audit.COMMITTING, target=target, **extra)
 
 
