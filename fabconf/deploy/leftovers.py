@@ -6,13 +6,16 @@ an NX-OS configure replace with its checkpoint. Left there it blocks every later
 another session is pending) or reverts the device after a later push reported it green (a revert timer still
 running). So each push names what it leaves after its run id where the device lets it (EOS sessions are
 ``fabconf_<run id>``) and writes those names into the audit's ``committing`` record (``leftovers``), fsync'ed
-before the commit.
+before the commit; where staging itself leaves something named (the EOS session), a ``staging`` record names it
+before the staging request is sent.
 
 Before it stages, the next push of the device asks the audit log (``recorded``) for what killed runs left on that
-device at that target: the ``leftovers`` of the last ``committing`` record of another run that is neither followed
-by that run's own end (it cleaned up after itself) nor cleaned since. The driver (``Leftovers``) removes what is
-still there and refuses, naming it, what is pending and recorded by no fabconf run. What was cleaned is written to
-the audit as a ``cleaned`` record, which also closes the killed run's unfinished commit (``fabconf.deploy.audit``).
+device at that target: the ``leftovers`` of the last ``staging`` or ``committing`` record of another run that is
+neither followed by that run's own end (it cleaned up after itself) nor cleaned since (a later run's record means
+that run cleaned before it staged: only the last run can have left something). The driver (``Leftovers``)
+removes what is still there and refuses, naming it, what is pending and recorded by no fabconf run. What was
+cleaned is written to the audit as a ``cleaned`` record, which also closes the killed run's unfinished commit
+(``fabconf.deploy.audit``).
 A run whose device lock another live fabconf process holds is never cleaned: its commit is in progress.
 """
 
@@ -29,6 +32,7 @@ from fabconf.deploy.lock import lock_address, lock_dir, lock_key
 from fabconf.drivers.contract import Driver, Leftovers
 
 CLEANED = audit.CLEANED
+STAGING = "staging"  # written before staging where staging leaves something named on the device (EOS sessions)
 # a run's own outcome for a device after which nothing of it is left there (it ended its session itself); failed
 # and unreachable outcomes may leave a commit waiting for a timer, so those leftovers stay to be checked
 ENDED = frozenset({"applied", "rolled back", "unchanged", "untouched", "conflict"})
@@ -48,7 +52,7 @@ def recorded(device: str, target: str, current_run: str, path: Path | None = Non
         if not isinstance(entry, dict) or entry.get("device") != device or entry.get("target") != target:
             continue
         run, result = str(entry.get("run")), entry.get("result")
-        if result == audit.COMMITTING and run != current_run:
+        if result in (STAGING, audit.COMMITTING) and run != current_run:
             left = entry.get("leftovers")
             # a later run cleaned what was before it, before it committed: only its own leftovers can be left now
             found = {run: {**{str(k): str(v) for k, v in left.items()}, "run": run}} if isinstance(left, dict) else {}
@@ -83,19 +87,28 @@ class Cleaner:
         """Before staging: what was cleaned, for the device's outcome ("" when nothing was left)."""
         if not isinstance(driver, Leftovers):
             return ""
-        driver.own_run(self.run)
+        staging = driver.own_run(self.run)
         address = lock_address(job.device.hostname, job.device.port)
         target = audit.target_of(self.context, job.device.hostname)
         found = recorded(job.name, target, self.run)
-        if not found or held_by_another(job.platform, address):
-            return ""
-        done = driver.clean_leftovers(found)
-        if not done:
-            return ""
-        text = "; ".join(done)
-        runs = [r["run"] for r in found]
-        audit.record(self.run, job.name, "", CLEANED, text, platform=job.platform, target=target, resolves=runs)
-        return f"cleaned what a killed run left: {text}"
+        done = driver.clean_leftovers(found) if found and not held_by_another(job.platform, address) else []
+        if done:
+            runs = [r["run"] for r in found]
+            audit.record(
+                self.run, job.name, "", CLEANED, "; ".join(done), platform=job.platform, target=target, resolves=runs
+            )
+        if staging:  # a kill while the staging request is in flight leaves it: named before it is made
+            audit.record(
+                self.run,
+                job.name,
+                "",
+                STAGING,
+                "about to stage",
+                platform=job.platform,
+                target=target,
+                leftovers=staging,
+            )
+        return f"cleaned what a killed run left: {'; '.join(done)}" if done else ""
 
     def note(self, driver: Driver) -> None:
         """Just before the commit: what a kill from now on would leave."""

@@ -189,8 +189,9 @@ class Unfinished(Protocol):
 
 @runtime_checkable
 class Leftovers(Protocol):
-    def own_run(self, run: str) -> None:
-        """Before staging: name what this push will leave on the device after ``run`` (EOS: its config session)."""
+    def own_run(self, run: str) -> dict[str, str]:
+        """Before staging: name what this push's staging will leave on the device after ``run`` and return those
+        names (EOS: its config session; {} where staging leaves nothing a later run could not tell apart)."""
         ...
 
     def leftovers(self) -> dict[str, str]:

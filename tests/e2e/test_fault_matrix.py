@@ -371,3 +371,37 @@ def test_someone_elses_session_stops_the_push_named(lab_env: Lab) -> None:
     assert "operator_change" in outcome.message and "nothing was" in outcome.message, outcome.message
     assert _state(lab, name) == before
     assert sim.sessions["operator_change"].state == "pending"  # left alone
+
+
+def test_a_push_killed_while_its_eos_session_is_being_staged(lab_env: Lab) -> None:
+    """Killed while the switch carries out the staging request (before any commit was recorded): the session it
+    left is named in the audit's `staging` record, so the next push aborts it."""
+    from fabconf.cli import main
+
+    lab, name = lab_env, DEVICES["eos"]
+    _reset(lab, name)
+    job = _job(lab, name)
+    sim = lab.devices[name].sim
+    fired = len(sim.faults.fired)
+    sim.faults.set("delay", "30", at="stage")  # carried out at once, answered 30 s later
+    args = [str(lab.state_dir / "inventory"), name, str(LONG_REVERT), "60"]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
+    try:
+        assert sim.faults.wait_fired(fired + 1, timeout=30)
+        deadline = time.monotonic() + 10
+        while not _left_over(lab, name) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sim.faults.clear()
+    (left,) = _left_over(lab, name)
+    assert left.startswith("session fabconf_"), left
+    assert [e["result"] for e in _audit_log()] == ["staging"]  # no commit was ever announced
+    outcome = _push(job)
+    assert outcome.state is State.APPLIED, outcome.message
+    assert "aborted config session fabconf_" in outcome.message and "never committed" in outcome.message
+    assert main(["audit"]) == 0
+    assert _at_intent(lab, job) == [] and not _left_over(lab, name)

@@ -105,8 +105,9 @@ class StagedCliDriver:
             raise crash.named_lock(self.napalm, exc) from None
 
     # -- what a killed run leaves (fabconf.drivers.cli.leftovers) ---------------------------------------------
-    def own_run(self, run: str) -> None:
+    def own_run(self, run: str) -> dict[str, str]:
         self._run = run
+        return {"session": crash.session_name(run)} if self.spec.name == "eos" else {}
 
     def leftovers(self) -> dict[str, str]:
         if self.spec.name == "eos":

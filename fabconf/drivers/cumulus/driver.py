@@ -436,8 +436,8 @@ class CumulusDriver(DriverBase, RevertTimer):
             self._last, self._confirm_rev, self._applied = lost._last, lost._confirm_rev, lost._applied
 
     # -- what a killed run leaves (fabconf.deploy.leftovers) -------------------------------------------------
-    def own_run(self, run: str) -> None:
-        return None  # NVUE numbers revisions itself: the committing record names the one a push applies
+    def own_run(self, run: str) -> dict[str, str]:
+        return {}  # NVUE numbers revisions itself: the committing record names the one a push applies
 
     def leftovers(self) -> dict[str, str]:
         return {"revision": self._candidate.rev_id} if self._candidate is not None else {}
