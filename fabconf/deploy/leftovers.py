@@ -82,32 +82,27 @@ class Cleaner:
     run: str
     context: dict[str, str] | None = None
     names: dict[str, str] = field(default_factory=dict)  # what this push leaves, for its committing record
+    staged: dict[str, str] = field(default_factory=dict)  # what its staging leaves, named in its staging record
 
     def clean(self, job: Job, driver: Driver) -> str:
-        """Before staging: what was cleaned, for the device's outcome ("" when nothing was left)."""
+        """Before staging: what was cleaned, for the device's outcome ("" when nothing was left). A retried
+        attempt (its connection was lost before the commit) also cleans what the lost attempt may have staged."""
         if not isinstance(driver, Leftovers):
             return ""
         staging = driver.own_run(self.run)
         address = lock_address(job.device.hostname, job.device.port)
         target = audit.target_of(self.context, job.device.hostname)
         found = recorded(job.name, target, self.run)
-        done = driver.clean_leftovers(found) if found and not held_by_another(job.platform, address) else []
+        lost = [{**self.staged, "run": f"{self.run} (an earlier attempt of this push)"}] if self.staged else []
+        todo = found + lost
+        done = driver.clean_leftovers(todo) if todo and not held_by_another(job.platform, address) else []
         if done:
             runs = [r["run"] for r in found]
-            audit.record(
-                self.run, job.name, "", CLEANED, "; ".join(done), platform=job.platform, target=target, resolves=runs
-            )
-        if staging:  # a kill while the staging request is in flight leaves it: named before it is made
-            audit.record(
-                self.run,
-                job.name,
-                "",
-                STAGING,
-                "about to stage",
-                platform=job.platform,
-                target=target,
-                leftovers=staging,
-            )
+            text = "; ".join(done)
+            audit.record(self.run, job.name, "", CLEANED, text, platform=job.platform, target=target, resolves=runs)
+        if staging and not self.staged:  # a kill while the staging request is in flight leaves it: named first
+            audit.record(self.run, job.name, "", STAGING, "about to stage", target=target, leftovers=staging)
+        self.staged = staging
         return f"cleaned what a killed run left: {'; '.join(done)}" if done else ""
 
     def note(self, driver: Driver) -> None:
