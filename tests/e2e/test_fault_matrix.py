@@ -230,19 +230,7 @@ def test_killed(lab_env: Lab, cell: Cell) -> None:
     _reset(lab, name)
     job = _job(lab, name)
     before = _state(lab, name)
-    faults = lab.devices[name].sim.faults
-    _arm(lab, cell)
-    args = [str(lab.state_dir / "inventory"), name, str(KILLED_REVERT), "30"]
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
-    try:
-        fired = faults.wait_fired(2 if cell.moment == "rollback" else 1, timeout=30)
-        assert fired, f"{cell.id}: the push never reached {cell.moment} (fired: {faults.fired})"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        faults.clear()  # the held request is dropped, never carried out
+    _kill_at(lab, cell, KILLED_REVERT, faults=2 if cell.moment == "rollback" else 1)
     _settle(lab, name, KILLED_REVERT + 3)
     end = "before" if _state(lab, name) == before else "intent" if not _at_intent(lab, job) else "neither"
     if cell.platform == "linux":  # the next push restores an interrupted commit first, then applies
@@ -267,21 +255,23 @@ KILL_CELLS = [c for c in CELLS if c.fault == "killed" and c.moment in KILL_MOMEN
 LONG_REVERT = 600  # the killed push's --confirm-timeout: no revert timer runs out while the test runs
 
 
-def _kill_at(lab: Lab, cell: Cell, revert: int) -> None:
-    """Run the push in a process and SIGKILL it while the lab holds the request of ``cell.moment``."""
-    faults = lab.devices[cell.device].sim.faults
-    fired = len(faults.fired)
+def _kill_at(lab: Lab, cell: Cell, revert: int, faults: int = 1) -> None:
+    """Run the push in a process (``--confirm-timeout revert``) and SIGKILL it while the lab holds the request of
+    ``cell.moment`` (once ``faults`` faults armed for the cell have fired)."""
+    armed = lab.devices[cell.device].sim.faults
+    fired = len(armed.fired)
     _arm(lab, cell)
     args = [str(lab.state_dir / "inventory"), cell.device, str(revert), "30"]
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
     try:
-        assert faults.wait_fired(fired + 1, timeout=30), f"{cell.id}: the push never reached {cell.moment}"
+        reached = armed.wait_fired(fired + faults, timeout=30)
+        assert reached, f"{cell.id}: the push never reached {cell.moment} (fired: {armed.fired})"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
-        faults.clear()  # the held request is dropped, never carried out
+        armed.clear()  # the held request is dropped, never carried out
 
 
 @pytest.mark.parametrize("cell", KILL_CELLS, ids=lambda c: f"{c.platform}-{c.moment}")
