@@ -199,6 +199,7 @@ def warn_unfinished(jobs: Iterable[Job], context: dict[str, str]) -> None:
             continue  # another lab's (or another fabric's) device of that name
         print(
             f"fabconf: warning: {e['device']}: a commit of run {e.get('run')} at {e.get('time')} never recorded "
-            "its outcome (fabconf was killed?); a later push or verify resolves it, or `fabconf audit --ack`",
+            "its outcome (fabconf was killed?); the next push cleans what it left on the device first, and a later "
+            "push or verify resolves it, or `fabconf audit --ack`",
             file=sys.stderr,
         )

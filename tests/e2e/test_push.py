@@ -55,12 +55,12 @@ def test_diff_then_push_then_diff_is_empty(lab: Lab, capsys: pytest.CaptureFixtu
     assert "3" in applied["qos"]["pfc"]["default-global"]["switch-priority"]
     assert applied["interface"]["swp1"]["link"]["mtu"] == 9216
     audit = [json.loads(line) for line in (lab.state_dir.parent / "audit.jsonl").read_text().splitlines()]
-    outcomes = [a for a in audit if a["result"] != "committing"]
+    outcomes = [a for a in audit if a["result"] not in ("committing", "staging")]
     assert {a["device"] for a in outcomes} == set(states) and all(a["result"] == "applied" for a in outcomes)
     # each commit was announced (fsync'ed, with the configuration it replaced) before it happened
     first: dict[Any, Any] = {}
     for i, a in enumerate(audit):
-        first.setdefault((a["device"], a["result"] == "committing"), i)
+        first.setdefault((a["device"], a["result"] in ("committing", "staging")), i)
     assert all(first[(d, True)] < first[(d, False)] for d in states), audit
     # the password is in no output (fab() checks every command's stdout and stderr) and in no file fabconf
     # wrote: audit log, locks, reports; only the lab's own credentials file holds it (lab.env, mode 0600)
