@@ -280,7 +280,7 @@ def test_killed_push_never_blocks_the_next(lab_env: Lab, cell: Cell) -> None:
     (recorded in the audit), applies, and closes the killed run's unfinished commit; the audit is clean and the
     device verifies."""
     from fabconf.cli import main
-    from fabconf.cli.devices import resolve_unfinished
+    from fabconf.jobs.push import resolve_unfinished
 
     lab, name = lab_env, cell.device
     _reset(lab, name)
@@ -324,7 +324,7 @@ def test_after_a_kill_verify_resolves_and_ack_closes_and_the_push_still_cleans(l
     """The warning's promise: a verify that reads the device back resolves the unfinished commit, `fabconf audit
     --ack` closes it; neither cleans the device, and the next push still does (what was left is in the audit)."""
     from fabconf.cli import main
-    from fabconf.cli.devices import resolve_unfinished
+    from fabconf.jobs.push import resolve_unfinished
 
     lab, name = lab_env, DEVICES["eos"]
     _reset(lab, name)
