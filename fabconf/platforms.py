@@ -259,3 +259,30 @@ def _discover() -> tuple[str, ...]:
 
 NAMES: tuple[str, ...] = _discover()
 SWITCH_NAMES: tuple[str, ...] = tuple(n for n, p in PLATFORMS.items() if not p.is_host)
+
+
+# -- the inventory schemas' platform markers ----------------------------------------------------------------------
+
+PLATFORM_ENUM = "x-platforms"  # {"x-platforms": "..."}: the enum of every registered platform
+PER_SWITCH_PLATFORM = "x-per-switch-platform"  # {"x-per-switch-platform": S}: an object with an S per switch platform
+
+
+def expand_schema(node: Any) -> Any:
+    """A schema with its platform markers replaced by what the registry says: the schemas name no platform, so a
+    new platform package needs no edit to them (compile/schema.py validates with it, docs/hooks/schema_reference.py
+    writes the page from it)."""
+    if isinstance(node, list):
+        return [expand_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if PLATFORM_ENUM in node:
+        return {"enum": list(NAMES)}
+    if PER_SWITCH_PLATFORM in node:
+        item = node[PER_SWITCH_PLATFORM]
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "minProperties": 1,
+            "properties": {name: expand_schema(item) for name in SWITCH_NAMES},
+        }
+    return {k: expand_schema(v) for k, v in node.items()}
