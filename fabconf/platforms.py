@@ -95,7 +95,7 @@ class Platform:
     design: str = ""  # the module whose ``HOOKS`` (a DesignHooks) compile asks; "" for hosts (compile/design/host.py)
     # source of truth (fabconf sot): the management and loopback interface names (a label in Nautobot), the
     # manufacturer and Nautobot's network_driver name (netutils' normalised names)
-    mgmt_interface: str = ""
+    mgmt_interface: str = ""  # [U: the usual management interface name on each OS; only a label in Nautobot]
     loopback_interface: str = ""  # "": the platform has no loopback in the source of truth
     manufacturer: str = ""
     network_driver: str = ""

@@ -57,6 +57,13 @@ PLATFORM = Platform(
     # before taking action"
     watchdog_multiple=(1, 1000),
     max_ecmp_by_line=(("5.15", 256),),  # [V: nvueschema 5.15] multipaths ebgp 1-256 (5.12: 1-128)
+    design="fabconf.platform.cumulus.design",  # its QoS builder, device-data type, chain reader and checks
+    # source of truth (fabconf sot: what each field means is in fabconf/platforms.py)
+    mgmt_interface="eth0",
+    loopback_interface="lo",
+    manufacturer="NVIDIA",
+    network_driver="cumulus_linux",  # [3P: netutils lib_mapper] Nautobot's network_driver name
+    snmp_modules=("fabconf_cumulus_pfc",),  # monitoring: its PFC counters (fabconf/monitoring/names.py)
 )
 
 # feature -> where this platform can do it (fabconf.platforms.FEATURES)

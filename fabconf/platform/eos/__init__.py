@@ -64,6 +64,12 @@ PLATFORM = Platform(
     ),
     # [V: AVD schema] watchdog timers take at most two decimals of a second
     watchdog_step_ms=10,
+    design="fabconf.platform.eos.design",  # its QoS builder, device-data type, chain reader and checks
+    # source of truth (fabconf sot: what each field means is in fabconf/platforms.py)
+    mgmt_interface="Management1",
+    loopback_interface="Loopback0",
+    manufacturer="Arista",
+    network_driver="arista_eos",  # [3P: netutils lib_mapper] Nautobot's network_driver name
 )
 
 # feature -> where this platform can do it (fabconf.platforms.FEATURES)

@@ -24,6 +24,10 @@ PLATFORM = Platform(
     qos_dialect="host",
     # host MTU limits are not checked per platform: mtu.host <= every switch port MTU is the rule that matters
     port_pattern=re.compile(r"^[A-Za-z0-9_.-]{1,15}$"),  # [V] Linux IFNAMSIZ 16 incl. NUL (linux/if.h)
+    # source of truth (fabconf sot: what each field means is in fabconf/platforms.py)
+    mgmt_interface="mgmt0",
+    manufacturer="Generic",
+    network_driver="linux",  # [3P: netutils lib_mapper] Nautobot's network_driver name
 )
 
 register(PLATFORM)

@@ -73,6 +73,12 @@ PLATFORM = Platform(
     # a 100 ms default [3P: CiscoDevNet ndfc Terraform provider, pfc_watch_int].
     watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` range 100-1000 ms
     watchdog_multiple=(1, 10),  # [U] `priority-flow-control watch-dog shutdown-multiplier` range 1-10
+    design="fabconf.platform.nxos.design",  # its QoS builder, device-data type, chain reader and checks
+    # source of truth (fabconf sot: what each field means is in fabconf/platforms.py)
+    mgmt_interface="mgmt0",
+    loopback_interface="loopback0",
+    manufacturer="Cisco",
+    network_driver="cisco_nxos",  # [3P: netutils lib_mapper] Nautobot's network_driver name
 )
 
 # feature -> where this platform can do it (fabconf.platforms.FEATURES)
