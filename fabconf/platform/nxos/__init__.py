@@ -53,7 +53,7 @@ PLATFORM = Platform(
         r"ip (domain-name|name-server) .+",
         r"line (console|vty)",
     ),
-    wrapper="fabconf.drivers.cli.nxos_replace:NxosTimerDriver",
+    wrapper="fabconf.platform.nxos.nxos_replace:NxosTimerDriver",
     # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
     # [U] maximum-paths 1-64.
     # [V] Cisco Nexus 9000 Layer 2 Switching Configuration Guide, "VLAN ranges": 3968-4047 and 4094 are
