@@ -39,6 +39,7 @@ from typing import Any
 from fabconf_lab.host.nicstate import PRIOS
 from fabconf_lab.host.nicsysfs import hw_counters
 from fabconf_lab.host.platcmds import counters
+from fabconf_lab.registry import lab_platform
 
 HOST_PORT = 19100
 SWITCH_PORT = 19116
@@ -139,7 +140,7 @@ def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
         received = frames if port.enabled else 0
         text.add("ifHCInUcastPkts", "counter", labels, received)
         text.add("ifInErrors", "counter", labels, int(received * ratios.get(name, 0.0)))
-        if platform == "cumulus":
+        if lab_platform(platform).snmp_pfc:
             for prio in range(PRIOS):
                 text.add(f"clIntInPfc{prio}Pkt", "counter", labels, storm.pauses() if prio == 3 else 0)
     for session in world.bgp_sessions(sim.name) if world is not None else []:
@@ -251,6 +252,6 @@ class MetricsHub:
 def endpoint(platform: str, sim: Callable[[], Any], world: Any, storm: Storm) -> tuple[int, Endpoint]:
     """A device's port and endpoint: GPU hosts as node_exporter, switches as snmp_exporter."""
     hung = lambda: bool(sim().faults.hang)  # noqa: E731
-    if platform == "linux":
+    if lab_platform(platform).exporter == "host":
         return HOST_PORT, Endpoint("/metrics", lambda: host_text(sim()), hung)
     return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung)

@@ -16,9 +16,9 @@ from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.job import Outcome, State
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.tasks import open_driver
-from fabconf.drivers.linux.parse import ParseError
 from fabconf.errors import UsageError
 from fabconf.jobs.target import EXIT_INTERRUPTED, QUIET, Hooks, Target, interruptible, prepare
+from fabconf.platform.linux.parse import ParseError
 from fabconf.preflight import bandwidth, nccl
 from fabconf.preflight.fleet import uniform_firmware
 from fabconf.preflight.policy import Policy

@@ -53,14 +53,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from fabconf.drivers.linux.parse import (
+from fabconf.platform.linux.parse import (
     ParseError,
     parse_ibdev2netdev,
     parse_ibstat,
     parse_mlxconfig_query,
     parse_rdma_link,
 )
-from fabconf.drivers.linux.plan import link_problems, sh
+from fabconf.platform.linux.plan import link_problems, sh
 from fabconf.preflight import hostparse as hp
 from fabconf.preflight.policy import COMPONENTS, Policy, allowed, compatible_row, matches
 

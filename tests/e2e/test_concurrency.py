@@ -36,8 +36,8 @@ from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.steps import VerifyContext, diff_device, push_device
 from fabconf.deploy.tasks import open_driver
 from fabconf.drivers.contract import Driver
-from fabconf.drivers.linux.driver import LinuxDriver
-from fabconf.drivers.linux.lock import LEASE, OWNER_FILE
+from fabconf.platform.linux.driver import LinuxDriver
+from fabconf.platform.linux.lock import LEASE, OWNER_FILE
 from fabconf_lab.orchestrator import Lab
 
 SWITCHES = ("leaf1", "leaf2", "leaf3", "leaf4")  # cumulus 5.12 and 5.15, eos, nxos

@@ -10,7 +10,7 @@ finds what killed runs recorded).
   with exactly this command, napalm/eos/eos.py; the lab models it). A pending session the audit does not name
   stops the push, named.
 - NX-OS: the commit is ``configure replace bootflash:candidate_config.txt commit-timeout N`` after a checkpoint to
-  ``bootflash:rollback_config.txt`` (``fabconf.drivers.cli.nxos_replace``). A kill after it leaves the replace
+  ``bootflash:rollback_config.txt`` (``fabconf.platform.nxos.nxos_replace``). A kill after it leaves the replace
   pending; the next run ends the timer and rolls back to the recorded checkpoint, as ``rollback()`` does. A
   pending replace with no unfinished fabconf commit recorded for the switch stops the push. The two files keep
   NAPALM's fixed names, so they never pile up: each push overwrites them.

@@ -27,8 +27,9 @@ from napalm.base.exceptions import (
 )
 
 from fabconf.compile.render import render
-from fabconf.drivers.cumulus.driver import CumulusDriver
-from fabconf.drivers.cumulus.plan import (
+from fabconf.drivers.known_hosts import host_port_name
+from fabconf.platform.cumulus.driver import CumulusDriver
+from fabconf.platform.cumulus.plan import (
     DocumentError,
     diff_lines,
     merge_plan,
@@ -38,7 +39,6 @@ from fabconf.drivers.cumulus.plan import (
     tree_yaml,
     unowned_paths,
 )
-from fabconf.drivers.known_hosts import host_port_name
 from fabconf_lab.faults import Faults
 from fabconf_lab.metrics import Storm
 from fabconf_lab.nvue.sim import NvueSim, default_startup_config
@@ -628,7 +628,7 @@ def test_diff_lines_plan_and_printing() -> None:
 def test_merge_keeps_a_bridge_vlan_an_unowned_port_still_uses() -> None:
     """A brownfield access port fabconf does not own keeps its VLAN in the bridge (NVUE refuses an access VLAN
     outside the bridge on apply); an owned port's old VLAN is still removed."""
-    from fabconf.drivers.cumulus.plan import keep_used_vlans
+    from fabconf.platform.cumulus.plan import keep_used_vlans
 
     applied: dict[str, Any] = {
         "interface": {

@@ -20,8 +20,8 @@ from trust import known_hosts
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
-from fabconf.drivers.linux.driver import HostCommandError, HostOutputError, LinuxDriver
-from fabconf.drivers.linux.parse import (
+from fabconf.platform.linux.driver import HostCommandError, HostOutputError, LinuxDriver
+from fabconf.platform.linux.parse import (
     ParseError,
     mlx_same,
     mlx_set_value,
@@ -31,7 +31,7 @@ from fabconf.drivers.linux.parse import (
     parse_rdma_link,
     parse_traffic_class,
 )
-from fabconf.drivers.linux.plan import HIDDEN_MAP
+from fabconf.platform.linux.plan import HIDDEN_MAP
 from fabconf_lab.host.sim import GpuHostSim
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -30,8 +30,8 @@ from fabconf.compile.inventory import FILES, RawInventory
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.problems import InputError, Problems, brief, format_path
 from fabconf.compile.render import UnsafeValueError, render
-from fabconf.drivers.linux.plan import desired_target, plan
-from fabconf.drivers.linux.state import HostObserved, NicObserved
+from fabconf.platform.linux.plan import desired_target, plan
+from fabconf.platform.linux.state import HostObserved, NicObserved
 
 ROOT = Path(__file__).resolve().parents[3]
 INVENTORY = ROOT / "inventory"

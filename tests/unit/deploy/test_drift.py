@@ -366,7 +366,7 @@ def test_volatile_cli_lines_are_not_drift(example: Compiled, name: str) -> None:
 
 
 def test_host_state_comments_are_not_drift(example: Compiled) -> None:
-    from fabconf.drivers.linux.state import comparable_documents
+    from fabconf.platform.linux.state import comparable_documents
 
     job = _job(example, "gpu01")
     body = "\n".join(line for line in job.rendered.splitlines() if not line.startswith("#")) + "\n"

@@ -49,9 +49,10 @@ from fabconf.drivers.base import (
     ReplaceConfigException,
 )
 from fabconf.drivers.contract import CommitConflict, RevertTimer
-from fabconf.drivers.cumulus import getters as nvue_getters
-from fabconf.drivers.cumulus.client import NvueApiError, NvueConnectionLost, NvueRestClient, path_of, tls_context
-from fabconf.drivers.cumulus.plan import (
+from fabconf.drivers.textdiff import unified
+from fabconf.platform.cumulus import getters as nvue_getters
+from fabconf.platform.cumulus.client import NvueApiError, NvueConnectionLost, NvueRestClient, path_of, tls_context
+from fabconf.platform.cumulus.plan import (
     DocumentError,
     Tree,
     copy_tree,
@@ -66,8 +67,7 @@ from fabconf.drivers.cumulus.plan import (
     tree_yaml,
     unowned_paths,
 )
-from fabconf.drivers.cumulus.ssh import NvSsh
-from fabconf.drivers.textdiff import unified
+from fabconf.platform.cumulus.ssh import NvSsh
 from fabconf.platforms import platform as platform_spec
 
 __all__ = ["CumulusDriver"]
