@@ -7,6 +7,8 @@ import csv
 import shutil
 from pathlib import Path
 
+from pristine import EXAMPLE
+
 from fabconf.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -14,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_docs_cover_an_onboarded_rack_and_are_deterministic(tmp_path: Path) -> None:
     inv = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     assert main(["onboard", "rack", "--pod", "pod1", "-i", str(inv)]) == 0
     out = tmp_path / "docs"
     assert main(["docs", "-i", str(inv), "-o", str(out)]) == 0
