@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 from labkit import ROOT
-from pristine import EXAMPLE
 from network import base_port, free_network
+from pristine import EXAMPLE
 
 NOBODY = 65534
 LAB_ENV = ("FABCONF_LAB_PORTS", "FABCONF_LAB_BASE_PORT", "FABCONF_LAB_NETWORK")
