@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fabconf.cli import labcode
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.errors import UsageError
 from fabconf_lab import daemon
@@ -77,10 +78,12 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
     viewed = daemon.viewed_lab(state)
     if viewed is not None:  # a scratch view of a running lab (``sync_lab(view=...)``): that lab answers for it
         if quiet and daemon.is_running(viewed):
+            labcode.check(viewed)
             return 0
         raise UsageError(f"{state} is a scratch view of the lab of {viewed}, not a lab of its own")
     state.mkdir(parents=True, exist_ok=True)
     if daemon.is_running(state):
+        labcode.check(state)
         if quiet:
             return 0
         pid = daemon.recorded_daemon(state)
@@ -118,6 +121,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
         print(f"fabconf: the lab did not start; {log}:", file=sys.stderr)
         print(log.read_text()[-4000:], file=sys.stderr)
         return 1
+    labcode.record(state)
     reply = daemon.request(state, {"cmd": "status"})
     silent = _all_answer(reply["devices"])
     if silent:
@@ -139,6 +143,7 @@ def sync_lab(inventory: Path, state: Path, view: Path | None = None) -> dict[str
     compile_inventory(inventory)
     if not daemon.is_running(state):
         raise UsageError(f"no lab is running for {state}: start it with fabconf lab up -i {inventory} --state {state}")
+    labcode.check(state)
     request: dict[str, Any] = {"cmd": "sync", "inventory": str(inventory.resolve())}
     if view is not None:
         view.mkdir(parents=True, exist_ok=True)
@@ -184,6 +189,8 @@ def cmd_lab(args: argparse.Namespace) -> int:
         _print_sync(sync_lab(Path(args.inventory), state), state)
         return 0
     try:
+        if args.lab_command in ("status", "fault") and daemon.is_running(state):
+            labcode.check(state)
         if args.lab_command == "status":
             _print_status(daemon.request(state, {"cmd": "status"}))
             return 0
