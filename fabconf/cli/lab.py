@@ -65,7 +65,7 @@ def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
 
 def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, workers: int = 0) -> int:
     """Start the lab daemon unless one already runs for ``state``; returns an exit status. ``quiet`` (a ``--lab``
-    command) uses a running lab; ``fabconf lab up`` over a running one is refused, saying what to do. Only a
+    command) uses a running lab; ``fabconf lab up`` over a running one says it is already up, and what to do. Only a
     loopback ``network`` and a known forced port layout (``fabconf_lab.ports``) are accepted, before anything
     binds."""
     try:
@@ -87,10 +87,12 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
         if quiet:
             return 0
         pid = daemon.recorded_daemon(state)
-        raise UsageError(
-            f"a lab already runs for {state}{f' (pid {pid})' if pid else ''}: use it, or stop it first with "
-            f"fabconf lab down --state {state}"
+        print(
+            f"the lab of {state} is already up{f' (pid {pid})' if pid else ''}: fabconf lab status --state {state} "
+            f"lists it; fabconf lab sync -i {inventory} --state {state} makes it follow this inventory; "
+            f"fabconf lab down --state {state} stops it"
         )
+        return 0
     if quiet:
         print(f"starting the lab for {inventory} in {state} ...", file=sys.stderr)
     log = state / "lab.log"

@@ -1,7 +1,8 @@
-"""A lab notices that the code it runs was replaced under it (issue #40): after a reinstall (`pip install -e
-'.[docs]'`, as the docs said to do next) its simulators failed with an ImportError only lab.log showed, and
-`preflight --bandwidth` spent 8 minutes on 16 timeouts. The command that starts a lab records a fingerprint of
-the installed code; every later command that uses the lab compares, and says what to do."""
+"""What the lab's commands say (issue #40). A lab notices that the code it runs was replaced under it: after a
+reinstall (`pip install -e '.[docs]'`, as the docs said to do next) its simulators failed with an ImportError only
+lab.log showed, and `preflight --bandwidth` spent 8 minutes on 16 timeouts; the command that starts a lab records a
+fingerprint of the installed code, and every later command that uses the lab compares and says what to do. A GPU
+host's hardware fault is listed once set (`lab fault gpu02 mtu …` replied "faults: none")."""
 
 from __future__ import annotations
 
@@ -81,3 +82,14 @@ def test_the_fingerprint_follows_a_reinstall_and_an_edit(tmp_path: Path) -> None
     assert edited != first
     shutil.copytree(site, tmp_path / "elsewhere", copy_function=shutil.copy2)
     assert fingerprint(tmp_path / "elsewhere") != edited  # the same files installed in another place
+
+
+def test_a_host_hardware_fault_is_listed_once_set(lab: tuple[Path, str]) -> None:
+    state, _ = lab
+    done = fabconf("lab", "fault", "gpu02", "mtu", "ens1f0np0:1024", "--state", str(state))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "gpu02: faults: mtu ens1f0np0:1024"
+    again = fabconf("lab", "fault", "gpu02", "mtu", "ens1f0np0:2048", "--state", str(state))  # replaces, per NIC
+    assert again.stdout.strip() == "gpu02: faults: mtu ens1f0np0:2048", again.stderr
+    status = fabconf("lab", "status", "--state", str(state)).stdout
+    assert "mtu ens1f0np0:2048" in next(line for line in status.splitlines() if "gpu02" in line), status
