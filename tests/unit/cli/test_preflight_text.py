@@ -34,3 +34,12 @@ def test_a_failing_device_s_values_are_shown_cut_short() -> None:
     assert lines[0].endswith("(every value: --format json):")
     assert [line.split(":")[0] for line in lines[1:]] == ["gpu02 active_mtu", "gpu02 gid", "gpu02 pcie"]
     assert all(len(line) <= EVIDENCE_LINE and line.endswith("…") for line in lines[1:])
+
+
+def test_the_preflight_page_names_the_json_key_the_report_has() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "operations" / "preflight.md").read_text()
+    assert "each device's `evidence` names every check run" in page
+    assert "`checks` names" not in page
+    assert "evidence" in Outcome("d", "linux", State.VERIFIED).as_dict()
