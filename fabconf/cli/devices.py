@@ -286,7 +286,9 @@ def run_push(
 
 # -- the argparse layer -------------------------------------------------------------------------------------------
 def target_of(args: argparse.Namespace) -> Target:
-    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), lab_network(args.network))
+    return Target(
+        Path(args.inventory), args.limit, args.lab, Path(args.state), lab_network(args.network, Path(args.state))
+    )
 
 
 def device_options_of(args: argparse.Namespace) -> DeviceOptions:

@@ -25,13 +25,32 @@ DEFAULT_NETWORK = "127.77.0.0/16"
 NETWORK_ENV = "FABCONF_LAB_NETWORK"
 NETWORK_HELP = (
     f"loopback range for the lab's device addresses, when the command starts the lab "
-    f"(default: ${NETWORK_ENV}, else {DEFAULT_NETWORK})"
+    f"(default: ${NETWORK_ENV}, else the one this state directory's lab last started on, else {DEFAULT_NETWORK})"
 )
 
 
-def lab_network(value: str | None) -> str:
-    """The lab's network: ``--network``, else ``$FABCONF_LAB_NETWORK``, else ``DEFAULT_NETWORK``."""
-    return value or os.environ.get(NETWORK_ENV, "").strip() or DEFAULT_NETWORK
+NETWORK_RECORD = "network"  # STATE/network: the network the lab of STATE last started on
+
+
+def lab_network(value: str | None, state: Path | None = None) -> str:
+    """The lab's network: ``--network``, else ``$FABCONF_LAB_NETWORK``, else the one the lab of ``state`` last
+    started on (a lab forgot it across ``lab down``/``lab up``: issue #40), else ``DEFAULT_NETWORK``."""
+    return value or os.environ.get(NETWORK_ENV, "").strip() or (state and _remembered(state)) or DEFAULT_NETWORK
+
+
+def _remembered(state: Path) -> str:
+    try:
+        fd = os.open(state / NETWORK_RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, encoding="utf-8") as stream:
+            return stream.read(64).strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def _remember(state: Path, network: str) -> None:
+    fd = os.open(state / NETWORK_RECORD, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as stream:
+        stream.write(network + "\n")
 
 
 def _print_status(reply: dict[str, Any]) -> None:
@@ -124,6 +143,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
         print(log.read_text()[-4000:], file=sys.stderr)
         return 1
     labcode.record(state)
+    _remember(state, network)
     reply = daemon.request(state, {"cmd": "status"})
     silent = _all_answer(reply["devices"])
     if silent:
@@ -186,7 +206,7 @@ def _print_sync(reply: dict[str, Any], state: Path) -> None:
 def cmd_lab(args: argparse.Namespace) -> int:
     state = Path(args.state)
     if args.lab_command == "up":
-        return start_lab(Path(args.inventory), state, lab_network(args.network), workers=args.workers)
+        return start_lab(Path(args.inventory), state, lab_network(args.network, state), workers=args.workers)
     if args.lab_command == "sync":
         _print_sync(sync_lab(Path(args.inventory), state), state)
         return 0

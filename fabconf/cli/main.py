@@ -63,7 +63,9 @@ def _run_book(args: argparse.Namespace) -> int:
         yes=args.yes,
         inventory=Path(args.inventory) if args.inventory else None,
         limit=args.limit,
-        target=devices.Target(Path("inventory"), None, args.lab, Path(args.state), lab_network(args.network)),
+        target=devices.Target(
+            Path("inventory"), None, args.lab, Path(args.state), lab_network(args.network, Path(args.state))
+        ),
         timeout=args.timeout,
         variables=runvars.parse(args.extra_vars),
     )

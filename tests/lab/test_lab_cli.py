@@ -93,3 +93,26 @@ def test_a_host_hardware_fault_is_listed_once_set(lab: tuple[Path, str]) -> None
     assert again.stdout.strip() == "gpu02: faults: mtu ens1f0np0:2048", again.stderr
     status = fabconf("lab", "status", "--state", str(state)).stdout
     assert "mtu ens1f0np0:2048" in next(line for line in status.splitlines() if "gpu02" in line), status
+
+
+def test_the_lab_keeps_its_network_across_down_and_up(tmp_path: Path) -> None:
+    """`lab up --network X`, `lab down`, then `lab up` without --network started on the default network, so every
+    device moved (issue #40); it now starts where it last ran (--network and FABCONF_LAB_NETWORK still win)."""
+    state, network = tmp_path / "lab", free_network()
+    prefix = network.split("/")[0].rsplit(".", 2)[0] + "."  # 127.N.
+    env = {k: v for k, v in os.environ.items() if k != "FABCONF_LAB_NETWORK"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "fabconf", *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=240
+        )
+
+    try:
+        assert run("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", network).returncode == 0
+        assert run("lab", "down", "--state", str(state)).returncode == 0
+        again = run("lab", "up", "-i", str(EXAMPLE), "--state", str(state))
+        assert again.returncode == 0, again.stderr
+        hosts = (state / "inventory" / "hosts.yaml").read_text()
+        assert f"hostname: {prefix}" in hosts and "hostname: 127.77." not in hosts, hosts[:400]
+    finally:
+        run("lab", "down", "--state", str(state))

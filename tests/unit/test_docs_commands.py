@@ -4,6 +4,7 @@ the docs resolves (fabric.yaml and the systemd timer pointed at README sections 
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import re
 from pathlib import Path
@@ -47,7 +48,7 @@ def test_the_options_page_has_the_options_the_commands_page_lacked() -> None:
 def test_the_commands_page_names_every_command() -> None:
     page = (ROOT / "docs" / "reference" / "commands.md").read_text()
     parser = build_parser()
-    commands = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     missing = [name for name in commands if f"`fabconf {name}" not in page]
     assert not missing, f"docs/reference/commands.md lacks: {missing}"
     assert "(options.md)" in page
