@@ -29,6 +29,7 @@ NETWORK_HELP = (
 )
 
 
+LAB_PACKAGE = Path(daemon.__file__ or "").resolve().parent  # fabconf_lab's folder, for labcode's fingerprint
 NETWORK_RECORD = "network"  # STATE/network: the network the lab of STATE last started on
 
 
@@ -97,12 +98,12 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
     viewed = daemon.viewed_lab(state)
     if viewed is not None:  # a scratch view of a running lab (``sync_lab(view=...)``): that lab answers for it
         if quiet and daemon.is_running(viewed):
-            labcode.check(viewed)
+            labcode.check(viewed, LAB_PACKAGE)
             return 0
         raise UsageError(f"{state} is a scratch view of the lab of {viewed}, not a lab of its own")
     state.mkdir(parents=True, exist_ok=True)
     if daemon.is_running(state):
-        labcode.check(state)
+        labcode.check(state, LAB_PACKAGE)
         if quiet:
             return 0
         pid = daemon.recorded_daemon(state)
@@ -142,7 +143,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
         print(f"fabconf: the lab did not start; {log}:", file=sys.stderr)
         print(log.read_text()[-4000:], file=sys.stderr)
         return 1
-    labcode.record(state)
+    labcode.record(state, LAB_PACKAGE)
     _remember(state, network)
     reply = daemon.request(state, {"cmd": "status"})
     silent = _all_answer(reply["devices"])
@@ -165,7 +166,7 @@ def sync_lab(inventory: Path, state: Path, view: Path | None = None) -> dict[str
     compile_inventory(inventory)
     if not daemon.is_running(state):
         raise UsageError(f"no lab is running for {state}: start it with fabconf lab up -i {inventory} --state {state}")
-    labcode.check(state)
+    labcode.check(state, LAB_PACKAGE)
     request: dict[str, Any] = {"cmd": "sync", "inventory": str(inventory.resolve())}
     if view is not None:
         view.mkdir(parents=True, exist_ok=True)
@@ -212,7 +213,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         return 0
     try:
         if args.lab_command in ("status", "fault") and daemon.is_running(state):
-            labcode.check(state)
+            labcode.check(state, LAB_PACKAGE)
         if args.lab_command == "status":
             _print_status(daemon.request(state, {"cmd": "status"}))
             return 0

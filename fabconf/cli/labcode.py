@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 
 import fabconf
-import fabconf_lab
 from fabconf.errors import FabconfError
 
 RECORD = "code.json"
@@ -26,13 +25,13 @@ class LabCodeChanged(FabconfError):
     """The running lab's code was replaced since it started."""
 
 
-def fingerprint() -> str:
-    """A digest of the fabconf and fabconf_lab modules installed now: their folders, and each module's path, size
+def fingerprint(lab_package: Path) -> str:
+    """A digest of the fabconf modules and the lab's (``lab_package``: fabconf_lab's folder, named by
+    fabconf.cli.lab, the product's one way to the lab) installed now: their folders, and each module's path, size
     and modification time (a reinstall or an edit changes one of them; reading every file would cost more)."""
     digest = hashlib.sha256()
-    for package in (fabconf, fabconf_lab):
-        root = Path(package.__file__ or "").resolve().parent
-        digest.update(f"{package.__name__}={root}\n".encode())
+    for name, root in (("fabconf", Path(fabconf.__file__ or "").resolve().parent), ("fabconf_lab", lab_package)):
+        digest.update(f"{name}={root}\n".encode())
         for path in sorted(root.rglob("*.py")):
             try:
                 info = path.stat()
@@ -42,16 +41,16 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def record(state: Path) -> None:
+def record(state: Path, lab_package: Path) -> None:
     """Write the fingerprint of the code a lab has just started with into its state directory (0600, never
     through a symlink)."""
-    text = json.dumps({"fingerprint": fingerprint(), "fabconf": str(Path(fabconf.__file__ or "").parent)})
+    text = json.dumps({"fingerprint": fingerprint(lab_package), "fabconf": str(Path(fabconf.__file__ or "").parent)})
     fd = os.open(state / RECORD, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text + "\n")
 
 
-def check(state: Path) -> None:
+def check(state: Path, lab_package: Path) -> None:
     """Raise ``LabCodeChanged`` when the lab of ``state`` started with code other than what is installed now. A
     lab without a record (started by an older fabconf, or by a test's own orchestrator) is not judged."""
     try:
@@ -60,7 +59,7 @@ def check(state: Path) -> None:
             recorded = json.load(stream)
     except (OSError, ValueError):
         return
-    if not isinstance(recorded, dict) or recorded.get("fingerprint") == fingerprint():
+    if not isinstance(recorded, dict) or recorded.get("fingerprint") == fingerprint(lab_package):
         return
     where = recorded.get("fabconf", "?")
     raise LabCodeChanged(

@@ -65,7 +65,8 @@ def test_the_fingerprint_follows_a_reinstall_and_an_edit(tmp_path: Path) -> None
     for package in ("fabconf", "fabconf_lab"):
         shutil.copytree(ROOT / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
     show = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from fabconf.cli.labcode import fingerprint; print(fingerprint())"
+        "import sys; sys.path.insert(0, sys.argv[1]); from fabconf.cli import lab, labcode; "
+        "print(labcode.fingerprint(lab.LAB_PACKAGE))"
     )
 
     def fingerprint(where: Path) -> str:
