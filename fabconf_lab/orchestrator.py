@@ -163,6 +163,9 @@ class Lab:
         self.devices: dict[str, LabDevice] = {}
         self._cabled = _cabled_ports(compiled)  # ports in use, for devices whose model declares no port list
         self.storms: dict[str, labmetrics.Storm] = {}  # `fabconf lab fault DEV pfc-storm`, per device
+        # the GPU host hardware faults set on each device (HOST_FAULTS), as `lab fault` and `lab status` list them:
+        # one per kind and NIC, the last one set (they change the host's state, which keeps no list of its own)
+        self.host_faults: dict[str, dict[str, str]] = {}
         self.metrics = labmetrics.MetricsHub()  # every device's exporter endpoint
         self.views: dict[Path, View] = {}  # scratch views of this lab (``sync(view=...)``)
         for name in sorted(self.addresses) if build else ():
@@ -280,6 +283,8 @@ class Lab:
             if at is not None:
                 raise ValueError(f"a {kind} fault is a standing fault: it takes no --at")
             HOST_FAULTS[kind](dev.sim, arg)
+            where = (arg or "").partition(":")[0] if ":" in (arg or "") else ""
+            self.host_faults.setdefault(name, {})[f"{kind} {where}"] = f"{kind} {arg}" if arg else kind
             return self._active(name)
         storm = self.storms.setdefault(name, labmetrics.Storm())
         if kind == "pfc-storm":
@@ -295,7 +300,8 @@ class Lab:
 
     def _active(self, name: str) -> list[str]:
         storm = self.storms.get(name)
-        return self.devices[name].sim.faults.active() + (["pfc-storm"] if storm and storm.active else [])
+        hardware = list(self.host_faults.get(name, {}).values())
+        return self.devices[name].sim.faults.active() + (["pfc-storm"] if storm and storm.active else []) + hardware
 
     def status(self) -> list[dict[str, Any]]:
         return [

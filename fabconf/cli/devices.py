@@ -144,7 +144,14 @@ def quiet_start(inventory: Path, state: Path, network: str) -> int:
 
 
 def target_of(args: argparse.Namespace) -> Target:
-    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), lab_network(args.network), quiet_start)
+    return Target(
+        Path(args.inventory),
+        args.limit,
+        args.lab,
+        Path(args.state),
+        lab_network(args.network, Path(args.state)),
+        quiet_start,
+    )
 
 
 def device_options_of(args: argparse.Namespace) -> DeviceOptions:

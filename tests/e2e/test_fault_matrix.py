@@ -29,6 +29,7 @@ import yaml
 from faultmatrix import CELLS, DEVICES, Cell, document
 from labkit import PASSWORD, ROOT
 from network import free_network
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
@@ -52,7 +53,7 @@ AFTER = {"linux": {"commit": 3, "rollback": 3, "read": 2}}
 def mlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """The matrix's four devices only; the lab's inventory keeps every other device of the pod (at addresses
     nothing answers on, never contacted) so that it compiles with the whole cabling plan."""
-    inventory = ROOT / "inventory"
+    inventory = EXAMPLE
     base = tmp_path_factory.mktemp("matrix")
     compiled = compile_inventory(inventory)
     the_lab = Lab(

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from labkit import fab, lab_fixture
+from pristine import EXAMPLE
 from promkit import (
     check_config,
     free_port,
@@ -43,7 +44,7 @@ pytestmark = needs_prometheus
 def timed_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Lab, Path]]:
     """The example pod's lab, from an inventory whose intent sets the alert timing in seconds."""
     inv = tmp_path / "intent"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     fabric = inv / "fabric.yaml"
     intent = yaml.safe_load(fabric.read_text())
     intent["monitoring"] = {**intent.get("monitoring", {}), "window_s": 5, "for_s": 2}  # the telemetry stays

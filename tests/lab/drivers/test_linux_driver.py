@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from napalm.base.exceptions import CommandErrorException, CommitError, MergeConfigException
+from pristine import EXAMPLE
 from trust import known_hosts
 
 from fabconf.compile.pipeline import compile_inventory
@@ -85,7 +86,7 @@ boot unit fabconf-roce.service: missing"""
 
 @pytest.fixture(scope="module")
 def doc() -> str:
-    return render(compile_inventory(ROOT / "inventory").data["gpu01"])
+    return render(compile_inventory(EXAMPLE).data["gpu01"])
 
 
 def start_host(tmp_path: Path, nics: list[dict[str, Any]] | None = None) -> GpuHostSim:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pristine import EXAMPLE
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabconf.cli import main
@@ -162,7 +163,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("monitoring")
-    assert main(["monitoring", "-i", str(ROOT / "inventory"), "-o", str(out)]) == 0
+    assert main(["monitoring", "-i", str(EXAMPLE), "-o", str(out)]) == 0
     return out
 
 
@@ -288,7 +289,7 @@ def test_watchdog_fires_on_one_event_and_stops_after_a_window(generated: Path, t
 
 def _inventory_with(tmp_path: Path, monitoring: dict[str, object]) -> Path:
     inv = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     fabric = inv / "fabric.yaml"
     intent = yaml.safe_load(fabric.read_text())
     intent["monitoring"] = {**intent.get("monitoring", {}), **monitoring}  # the example's telemetry stays
@@ -362,7 +363,7 @@ def test_the_documented_scrape_config_is_the_one_fabconf_writes() -> None:
 
 def test_lab_targets_need_a_lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    assert main(["monitoring", "-i", str(ROOT / "inventory"), "-o", str(out), "--lab", "--state", str(tmp_path)]) != 0
+    assert main(["monitoring", "-i", str(EXAMPLE), "-o", str(out), "--lab", "--state", str(tmp_path)]) != 0
     err = capsys.readouterr().err
     assert "no lab state there" in err and "fabconf lab up" in err and "Traceback" not in err
     assert not out.exists()
