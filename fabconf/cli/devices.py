@@ -23,6 +23,7 @@ from fabconf.cli import report
 from fabconf.cli.auditlog import warn_unfinished
 from fabconf.cli.lab import DEFAULT_NETWORK, DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
 from fabconf.cli.progress import RunProgress
+from fabconf.cli.transport import gate
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.render import render
 from fabconf.compile.selection import select
@@ -35,6 +36,7 @@ from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.deploy.private import private_dir
 from fabconf.deploy.processors import Progress
 from fabconf.deploy.tasks import bgp_configured
+from fabconf.drivers.inventory_transport import ALLOW_FLAG
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
 from fabconf.platforms import Revert
@@ -82,6 +84,7 @@ def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Targe
             hostname=str(entry.get("hostname", job.device.hostname)),
             port=entry.get("port"),
             connection_options=dict(entry.get("connection_options") or {}),
+            connection_origin=(str(target.state / "inventory" / "hosts.yaml"), [job.name, "connection_options"]),
         )
         out.append(Job(device, job.data, job.rendered))
     return out
@@ -104,15 +107,17 @@ def pending_peers(
     return peers.pending(jobs, outside, seen)
 
 
-def prepare(target: Target) -> tuple[Compiled, list[Job]]:
+def prepare(target: Target, options: DeviceOptions) -> tuple[Compiled, list[Job]]:
     """What every device command starts with: the compiled inventory of ``-i``, the selection, and with
-    ``--lab`` the lab's addresses, ports and credentials for the selected devices."""
+    ``--lab`` the lab's addresses, ports and credentials for the selected devices; their connection settings
+    checked (``fabconf.cli.transport``: refused, or announced when the operator allowed them)."""
     if not target.inventory.is_dir():
         raise UsageError(f"{target.inventory}: no such inventory directory")
     compiled = compile_inventory(target.inventory)
     jobs = rollout.push_order(jobs_for(compiled, target.limit))
     if target.lab:
         jobs = _at_lab(jobs, _lab_endpoints(target), target)
+    gate((job.device for job in jobs), Trust.from_env(options.insecure, options.allow_inventory_transport))
     return compiled, jobs
 
 
@@ -177,7 +182,7 @@ class Output:
 
 def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) -> int:
     out = out or Output()
-    _, jobs = prepare(target)
+    _, jobs = prepare(target, options)
     with interruptible() as interrupt, progress("diff", jobs, out.fmt) as shown:
         outcomes = rollout.diff(jobs, options, shown, interrupt)
     code = EXIT_INTERRUPTED if interrupt.stopping else report.diff_exit_code(outcomes)
@@ -186,7 +191,7 @@ def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) 
 
 def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
     out = out or Output()
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     warn_unfinished(jobs, audit_context(target))
     with interruptible() as interrupt, progress("verify", jobs, out.fmt) as shown:
         waiting = pending_peers(compiled, jobs, target, options, ecmp=True)
@@ -242,7 +247,7 @@ def run_push(
     yes: bool = False,
 ) -> int:
     out = out or Output()
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     check_confirm_timeout(jobs, push_options.confirm_timeout)
     warn_unfinished(jobs, audit_context(target))
     the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
@@ -300,6 +305,7 @@ def device_options_of(args: argparse.Namespace) -> DeviceOptions:
         timeout=args.timeout,
         allow_fw_reset=getattr(args, "allow_fw_reset", False),
         retries=getattr(args, "retries", DeviceOptions().retries),
+        allow_inventory_transport=getattr(args, "allow_inventory_transport", False),
     )
 
 
@@ -364,6 +370,12 @@ def add_device_args(p: argparse.ArgumentParser) -> None:
         "--insecure",
         action="store_true",
         help="do not verify TLS certificates and SSH host keys (warns; for a first lab contact only)",
+    )
+    p.add_argument(
+        ALLOW_FLAG,
+        action="store_true",
+        help="honour the inventory's connection settings that weaken transport security (its own CA or "
+        "known_hosts file, plain HTTP); each affected device is announced on stderr",
     )
     p.add_argument(
         "--retries",

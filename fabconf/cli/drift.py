@@ -146,7 +146,7 @@ def check(target: Target, options: DeviceOptions, drift: DriftOptions) -> DriftR
         gitstore.require_git()
     if drift.remediate and not drift.yes and not sys.stdin.isatty():
         raise UsageError("--remediate needs --yes when not run interactively (it asks as fabconf push does)")
-    _, jobs = prepare(target)
+    _, jobs = prepare(target, options)
     snapshots = Snapshots() if drift.backup_dir is not None else None
     notes: list[str] = []
     with interruptible() as interrupt:

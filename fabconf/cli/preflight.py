@@ -54,7 +54,7 @@ def intended_speeds(compiled: Compiled) -> dict[str, dict[str, int]]:
 
 
 def check(target: Target, options: DeviceOptions, fmt: str = "text") -> tuple[list[Outcome], int, float, float]:
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     policy = Policy.of(compiled.model.fabric)
     ctx = PreflightContext(policy, intended_speeds(compiled))
     started, clock = time.time(), time.monotonic()
@@ -102,7 +102,7 @@ def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path
 def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: float, seconds: int) -> int:
     """The ib_send_bw pair matrix over the selected GPU hosts: exit 0 every pair at rate, 2 a pair below the
     threshold, 1 a host could not be reached."""
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     hosts = [j for j in jobs if j.spec.is_host]
     uplinks = {
         name: sum(1 for i in data.get("interfaces", []) if i.get("kind") == "uplink")
@@ -149,7 +149,7 @@ def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: f
 def run_nccl(target: Target, options: DeviceOptions, fmt: str, minimum: float | None) -> int:
     """nccl-tests' all_reduce_perf across the selected GPU hosts, from the first: exit 0 at or above the bus
     bandwidth threshold, 2 below it (or wrong results), 1 when it could not run."""
-    _compiled, jobs = prepare(target)
+    _compiled, jobs = prepare(target, options)
     hosts = [j for j in jobs if j.spec.is_host]
     if len(hosts) < 2:
         raise UsageError("--nccl needs two GPU hosts or more in the selection")

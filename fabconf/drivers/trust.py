@@ -35,13 +35,17 @@ class Trust:
     insecure: bool = False
     ca_file: str | None = None  # PEM bundle; None: the system trust store
     known_hosts: str | None = None  # None: ~/.ssh/known_hosts (and the system file)
+    # --allow-inventory-transport (command line only, never the environment): the inventory's weakening
+    # connection settings are honoured (fabconf.drivers.inventory_transport)
+    inventory_transport: bool = False
 
     @classmethod
-    def from_env(cls, insecure: bool = False) -> Trust:
+    def from_env(cls, insecure: bool = False, inventory_transport: bool = False) -> Trust:
         return cls(
             insecure=insecure or os.environ.get("FABCONF_INSECURE", "") not in ("", "0"),
             ca_file=os.environ.get("FABCONF_CA_FILE") or None,
             known_hosts=os.environ.get("FABCONF_KNOWN_HOSTS") or None,
+            inventory_transport=inventory_transport,
         )
 
     def for_device(self, extras: dict[str, Any]) -> Trust:
