@@ -5,6 +5,7 @@ refused before anything is contacted (``file: path: message``, exit 1) unless th
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import threading
@@ -41,10 +42,8 @@ class Impostor:
             self.connections += 1
             with conn:
                 conn.settimeout(2)
-                try:
+                with contextlib.suppress(OSError):
                     self.received += conn.recv(65536)
-                except OSError:
-                    pass
 
     def close(self) -> None:
         self.sock.close()
