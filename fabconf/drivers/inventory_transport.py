@@ -28,6 +28,7 @@ ALLOW_FLAG = "--allow-inventory-transport"
 SECTION_KEYS = frozenset({"port", "extras"})
 EXTRAS_KEYS = frozenset({"ssh_port", "device_type", "ca_file", "known_hosts", "ssh_known_hosts", "optional_args"})
 OPTIONAL_ARGS_KEYS = frozenset({"transport", "port"})
+NAPALM_SECTION = "napalm"  # the only section whose extras carry optional_args (NAPALM's own drivers)
 TRUST_FILES = {"ca_file": "ca_file", "known_hosts": "known_hosts", "ssh_known_hosts": "known_hosts"}
 
 
@@ -59,7 +60,7 @@ def _extras(section: str, extras: Mapping[str, Any], trust: Trust) -> list[Setti
     out: list[Setting] = []
     for key, value in extras.items():
         path = (section, "extras", str(key))
-        if key not in EXTRAS_KEYS:
+        if key not in EXTRAS_KEYS or (key == "optional_args" and section != NAPALM_SECTION):
             out.append(_unknown(path, "; TLS and host-key checks are turned off only by --insecure"))
         elif key in TRUST_FILES and value and not _same_file(value, getattr(trust, TRUST_FILES[key])):
             what = "CA file" if key == "ca_file" else "known_hosts file"
