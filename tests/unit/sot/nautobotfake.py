@@ -98,13 +98,7 @@ class FakeNautobot:
                         answer = (200, page(fake.lists[path]))
                     elif path != "/api/status/":
                         answer = (404, {"detail": "Not found."})
-                status, body = answer
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply(self, answer[0], answer[1], Content_Type="application/json")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -115,6 +109,16 @@ class FakeNautobot:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int, body: Any = b"", **headers: str) -> None:
+    """Write one whole answer: ``body`` as JSON unless bytes; Content-Length unless ``headers`` give one."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    handler.send_response(status)
+    for name, value in {"Content_Length": str(len(data)), **headers}.items():
+        handler.send_header(name.replace("_", "-"), value)
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 def endless(handler: BaseHTTPRequestHandler) -> None:

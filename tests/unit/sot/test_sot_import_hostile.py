@@ -4,7 +4,6 @@ exit 1 -- timeouts, a page and size limit, the token to the server's own origin 
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from nautobotfake import TOKEN, FakeNautobot, endless, page, records, stalled
+from nautobotfake import TOKEN, FakeNautobot, endless, page, records, reply, stalled
 
 from fabconf.cli.main import main
 
@@ -119,11 +118,7 @@ def test_a_listing_without_end_stops_at_the_page_limit(
 
     def onwards(handler: BaseHTTPRequestHandler) -> None:  # every page names a new next page
         offset = int(handler.path.rpartition("offset=")[2] or 0) + 1 if "offset=" in handler.path else 1
-        body = json.dumps(page([], f"{nautobot.url}/api/dcim/devices/?limit=1&offset={offset}")).encode()
-        handler.send_response(200)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        reply(handler, 200, page([], f"{nautobot.url}/api/dcim/devices/?limit=1&offset={offset}"))
 
     nautobot.answers["/api/dcim/devices/"] = onwards
     _refused(*sot_import(capsys, nautobot.url, inventory), "more than 20 pages")
@@ -141,57 +136,46 @@ def test_an_answer_announcing_too_much_is_not_read(
     nautobot: FakeNautobot, inventory: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def huge(handler: BaseHTTPRequestHandler) -> None:
-        handler.send_response(200)
-        handler.send_header("Content-Length", str(1 << 40))
-        handler.end_headers()
+        reply(handler, 200, Content_Length=str(1 << 40))
 
     nautobot.answers["/api/dcim/devices/"] = huge
     _refused(*sot_import(capsys, nautobot.url, inventory), "over the limit")
 
 
+@pytest.fixture
+def thief() -> Iterator[FakeNautobot]:
+    """Another server, which records every request (and its Authorization header) it gets."""
+    server = FakeNautobot()
+    yield server
+    server.close()
+
+
 @pytest.mark.parametrize("where", ["http://127.0.0.1:{port}", "http://localhost:{own}", "https://127.0.0.1:{own}"])
 def test_the_token_goes_to_the_servers_own_origin_only(
-    nautobot: FakeNautobot, inventory: Path, capsys: pytest.CaptureFixture[str], where: str
+    nautobot: FakeNautobot, thief: FakeNautobot, inventory: Path, capsys: pytest.CaptureFixture[str], where: str
 ) -> None:
-    thief = FakeNautobot()
-    try:
-        own = nautobot.url.rpartition(":")[2]
-        elsewhere = where.format(port=thief.url.rpartition(":")[2], own=own) + "/api/dcim/devices/?offset=1"
-        nautobot.answers["/api/dcim/devices/"] = (200, page(nautobot.lists["/api/dcim/devices/"], elsewhere))
-        _refused(*sot_import(capsys, nautobot.url, inventory), "another server: refused")
-        assert thief.seen == []
-    finally:
-        thief.close()
+    own = nautobot.url.rpartition(":")[2]
+    elsewhere = where.format(port=thief.url.rpartition(":")[2], own=own) + "/api/dcim/devices/?offset=1"
+    nautobot.answers["/api/dcim/devices/"] = (200, page(nautobot.lists["/api/dcim/devices/"], elsewhere))
+    _refused(*sot_import(capsys, nautobot.url, inventory), "another server: refused")
+    assert thief.seen == []
 
 
 def test_a_redirect_is_not_followed(
-    nautobot: FakeNautobot, inventory: Path, capsys: pytest.CaptureFixture[str]
+    nautobot: FakeNautobot, thief: FakeNautobot, inventory: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    thief = FakeNautobot()
-    try:
-
-        def moved(handler: BaseHTTPRequestHandler) -> None:
-            handler.send_response(302)
-            handler.send_header("Location", f"{thief.url}/api/dcim/devices/")
-            handler.send_header("Content-Length", "0")
-            handler.end_headers()
-
-        nautobot.answers["/api/dcim/devices/"] = moved
-        _refused(*sot_import(capsys, nautobot.url, inventory), "HTTP 302", "not followed")
-        assert thief.seen == []
-    finally:
-        thief.close()
+    nautobot.answers["/api/dcim/devices/"] = lambda handler: reply(
+        handler, 302, Location=f"{thief.url}/api/dcim/devices/"
+    )
+    _refused(*sot_import(capsys, nautobot.url, inventory), "HTTP 302", "not followed")
+    assert thief.seen == []
 
 
 def test_an_error_that_echoes_the_token_is_redacted(
     nautobot: FakeNautobot, inventory: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def echo(handler: BaseHTTPRequestHandler) -> None:
-        body = json.dumps({"detail": f"bad header: {handler.headers.get('Authorization')}"}).encode()
-        handler.send_response(500)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        reply(handler, 500, {"detail": f"bad header: {handler.headers.get('Authorization')}"})
 
     nautobot.answers["/api/dcim/devices/"] = echo
     code, out, err = sot_import(capsys, nautobot.url, inventory)  # asserts the token is nowhere
