@@ -3,11 +3,11 @@ keys (GPU hosts, NVUE's ``nv`` CLI, NX-OS's SCP). Verification is ON by default;
 
 - **TLS**: the device certificate must chain to ``ca_file`` (a PEM bundle) or, without one, to the system's
   trust store, and name the address fabconf connects to. Per device, ``connection_options.<section>.extras.
-  ca_file`` wins over ``FABCONF_CA_FILE``.
-- **SSH**: the host key must be listed in ``known_hosts`` (``extras.known_hosts``, else ``FABCONF_KNOWN_HOSTS``,
-  else ``~/.ssh/known_hosts`` and the system file); an unknown or changed key is refused. Record keys with
-  ``ssh-keyscan`` after checking their fingerprints, as with any SSH client (the lab writes its own file:
-  ``STATE/known_hosts``).
+  ca_file`` wins over ``FABCONF_CA_FILE`` only with ``--allow-inventory-transport`` (``inventory_transport``).
+- **SSH**: the host key must be listed in ``known_hosts`` (``extras.known_hosts`` where allowed, else
+  ``FABCONF_KNOWN_HOSTS``, else ``~/.ssh/known_hosts`` and the system file); an unknown or changed key is
+  refused. Record keys with ``ssh-keyscan`` after checking their fingerprints, as with any SSH client (the lab
+  writes its own file: ``STATE/known_hosts``).
 - ``insecure`` (``--insecure``, ``FABCONF_INSECURE=1``) skips both checks: for a first contact in a lab only.
   The CLI warns on stderr whenever it is on.
 
