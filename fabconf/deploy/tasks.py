@@ -87,7 +87,7 @@ def build_driver(
         connection_options=job.device.connection_options,
         timeout=options.timeout if timeout is None else timeout,
         extra_args={"allow_fw_reset": True} if options.allow_fw_reset and job.spec.is_host else None,
-        trust=Trust.from_env(options.insecure),
+        trust=Trust.from_env(options.insecure, options.allow_inventory_transport),
     )
 
 

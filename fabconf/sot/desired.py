@@ -81,9 +81,11 @@ def raw_hosts(directory: Path) -> dict[str, dict[str, Any]]:
 
 
 def extra_of(entry: dict[str, Any]) -> dict[str, Any]:
-    """The part of a host entry that has no Nautobot field: every key but hostname, groups, platform and the
-    mapped data keys."""
-    out = {k: v for k, v in entry.items() if k not in ("hostname", "groups", "data", "platform")}
+    """The part of a host entry that has no Nautobot field: every key but hostname, groups, platform, the mapped
+    data keys, and how fabconf connects (port, connection_options: the local inventory's, never the source of
+    truth's; ``sot import`` ignores them)."""
+    skipped = ("hostname", "groups", "data", "platform", "port", "connection_options")
+    out = {k: v for k, v in entry.items() if k not in skipped}
     data = {k: v for k, v in (entry.get("data") or {}).items() if k not in MAPPED_DATA}
     if data:
         out["data"] = data

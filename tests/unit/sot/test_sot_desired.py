@@ -85,4 +85,4 @@ def test_extra_keeps_what_nautobot_has_no_field_for() -> None:
         "port": 2222,
         "data": {"id": 1, "rack": "r1", "pod": "p", "os_version": "4.33", "asn": 65001},
     }
-    assert extra_of(entry) == {"port": 2222, "data": {"os_version": "4.33", "asn": 65001}}
+    assert extra_of(entry) == {"data": {"os_version": "4.33", "asn": 65001}}  # how to connect stays local
