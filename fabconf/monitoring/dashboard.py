@@ -80,7 +80,7 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
             "bps",
             (f"{names.switch_speed_mbps}{{{SELECT}}} * 1e6", "{{device}} {{port}}"),
             (f"{names.host_speed_bytes}{{{SELECT}}} * 8", "{{device}} {{port}}"),
-            (f"{names.intended_speed}{{{SELECT}}}", "intended {{device}} {{port}}"),
+            (f"{names.intended_speed}{{{SELECT}}} * 8", "intended {{device}} {{port}}"),
         ),
         _panel(
             "RoCE retransmission timeouts per second",
