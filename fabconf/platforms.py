@@ -217,6 +217,11 @@ PLATFORMS: dict[str, Platform] = {
             "system/ssh-server",
             "system/gnmi-server",
             "service",
+            # the operator's SNMP agent, NTP and syslog (5.13 and later keep them under system) [V: nvueschema 5.15
+            # NvueConfigSystem: snmp-server, ntp, syslog]; a replace never removes them (issue 38)
+            "system/snmp-server",
+            "system/ntp",
+            "system/syslog",
         ),
         owned=(
             "system/hostname",
@@ -419,6 +424,7 @@ class Feature:
     hardware: str = ""  # the hardware, in words, for messages
     unsupported: str = ""  # non-empty: fabconf renders it nowhere on this platform, and why
     port_range: tuple[int, int] = (1, 65535)  # telemetry: the server ports the platform accepts
+    listening_address: bool = False  # telemetry: the server needs an address to listen on (the management address)
 
     def refusal(self, label: str, version: str, model: str | None) -> str | None:
         """Why a switch of this platform running ``version`` on ``model`` cannot have the feature, else None."""
@@ -465,6 +471,10 @@ FEATURES: dict[tuple[str, str], Feature] = {
         not_models=r"SN2(010|100|201|410|700)",
         hardware="Spectrum-1 switches have no gNMI server",
         port_range=(1024, 65535),
+        # [V] NVIDIA Cumulus Linux 5.13-5.19 "gNMI Streaming", Configure gNMI Dial-in Mode: "you must specify the
+        # gNMI server listening address" and enable the server; nvueschema 5.15 system/gnmi-server/listening-address
+        # is a set of addresses. fabconf renders the management address (the inventory's hostname).
+        listening_address=True,
     ),
     # [V: AVD eos_cli_config_gen `management api gnmi` / `transport grpc <name>` / `port` / `ssl profile`]
     ("telemetry", "eos"): Feature(),
