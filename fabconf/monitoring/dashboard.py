@@ -115,7 +115,7 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
 
 
 def _gnmi_panels(names: Names, w: str, gnmi: tuple[str, ...]) -> list[timeseries.Panel]:
-    """The switches' gNMI series: port errors, the deepest egress queue and MAC pause frames."""
+    """The switches' gNMI series: port errors, the deepest egress queue and MAC (802.3x link) pause frames."""
     port = "{{device}} {{port}}"
     panels = []
     if "port_errors" in gnmi and "port_packets" in gnmi:
@@ -126,7 +126,7 @@ def _gnmi_panels(names: Names, w: str, gnmi: tuple[str, ...]) -> list[timeseries
         panels.append(_panel("Egress queue depth over gNMI (largest observed, bytes)", "bytes", (depth, port)))
     if "pfc_pauses" in gnmi:
         pauses = f"rate({names.gnmi_pause_frames}{{{SELECT}}}[{w}])"
-        panels.append(_panel("Pause frames received over gNMI per second", "ops", (pauses, port)))
+        panels.append(_panel("Link (802.3x) pause frames received over gNMI per second", "ops", (pauses, port)))
     return panels
 
 

@@ -38,7 +38,8 @@ from dataclasses import dataclass, fields
 # Switch telemetry over gNMI (fabric.yaml ``monitoring.telemetry``): each key of ``monitoring.telemetry.paths`` is
 # the OpenConfig path a gNMI collector subscribes to [V: openconfig/public ``release/models``:
 # interfaces/openconfig-interfaces.yang (``in-errors``, ``in-unicast-pkts``), interfaces/openconfig-if-ethernet.yang
-# (``in-mac-pause-frames``: MAC pause frames; [U] whether a switch counts PFC frames there),
+# (``in-mac-pause-frames``: MAC PAUSE frames, 802.3x link pause, not per-priority PFC: no alert reads it;
+# a per-priority PFC counter over gNMI is not verified for any platform [U]),
 # qos/openconfig-qos-interfaces.yang (``max-queue-len``, "Maximum observed queue length", in bytes)].
 TELEMETRY_PATHS: dict[str, str] = {
     "port_errors": "/interfaces/interface/state/counters/in-errors",
