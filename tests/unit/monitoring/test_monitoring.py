@@ -228,6 +228,15 @@ def test_inventory_series_and_dashboard(generated: Path) -> None:
     assert {v["name"] for v in board["templating"]["list"]} == {"datasource", "device"}
 
 
+@needs_promtool
+def test_inventory_series_pass_promtool_check_metrics(generated: Path) -> None:
+    """Prometheus's naming conventions (base units: bytes, not bits): the old fabconf_port_intended_speed_bits
+    was flagged."""
+    text = (generated / "fabconf-inventory.prom").read_text()
+    checked = subprocess.run([str(PROMTOOL), "check", "metrics"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def test_telemetry_paths_are_the_intents_and_read_by_rules_and_dashboard(generated: Path) -> None:
     """fabric.yaml's monitoring.telemetry.paths are the keys of the one table; with a switch streaming (leaf2 in
     the example) the rules and the dashboard read the series a gNMI collector makes of those paths; without one,
