@@ -95,6 +95,11 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
             (f"increase({names.host_pfc_watchdog}{{{SELECT}}}[{w}])", "watchdog {{device}} {{port}}"),
         ),
         _panel(
+            f"Share of the time a GPU NIC is held paused (priority {prio}; a storm holds it near 1)",
+            "percentunit",
+            (f"{_per_priority(names.host_pfc_pause_duration_us, prio, w)} / 1e6", "{{device}} {{port}}"),
+        ),
+        _panel(
             "ECN-marked RoCE packets and CNPs per second",
             "ops",
             (f"rate({names.host_ecn_marked}{{{SELECT}}}[{w}])", "ECN " + rdma),

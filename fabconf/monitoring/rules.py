@@ -140,7 +140,7 @@ def _device_alerts(names: Names, timing: Timing) -> list[dict[str, Any]]:
     stale = (
         f"({names.device_info} unless on(device) {names.drift_state}) or on(device) ({names.device_info} and on() "
         f"({too_old})) or (({too_old}) unless on() {names.device_info}) "
-        f"or (absent({names.drift_last_run}) unless on() {names.device_info})"
+        f"or (absent_over_time({names.drift_last_run}[{timing.window}]) unless on() {names.device_info})"
     )
     return [
         _alert(
@@ -170,10 +170,11 @@ def _device_alerts(names: Names, timing: Timing) -> list[dict[str, Any]]:
             hold,
         ),
         # the textfile collector is not set up, or the file was removed: the other alerts still fire (without
-        # role and pod), the speed alert cannot (the intended speeds are in the same file)
+        # role and pod), the speed alert cannot (the intended speeds are in the same file). Over a whole window:
+        # one failed scrape of the textfile target marks its series stale at once, which is not the file missing
         _alert(
             "FabconfInventoryAbsent",
-            f"absent({names.device_info})",
+            f"absent_over_time({names.device_info}[{timing.window}])",
             f"no {names.device_info} series: the inventory textfile of fabconf monitoring is not scraped (alerts "
             "carry no role or pod, intended speeds are unknown, drift staleness is not per device)",
             hold,
