@@ -4,7 +4,8 @@ Prometheus (``fabconf monitoring --lab`` writes its configuration):
 - GPU hosts on port ``HOST_PORT``, path ``/metrics``, in node_exporter's format and names
   (``fabconf.monitoring.names``; node_exporter's own ``device`` label is the netdev or the RDMA device):
   ``node_network_receive_packets_total``/``_errs_total`` and ``node_network_speed_bytes`` per NIC port,
-  ``node_ethtool_received_prio{N}_pause`` and ``node_ethtool_transmitted_pause_storm_error_events`` (the ethtool
+  ``node_ethtool_received_prio{N}_pause``, ``..._prio{N}_pause_duration`` (microseconds paused: all of a storm)
+  and ``node_ethtool_transmitted_pause_storm_error_events`` (the ethtool
   collector), ``node_infiniband_port_packets_transmitted_total`` and ``..._local_ack_timeout_errors_total``,
   ``..._np_cnp_packets_sent_total``, ``..._np_ecn_marked_roce_packets_received_total`` per RDMA port;
 - switches on port ``SWITCH_PORT``, path ``/snmp``, in snmp_exporter's format: IF-MIB ``ifHCInUcastPkts``,
@@ -119,6 +120,9 @@ def host_text(sim: Any) -> str:
             text.add("node_network_speed_bytes", "gauge", net, nic.speed * 1_000_000_000 / 8)
         for prio in range(PRIOS):
             text.add(f"node_ethtool_received_prio{prio}_pause", "untyped", net, c[f"rx_prio{prio}_pause"])
+            # mlx5's rx_prioN_pause_duration (microseconds): a storm holds the port paused all the time
+            paused_us = c[f"rx_prio{prio}_pause"] / STORM_PAUSES_PER_S * 1_000_000
+            text.add(f"node_ethtool_received_prio{prio}_pause_duration", "untyped", net, paused_us)
         text.add("node_ethtool_transmitted_pause_storm_error_events", "untyped", net, c["tx_pause_storm_error_events"])
         rdma = {"device": nic.rdma, "port": "1"}
         text.add("node_infiniband_port_packets_transmitted_total", "counter", rdma, c["tx_packets_phy"])

@@ -336,6 +336,14 @@ def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
             problems.add(*dev.where("model"), f"{name}: {exc}")
 
 
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def check_features(model: Model, topo: Topology, problems: Problems) -> None:
     """Adaptive routing and the gNMI server only where the switch's platform, release and model have them (the
     platform table's ``FEATURES``), and a gNMI port the platform accepts."""
@@ -367,6 +375,13 @@ def check_features(model: Model, topo: Topology, problems: Problems) -> None:
                 lo, hi = row.port_range
                 problems.add(
                     f, ["monitoring", "telemetry", "port"], f"{name}: {spec.label} takes a gNMI port {lo}..{hi}"
+                )
+            elif feat == "telemetry" and row.listening_address and not _is_address(dev.hostname):
+                problems.add(
+                    dev.origin,
+                    [name, "hostname"],
+                    f"{name}: the {spec.label} gNMI server listens on the management address: hostname must be an "
+                    f"IP address, not {dev.hostname!r}",
                 )
 
 

@@ -70,6 +70,7 @@ class LoadBalancing(TypedDict):
 class Telemetry(TypedDict):
     port: int  # the gNMI server's TCP port
     tls_profile: str | None  # EOS ssl profile, NX-OS trustpoint, Cumulus certificate id; None: the platform's own
+    listening_address: str | None  # the management address (the inventory's hostname) where it is an IP address
 
 
 class Switch(TypedDict):

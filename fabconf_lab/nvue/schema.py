@@ -418,6 +418,11 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
             if nb.get("type") == "unnumbered" and nname not in interfaces and nname not in ports:
                 out.append(f"vrf {vname} router bgp neighbor {nname}: unnumbered neighbor needs an existing interface")
     out += cross_object_errors(tree)
+    # [V] Cumulus Linux 5.13-5.19 "gNMI Streaming": dial-in needs the gNMI server's listening address; the
+    # message wording is the lab's [U]
+    gnmi = (tree.get("system", {}) or {}).get("gnmi-server")
+    if isinstance(gnmi, dict) and gnmi.get("state") == "enabled" and not gnmi.get("listening-address"):
+        out.append("system gnmi-server: a listening-address is required to enable the gNMI server")
     qos = tree.get("qos", {}) or {}
     total = sum(as_int((p or {}).get("memory-percent")) or 0 for p in (qos.get("traffic-pool", {}) or {}).values())
     if total > 100:

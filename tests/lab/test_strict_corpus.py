@@ -403,6 +403,11 @@ NVUE_CORPUS += [
     # 5.12 has no NVUE gNMI server at all; 5.15 takes ports 1024-65535 (nvueschema)
     ("gNMI server port 80", lambda t: t["system"].update({"gnmi-server": {"port": 80, "state": "enabled"}})),
     ("gNMI server state on", lambda t: t["system"].update({"gnmi-server": {"state": "on"}})),
+    # dial-in needs a listening address [V: Cumulus Linux 5.13-5.19 "gNMI Streaming"] (issue 38)
+    (
+        "gNMI server without a listening address",
+        lambda t: t["system"].update({"gnmi-server": {"port": 9339, "state": "enabled"}}),
+    ),
 ]
 
 

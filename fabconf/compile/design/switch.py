@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from fabconf.compile.design.qos import Hardware
@@ -43,7 +44,11 @@ def _telemetry(dev: Device, fabric: dict[str, Any]) -> dict[str, Any] | None:
     if not telemetry_for(dev, fabric):
         return None
     intent = fabric["monitoring"]["telemetry"]
-    return {"port": int(intent["port"]), "tls_profile": intent.get("tls_profile")}
+    try:  # the server listens on the management address (validate refuses a name where the platform needs one)
+        listening: str | None = str(ipaddress.ip_address(dev.hostname))
+    except ValueError:
+        listening = None
+    return {"port": int(intent["port"]), "tls_profile": intent.get("tls_profile"), "listening_address": listening}
 
 
 def _fabric_ports(facts: SwitchFacts, topo: Topology, wd: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

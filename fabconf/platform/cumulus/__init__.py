@@ -30,6 +30,11 @@ PLATFORM = Platform(
         "system/ssh-server",
         "system/gnmi-server",
         "service",
+        # the operator's SNMP agent, NTP and syslog (5.13 and later keep them under system) [V: nvueschema 5.15
+        # NvueConfigSystem: snmp-server, ntp, syslog]; a replace never removes them (issue 38)
+        "system/snmp-server",
+        "system/ntp",
+        "system/syslog",
     ),
     owned=(
         "system/hostname",
@@ -84,6 +89,10 @@ FEATURES: dict[str, Feature] = {
         not_models=r"SN2(010|100|201|410|700)",
         hardware="Spectrum-1 switches have no gNMI server",
         port_range=(1024, 65535),
+        # [V] NVIDIA Cumulus Linux 5.13-5.19 "gNMI Streaming", Configure gNMI Dial-in Mode: "you must specify the
+        # gNMI server listening address" and enable the server; nvueschema 5.15 system/gnmi-server/listening-address
+        # is a set of addresses. fabconf renders the management address (the inventory's hostname).
+        listening_address=True,
     ),
 }
 

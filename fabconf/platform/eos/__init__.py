@@ -46,6 +46,11 @@ PLATFORM = Platform(
         r"ip route vrf \S+ .+",
         r"ip (name-server|domain[- ]name) .+",
         r"dns domain \S+",
+        # the operator's monitoring and time: a replace never removes the SNMP agent the switch metrics are
+        # read through (issue 38), nor NTP and syslog
+        r"snmp-server .+",
+        r"ntp .+",
+        r"logging .+",
     ),
     # [U] EOS L3 MTU maximum 9214 (the reference's sample uses 9214); maximum-paths up to 128.
     # [U] EOS takes internal VLANs for routed ports (fabconf's uplinks) from 1006-1199 by default

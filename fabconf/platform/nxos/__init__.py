@@ -52,6 +52,11 @@ PLATFORM = Platform(
         r"role .+",
         r"ip (domain-name|name-server) .+",
         r"line (console|vty)",
+        # the operator's monitoring and time (issue 38): SNMP agent, NTP and syslog survive a replace
+        r"feature ntp",
+        r"snmp-server .+",
+        r"ntp .+",
+        r"logging .+",
     ),
     wrapper="fabconf.platform.nxos.nxos_replace:NxosTimerDriver",
     # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.

@@ -350,6 +350,22 @@ def test_replace_candidate_becomes_the_whole_config_but_management(
     assert pending(sim) == []
 
 
+def test_replace_keeps_the_operators_snmp_agent(lab: Lab, leaf1_doc: str) -> None:
+    """The switch metrics are read over the operator's SNMP agent (system snmp-server), which fabconf does not
+    render: a replace push keeps it, as it keeps eth0 (issue 38; it was removed before)."""
+    startup = brownfield("leaf1")
+    snmp = {"state": "enabled", "listening-address": {"localhost": {}}}
+    startup["system"]["snmp-server"] = copy.deepcopy(snmp)
+    sim = lab.sim(startup_config=startup)
+    drv = lab.driver(sim)
+    drv.open()
+    assert "snmp-server" not in parse_document(leaf1_doc).get("system", {})
+    drv.load_replace_candidate(config=leaf1_doc)
+    assert not any(line.startswith("nv unset system snmp-server") for line in drv.compare_config().splitlines())
+    drv.commit_config()
+    assert sim.store.tree("applied")["system"]["snmp-server"] == snmp
+
+
 # -- commit-confirm over SSH ----------------------------------------------------------------------------
 def test_commit_with_revert_in_and_no_confirm_reverts_by_itself(
     lab: Lab, leaf1_doc: str, leaf1_tree: dict[str, Any]
