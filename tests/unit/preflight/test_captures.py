@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from capturekit import ROOT, every, load
 
-from fabconf.drivers.cli.nxos_counters import interfaces_counters
+from fabconf.drivers.cli.nxos_counters import interfaces_counters, pfc_counters
 from fabconf.platform.linux.parse import (
     IbPort,
     ParseError,
@@ -406,6 +406,40 @@ def test_nxos_interface_counters_of_real_replies() -> None:
             "tx_errors": 100,
         }
     }  # a single row given as the row itself, not a list
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [
+        ("eth_inerr", "n/a", "not a counter ('n/a')"),
+        ("eth_outucast", -1, "not a counter (-1)"),
+        ("eth_inerr", None, "missing"),
+    ],
+)
+def test_an_unreadable_nxos_counter_is_refused_not_read_as_zero(field: str, value: object, shown: str) -> None:
+    """The old reader turned a counter it could not read into 0: a port with errors read as clean."""
+    body = json.loads(load("nxos-show-interface-json", "nxapi-one-interface-with-errors").text)
+    row = body["TABLE_interface"]["ROW_interface"][0]
+    if value is None:
+        del row[field]
+    else:
+        row[field] = value
+    with pytest.raises(ValueError) as caught:
+        interfaces_counters(body)
+    assert str(caught.value) == f"show interface | json: Ethernet1/1: {field} is {shown}"
+
+
+def test_an_unreadable_nxos_pfc_counter_is_refused_not_read_as_zero() -> None:
+    row = {"if_name_str": "Ethernet1/1", "admin": "On", "oper": "On", "rx-stats": "--", "tx-stats": 0}
+    body = {"TABLE_module": {"ROW_module": {"TABLE_pfc_interface": {"ROW_pfc_interface": row}}}}
+    with pytest.raises(ValueError) as caught:
+        pfc_counters(body)
+    assert (
+        str(caught.value)
+        == "show interface priority-flow-control | json: Ethernet1/1: rx-stats is not a counter ('--')"
+    )
+    row["rx-stats"] = "39027"
+    assert pfc_counters(body) == {"Ethernet1/1": {"all": 39027}}
 
 
 def test_ibstat_with_a_fractional_rate_is_read() -> None:
