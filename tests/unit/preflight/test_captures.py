@@ -11,7 +11,9 @@ from types import SimpleNamespace
 import pytest
 from capturekit import ROOT, every, load
 
+from fabconf.drivers.cli.leftovers import open_sessions
 from fabconf.drivers.cli.nxos_counters import interfaces_counters, pfc_counters
+from fabconf.platform.cumulus import getters as nvue_getters
 from fabconf.platform.linux.parse import (
     IbPort,
     ParseError,
@@ -449,3 +451,81 @@ def test_ibstat_with_a_fractional_rate_is_read() -> None:
     assert ports == {"mlx4_0": {1: IbPort("Down", "Disabled", 2.5), 2: IbPort("Active", "LinkUp", 56)}}
     with pytest.raises(ParseError, match=r"ibstat: mlx4_0 port 1: Rate is not a number \('400 Gb/sec \(4X NDR\)'\)"):
         parse_ibstat(load("ibstat", "connectx3-two-ports-one-down-rate-2.5").text.replace("2.5", "400 Gb/sec (4X NDR)"))
+
+
+# -- Cumulus NVUE REST ------------------------------------------------------------------------------------------
+
+
+def test_nvue_interface_replies_of_real_switches() -> None:
+    """``GET /nvue_v1/interface``: the counters under ``link stats``, ``oper-status``, ``mac-address`` and a speed
+    written ``1G``, as a 5.11+ switch answers; the loopback's ``oper-status`` is ``unknown`` (not up)."""
+    tree = json.loads(load("nvue-interface", "cumulus-5x-eth0-lo-rest").text)
+    assert nvue_getters.interfaces_counters(tree) == {
+        "eth0": {"rx_unicast_packets": 14, "rx_errors": 0, "tx_unicast_packets": 86, "tx_errors": 0},
+        "lo": {"rx_unicast_packets": 2283, "rx_errors": 0, "tx_unicast_packets": 2283, "tx_errors": 0},
+    }
+    ports = nvue_getters.interfaces(tree)
+    assert ports["eth0"] == {
+        "is_up": True,
+        "is_enabled": True,
+        "description": "",
+        "last_flapped": -1.0,
+        "mtu": 1500,
+        "speed": 1000.0,
+        "mac_address": "0c:32:43:f2:00:00",
+    }
+    assert (ports["lo"]["is_up"], ports["lo"]["mtu"], ports["lo"]["speed"]) == (False, 65536, -1.0)
+    # Cumulus Linux 5.1 (the user guide's example): the same counters; no oper-status leaf, so the port reads as
+    # not up (a preflight then fails the port rather than passing it on a guess)
+    old = json.loads(load("nvue-interface", "cumulus-51-eth0-link-stats-docs").text)
+    assert nvue_getters.interfaces_counters(old)["eth0"] == {
+        "rx_unicast_packets": 2371,
+        "rx_errors": 0,
+        "tx_unicast_packets": 762,
+        "tx_errors": 0,
+    }
+    assert nvue_getters.interfaces(old)["eth0"]["is_up"] is False
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [("n/a", "not a counter ('n/a')"), (None, "missing"), (-3, "not a counter (-3)")]
+)
+def test_an_unreadable_nvue_counter_is_refused_not_read_as_zero(value: object, shown: str) -> None:
+    """NVUE prints ``n/a`` for a counter a port does not have; the old reader took it (or a missing leaf) as 0."""
+    tree = json.loads(load("nvue-interface", "cumulus-5x-eth0-lo-rest").text)
+    stats = tree["eth0"]["link"]["stats"]
+    if value is None:
+        del stats["in-errors"]
+    else:
+        stats["in-errors"] = value
+    with pytest.raises(ValueError) as caught:
+        nvue_getters.interfaces_counters(tree)
+    assert str(caught.value) == f"NVUE interface eth0 link stats: in-errors is {shown}"
+    pfc = {"switch-priority": {"3": {"rx-pause-frames": "n/a", "tx-pause-frames": 0}}}
+    with pytest.raises(ValueError) as caught:
+        nvue_getters.pfc_counters(pfc, "swp1")
+    assert str(caught.value) == (
+        "NVUE interface swp1 counters qos pfc-stats switch-priority 3: rx-pause-frames is not a counter ('n/a')"
+    )
+
+
+# -- EOS eAPI -----------------------------------------------------------------------------------------------------
+
+
+class _Eapi:
+    """What NAPALM's ``_run_commands`` hands back: the list of eAPI replies, here one capture."""
+
+    def __init__(self, reply: dict[str, object]) -> None:
+        self.reply = reply
+
+    def _run_commands(self, commands: list[str], encoding: str = "json") -> list[dict[str, object]]:
+        assert commands == ["show configuration sessions"] and encoding == "json"
+        return [self.reply]
+
+
+def test_eos_open_sessions_of_real_replies() -> None:
+    """Only ``pending`` and ``pendingCommitTimer`` sessions are open; a ``completed`` one is history."""
+    reply = json.loads(load("eos-show-configuration-sessions", "aio-eapi-pending-and-completed").text)
+    assert open_sessions(_Eapi(reply)) == {"jeremy1": "pending"}
+    reply = json.loads(load("eos-show-configuration-sessions", "doublezero-open-in-vty5").text)
+    assert open_sessions(_Eapi(reply)) == {"doublezero-agent-12345678": "pending", "blah1": "pending"}
