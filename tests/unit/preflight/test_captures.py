@@ -13,6 +13,7 @@ from capturekit import ROOT, every, load
 
 from fabconf.drivers.cli.leftovers import open_sessions
 from fabconf.drivers.cli.nxos_counters import interfaces_counters, pfc_counters
+from fabconf.drivers.cli.staging import _via_lines
 from fabconf.platform.cumulus import getters as nvue_getters
 from fabconf.platform.linux.parse import (
     IbPort,
@@ -529,3 +530,14 @@ def test_eos_open_sessions_of_real_replies() -> None:
     assert open_sessions(_Eapi(reply)) == {"jeremy1": "pending"}
     reply = json.loads(load("eos-show-configuration-sessions", "doublezero-open-in-vty5").text)
     assert open_sessions(_Eapi(reply)) == {"doublezero-agent-12345678": "pending", "blah1": "pending"}
+
+
+def test_nxos_route_next_hops_of_a_real_table() -> None:
+    """``show ip route PREFIX`` read for the ECMP check: the best (``*via``) next hops under the prefix's header,
+    from a whole real table; a next hop in another VRF keeps NX-OS's ``%VRF`` suffix."""
+    text = load("nxos-show-ip-route", "ntc-templates-default-vrf-ecmp").text
+    assert _via_lines(text, "2.2.2.2/32") == ["10.10.30.2", "10.10.40.2"]  # two OSPF paths
+    assert _via_lines(text, "10.10.80.0/24") == ["10.10.30.2", "10.10.40.2"]
+    assert _via_lines(text, "7.7.7.7/32") == ["10.10.50.1"]  # a static route: no interface column
+    assert _via_lines(text, "0.0.0.0/0") == ["10.1.100.1%management"]
+    assert _via_lines(text, "9.9.9.9/32") == []  # no route
