@@ -425,7 +425,8 @@ def parse_os_release(text: str) -> dict[str, str]:
 
 def parse_lldpctl(text: str) -> dict[str, list[dict[str, str]]]:
     """``lldpctl -f json`` -> {local port: [{"hostname", "port"}]}. lldpd prints ``interface`` as a list, or as
-    one mapping when there is a single neighbour [U: lldpd 1.0 JSON]; both are read."""
+    one mapping when there is a single neighbour [3P: lldpd's own integration test, ``test_lldpcli.py``
+    ``test_json_output``; tests/captures/lldpctl-f-json]; both are read."""
     check_clean(text)
     try:
         doc = json.loads(text)

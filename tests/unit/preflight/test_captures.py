@@ -21,6 +21,7 @@ from fabconf.platform.linux.parse import (
     parse_cma_roce_tos,
     parse_ibdev2netdev,
     parse_ibstat,
+    parse_lldpctl,
     parse_mlnx_qos,
     parse_mlxconfig_query,
     parse_rdma_link,
@@ -541,3 +542,18 @@ def test_nxos_route_next_hops_of_a_real_table() -> None:
     assert _via_lines(text, "7.7.7.7/32") == ["10.10.50.1"]  # a static route: no interface column
     assert _via_lines(text, "0.0.0.0/0") == ["10.1.100.1%management"]
     assert _via_lines(text, "9.9.9.9/32") == []  # no route
+
+
+# -- lldpctl -f json ------------------------------------------------------------------------------------------
+
+
+def test_lldpctl_json_in_both_of_lldpds_shapes() -> None:
+    """One neighbour: ``interface`` is a mapping (lldpd's own test); several: a list of one-key mappings. The
+    neighbour's name is its chassis key, its port the port id's value, whatever the id's type."""
+    one = parse_lldpctl(load("lldpctl-f-json", "lldpd-test-one-neighbour-as-a-map").text)
+    assert one == {"eth0": [{"hostname": "ns-2.example.com", "port": "00:00:00:00:00:02"}]}  # a Linux peer: a MAC
+    two = parse_lldpctl(load("lldpctl-f-json", "lldpd-1.0.19-two-neighbours-trimmed").text)
+    assert two == {
+        "eno1": [{"hostname": "netlab-leaf2", "port": "swp1"}],  # port id type ifname
+        "eno3": [{"hostname": "netlab-mgmt0", "port": "Ethernet2"}],  # port id type local (SONiC)
+    }
