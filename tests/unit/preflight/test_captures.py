@@ -18,6 +18,7 @@ from fabconf.platform.cumulus import getters as nvue_getters
 from fabconf.platform.linux.parse import (
     IbPort,
     ParseError,
+    parse_bus_info,
     parse_cma_roce_tos,
     parse_ibdev2netdev,
     parse_ibstat,
@@ -557,3 +558,18 @@ def test_lldpctl_json_in_both_of_lldpds_shapes() -> None:
         "eno1": [{"hostname": "netlab-leaf2", "port": "swp1"}],  # port id type ifname
         "eno3": [{"hostname": "netlab-mgmt0", "port": "Ethernet2"}],  # port id type local (SONiC)
     }
+
+
+# -- ethtool -i, /proc/driver/nvidia/version ------------------------------------------------------------------
+
+
+def test_ethtool_driver_info_gives_the_ports_pci_address() -> None:
+    """An empty ``expansion-rom-version:`` line and the firmware's PSID in brackets do not disturb the read."""
+    assert parse_bus_info(load("ethtool-i", "mlx5-connectx4lx-lkml").text) == "0000:3b:00.0"
+
+
+def test_nvidia_driver_version_of_the_open_and_the_proprietary_modules() -> None:
+    open_ = load("proc-driver-nvidia-version", "open-555.58.02-fedora").text
+    assert (hp.parse_nvidia_version(open_), hp.parse_nvidia_open(open_)) == ("555.58.02", True)
+    closed = load("proc-driver-nvidia-version", "proprietary-515.76-ubuntu1804").text
+    assert (hp.parse_nvidia_version(closed), hp.parse_nvidia_open(closed)) == ("515.76", False)
