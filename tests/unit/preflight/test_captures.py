@@ -22,6 +22,7 @@ from fabconf.platform.linux.parse import (
     parse_cma_roce_tos,
     parse_ibdev2netdev,
     parse_ibstat,
+    parse_ip_link,
     parse_lldpctl,
     parse_mlnx_qos,
     parse_mlxconfig_query,
@@ -573,3 +574,25 @@ def test_nvidia_driver_version_of_the_open_and_the_proprietary_modules() -> None
     assert (hp.parse_nvidia_version(open_), hp.parse_nvidia_open(open_)) == ("555.58.02", True)
     closed = load("proc-driver-nvidia-version", "proprietary-515.76-ubuntu1804").text
     assert (hp.parse_nvidia_version(closed), hp.parse_nvidia_open(closed)) == ("515.76", False)
+
+
+# -- ip -j link, ofed_info -s -----------------------------------------------------------------------------------
+
+
+def test_ip_link_of_a_real_connectx_uplink_and_its_altname() -> None:
+    """``ip -j link show dev ALTNAME`` answers with the port's own name (``p0``), and sysfs knows only that name:
+    fabconf read "expected exactly one interface named enp3s0f0np0" and now says which name to use."""
+    text = load("ip-j-link", "connectx-p0-ovs-altname").text
+    link = parse_ip_link(text, "p0")
+    assert (link.ifname, link.mtu, link.admin_up, link.oper_up) == ("p0", 9216, True, True)
+    assert (link.mac, link.altnames) == ("b8:3f:d2:90:97:fa", ("enp3s0f0np0",))
+    with pytest.raises(
+        ParseError, match=r"enp3s0f0np0 is an alternative name of p0: name the port p0 in the inventory"
+    ):
+        parse_ip_link(text, "enp3s0f0np0")
+    with pytest.raises(ParseError, match=r"expected exactly one interface named ens9"):
+        parse_ip_link(text, "ens9")
+
+
+def test_ofed_info_short_form() -> None:
+    assert hp.parse_ofed(load("ofed_info-s", "mlnx-ofed-5.8-1.1.2.1").text) == "5.8-1.1.2.1"
