@@ -9,7 +9,6 @@ from typing import TextIO
 
 from fabconf.compile.pipeline import Compiled, Selector, compile_inventory
 from fabconf.compile.problems import Problems
-from fabconf.compile.render import filename, render
 from fabconf.compile.selection import select
 
 
@@ -37,6 +36,8 @@ def run_validate(inventory: Path, stream: TextIO | None = None) -> int:
 
 
 def run_render(inventory: Path, output: Path, limit: str | None) -> int:
+    from fabconf.compile.render import filename, render  # Jinja2: only when rendering, never for `validate`
+
     started = time.perf_counter()
     compiled = _compile(inventory, lambda model: select(model, limit))  # only the selected devices are designed
     names = sorted(compiled.data)
