@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabconf.cli import report
+from fabconf.cli import pushplan, report
 from fabconf.cli.lab import DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
 from fabconf.cli.progress import RunProgress
 from fabconf.deploy import rollout
@@ -26,7 +26,7 @@ from fabconf.deploy.processors import Progress
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
 from fabconf.jobs.diff import diff
-from fabconf.jobs.push import push
+from fabconf.jobs.push import forecast, push
 from fabconf.jobs.target import Hooks, ProgressFactory, Target
 from fabconf.jobs.verify import verify
 
@@ -134,7 +134,10 @@ def run_push(
         return result.exit_code
     if result.previewed:
         out = dataclasses.replace(out, diffs=False)  # each diff is shown once, in the plan
-    return out.emit(result.outcomes, "push", result.exit_code, "fabconf push")
+    code = out.emit(result.outcomes, "push", result.exit_code, "fabconf push")
+    if result.plan is not None and result.estimate is not None:  # the estimate against what each wave took
+        pushplan.print_timing(result.plan, result.estimate, stream=out.side)
+    return code
 
 
 # -- the argparse layer -------------------------------------------------------------------------------------------
@@ -186,6 +189,8 @@ def push_options_of(args: argparse.Namespace) -> PushOptions:
 
 def cmd_push(args: argparse.Namespace) -> int:
     push_options = push_options_of(args)
+    if args.plan:
+        return pushplan.run(forecast(target_of(args), device_options_of(args), push_options), args.format)
     out = Output(args.format, commands=args.commands)
     return run_push(target_of(args), device_options_of(args), push_options, out, args.yes)
 
@@ -291,4 +296,9 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
         help="GPU hosts: run mlxfwreset so pending mlxconfig changes take effect now (disrupts traffic)",
     )
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="touch no device: print the waves, the failure budget and the estimated duration of each",
+    )
     p.set_defaults(func=cmd_push)
