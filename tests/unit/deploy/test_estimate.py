@@ -17,7 +17,7 @@ from fabconf.platforms import platform
 
 
 def entry(platform_name: str, commit: float, verify: float, confirm: float, **extra: Any) -> dict[str, Any]:
-    record = {"platform": platform_name, "result": "applied", "mode": "lab", "device": "x"}
+    record: dict[str, Any] = {"platform": platform_name, "result": "applied", "mode": "lab", "device": "x"}
     record["phases"] = {"commit": commit, "verify": verify, "confirm": confirm}
     return record | extra
 
