@@ -121,7 +121,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     if compile_only:
         return parser
 
-    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, sot
+    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, report_merge, sot
     from fabconf.cli import plan as plan_cli
     from fabconf.deploy.options import DeviceOptions
 
@@ -158,6 +158,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     plan_cli.add_parser(sub)
     sot.add_parser(sub, _inventory_arg)
     auditlog.add_parser(sub)
+    report_merge.add_parser(sub)
     return parser
 
 
