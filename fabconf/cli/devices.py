@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,11 +66,14 @@ class Output:
     def side(self) -> Any:
         return sys.stderr if self.fmt == "json" else sys.stdout
 
-    def emit(self, outcomes: list[Outcome], command: str, code: int, title: str) -> int:
+    def emit(
+        self, outcomes: list[Outcome], command: str, code: int, title: str, extra: dict[str, Any] | None = None
+    ) -> int:
+        """The report; ``extra``: top-level fields a command adds to its JSON report (a push's ``waves``)."""
         if self.fmt == "json" and self.documents is not None:
-            self.documents.append(report.as_dict(outcomes, command, code))
+            self.documents.append({**report.as_dict(outcomes, command, code), **(extra or {})})
         elif self.fmt == "json":
-            print(report.as_json(outcomes, command, code))
+            print(json.dumps({**report.as_dict(outcomes, command, code), **(extra or {})}, indent=2))
         else:
             report.print_text(outcomes, title, commands=self.commands, diffs=self.diffs)
         return code
@@ -134,9 +138,12 @@ def run_push(
         return result.exit_code
     if result.previewed:
         out = dataclasses.replace(out, diffs=False)  # each diff is shown once, in the plan
-    code = out.emit(result.outcomes, "push", result.exit_code, "fabconf push")
-    if result.plan is not None and result.estimate is not None:  # the estimate against what each wave took
-        pushplan.print_timing(result.plan, result.estimate, stream=out.side)
+    waves = None if result.plan is None or result.estimate is None else pushplan.timing(result.plan, result.estimate)
+    code = out.emit(
+        result.outcomes, "push", result.exit_code, "fabconf push", None if waves is None else {"waves": waves}
+    )
+    if waves is not None and out.fmt == "text":  # the estimate against what each wave took
+        pushplan.print_timing(waves)
     return code
 
 

@@ -74,13 +74,13 @@ def timing(plan: Plan, est: Estimate) -> list[dict[str, Any]]:
     ]
 
 
-def print_timing(plan: Plan, est: Estimate, stream: TextIO | None = None) -> None:
+def print_timing(rows: list[dict[str, Any]], stream: TextIO | None = None) -> None:
     out = stream or sys.stdout
-    rows = timing(plan, est)
     print("waves: estimate / actual", file=out)
     width = max((len(r["label"]) for r in rows), default=4)
     for r in rows:
         actual = "not reached" if r["actual_s"] is None else duration(r["actual_s"])
         print(f"  {r['label']:<{width}}  ~{duration(r['estimate_s'])} / {actual}", file=out)
     took = sum(r["actual_s"] or 0.0 for r in rows)
-    print(f"  total  ~{duration(est.total)} / {duration(took)}", file=out)
+    guessed = sum(r["estimate_s"] for r in rows)
+    print(f"  total  ~{duration(guessed)} / {duration(took)}", file=out)

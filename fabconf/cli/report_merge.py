@@ -19,6 +19,7 @@ from typing import Any
 from fabconf.errors import UsageError
 
 SCHEMA = "fabconf.report/1"  # fabconf.cli.report.SCHEMA, without importing the reporters (rich)
+DRIFT_FIELDS = ("drift", "started", "duration_seconds", "notes", "backup", "remediation")  # merged, for drift
 WORST = {0: 0, 2: 1, 1: 2, 130: 3}  # exit statuses, least to most severe; another one counts as a failure (1)
 
 
@@ -64,16 +65,18 @@ def merge(paths: list[Path]) -> dict[str, Any]:
                 raise MergeError(f"{path}: devices[{i}]: {name} is also in {where[name]}")
             where[name] = path
             devices.append(device)
-    merged = {**docs[0][1]}
-    merged.update(
-        command=command,
-        exit_code=worst([doc["exit_code"] for _, doc in docs]),
-        summary=dict(sorted(Counter(str(d.get("state")) for d in devices).items())),
-        devices=devices,
-        shards=[
-            {"file": str(path), "exit_code": doc["exit_code"], "devices": len(doc["devices"])} for path, doc in docs
+    merged: dict[str, Any] = {
+        "schema": SCHEMA,
+        "command": command,
+        "exit_code": worst([doc["exit_code"] for _, doc in docs]),
+        "summary": dict(sorted(Counter(str(d.get("state")) for d in devices).items())),
+        "devices": devices,
+        # each shard's file, exit status, device count and the fields of its own run (a push's waves)
+        "shards": [
+            {"file": str(path), "exit_code": doc["exit_code"], "devices": len(doc["devices"]), **_own(doc)}
+            for path, doc in docs
         ],
-    )
+    }
     if command == "drift":  # drift's own top-level fields: its summary by drift state, the shards' times and notes
         merged["drift"] = merged["summary"]
         merged["started"] = min((d["started"] for _, d in docs if d.get("started")), default=None)
@@ -82,6 +85,12 @@ def merge(paths: list[Path]) -> dict[str, Any]:
         merged["backup"] = [d["backup"] for _, d in docs if d.get("backup")] or None
         merged["remediation"] = _remediations([d.get("remediation") for _, d in docs])
     return merged
+
+
+def _own(doc: dict[str, Any]) -> dict[str, Any]:
+    """A shard's top-level fields that describe its own run only (a push's ``waves``)."""
+    merged_here = {"schema", "command", "exit_code", "summary", "devices", *DRIFT_FIELDS}
+    return {k: v for k, v in doc.items() if k not in merged_here}
 
 
 def _remediations(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:

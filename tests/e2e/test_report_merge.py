@@ -54,6 +54,8 @@ def test_four_shards_pushed_in_parallel_merge_into_one_run(tmp_path: Path) -> No
         assert names == sorted(d["device"] for s in shards for d in s["devices"])
         assert len(names) == 14 and len(set(names)) == 14
         assert sum(merged["summary"].values()) == 14
+        for part in merged["shards"]:  # each shard's waves: estimated before its push, and what each took
+            assert part["waves"] and all(w["estimate_s"] > 0 for w in part["waves"])
 
         # the audit log says what the merged report says, device by device
         records = [json.loads(line) for line in Path(env["FABCONF_AUDIT_LOG"]).read_text().splitlines()]
