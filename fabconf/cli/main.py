@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import sys
@@ -25,6 +26,9 @@ EXIT_OK, EXIT_ERROR = 0, 1
 COMPILE_COMMANDS = ("validate", "render")
 # first words that the compile commands' parser answers alone: `fabconf --version` builds no device parser
 LIGHT_WORDS = (*COMPILE_COMMANDS, "--version")
+# commands that touch no device either, whose parser is built beside the compile commands' alone (CI runs
+# `fabconf report merge` and `fabconf audit` after every shard): the module that adds it
+LIGHT_COMMANDS = {"audit": "fabconf.cli.auditlog", "report": "fabconf.cli.report_merge"}
 
 
 def _version() -> str:
@@ -85,8 +89,9 @@ def _render(args: argparse.Namespace) -> int:
     return run_render(Path(args.inventory), Path(args.output), args.limit)
 
 
-def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
-    """The whole command line (``compile_only``: only ``COMPILE_COMMANDS``, for a run of one of them)."""
+def build_parser(compile_only: bool = False, only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line (``compile_only``: only ``COMPILE_COMMANDS``, for a run of one of them; ``only``:
+    those and the one of ``LIGHT_COMMANDS`` named, for a run of it)."""
     parser = argparse.ArgumentParser(
         prog="fabconf",
         description="Configuration-as-code for lossless RoCEv2 GPU fabrics (Cumulus, EOS, NX-OS, ConnectX hosts).",
@@ -119,6 +124,9 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     )
     r.set_defaults(func=_render)
     if compile_only:
+        return parser
+    if only is not None:
+        importlib.import_module(LIGHT_COMMANDS[only]).add_parser(sub)
         return parser
 
     from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, report_merge, sot
@@ -220,7 +228,9 @@ def _from_library(args: threading.ExceptHookArgs) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(compile_only=bool(words) and words[0] in LIGHT_WORDS).parse_args(words)
+    first = words[0] if words else ""
+    parser = build_parser(compile_only=first in LIGHT_WORDS, only=first if first in LIGHT_COMMANDS else None)
+    args = parser.parse_args(words)
     quiet_libraries()  # after parsing: `--version`, `--help` and a usage error open no log file
     try:
         with guarded_stdout():

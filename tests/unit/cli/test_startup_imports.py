@@ -51,3 +51,12 @@ def test_a_template_error_is_still_reported_as_a_fabconf_bug(
     monkeypatch.setattr(cli_main, "_validate", broken)
     assert cli_main.main(["validate"]) == cli_main.EXIT_ERROR
     assert "template error (a fabconf bug" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("words", [("audit", "--format", "json"), ("report", "merge", "--help")])
+def test_audit_and_report_merge_load_no_device_stack(
+    words: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    assert not DEVICE_STACK & loaded(*words)
