@@ -85,9 +85,10 @@ class Platform:
     watchdog_multiple: tuple[int, int] | None = None
     # --confirm-timeout the device's commit timer accepts, in seconds (revert-timer platforms)
     confirm_timeout_s: tuple[int, int] = (1, 86400)
-    # seconds one device's push takes to commit, verify and confirm, for `fabconf push --plan` before any push
-    # to such a device is in the audit log: fabconf's planning defaults, not a vendor's figures
-    push_phases_s: tuple[float, float, float] = (5.0, 15.0, 2.0)
+    # seconds one device's push takes to prepare (connect, read, stage the diff), commit, verify and confirm, for
+    # `fabconf push --plan` before any push to such a device is in the audit log: fabconf's planning defaults,
+    # not a vendor's figures
+    push_phases_s: tuple[float, float, float, float] = (3.0, 5.0, 15.0, 2.0)
 
     def release_line(self, version: str | None, assume: str | None = None) -> str:
         """The release line ``version`` (default: ``default_version``) belongs to; ValueError when fabconf does

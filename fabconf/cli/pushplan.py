@@ -20,7 +20,13 @@ def as_dict(forecast: Forecast) -> dict[str, Any]:
         "waves": [{"label": w.label, "devices": w.devices, "estimate_s": round(w.seconds, 1)} for w in est.waves],
         "estimate_s": round(est.total, 1),
         "latencies": {
-            name: {"commit_s": lat.commit, "verify_s": lat.verify, "confirm_s": lat.confirm, "source": lat.source}
+            name: {
+                "prepare_s": lat.prepare,
+                "commit_s": lat.commit,
+                "verify_s": lat.verify,
+                "confirm_s": lat.confirm,
+                "source": lat.source,
+            }
             for name, lat in est.latencies.items()
         },
     }
@@ -46,10 +52,10 @@ def print_text(forecast: Forecast, stream: TextIO | None = None) -> None:
         )
         print(f"  {w.label:<{width}}  ~{duration(w.seconds):>10}  {len(w.devices):>4} device(s): {names}", file=out)
     print(f"estimated total: ~{duration(est.total)}", file=out)
-    print("per-device latency (commit + verify + confirm):", file=out)
+    print("per-device latency (prepare + commit + verify + confirm):", file=out)
     for name, lat in est.latencies.items():
         print(
-            f"  {name}: {lat.commit:.1f} + {lat.verify:.1f} + {lat.confirm:.1f} s ({lat.source})",
+            f"  {name}: {lat.prepare:.1f} + {lat.commit:.1f} + {lat.verify:.1f} + {lat.confirm:.1f} s ({lat.source})",
             file=out,
         )
 

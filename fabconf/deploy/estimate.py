@@ -1,6 +1,7 @@
 """How long a push will take, before it starts: per wave and in total (``fabconf push --plan``).
 
-A device's push is its commit, verify and confirm. Their latencies, per platform, are the medians of the last
+A device's push is its preparation (connect, read its configuration, stage the diff), commit, verify and confirm.
+Their latencies, per platform, are the medians of the last
 ``RECENT`` pushes the audit log recorded as applied to that platform in the same mode (lab or devices: a lab
 rehearsal says nothing of a real switch's commit); a platform the log has none of takes the platform table's
 ``push_phases_s``, and the plan says so. A wave runs its switches and its GPU hosts in their own worker pools side
@@ -24,7 +25,7 @@ from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.rollout import Plan, Wave
 from fabconf.platforms import platform
 
-PHASES = ("commit", "verify", "confirm")
+PHASES = ("commit", "verify", "confirm")  # timed by the push itself (Outcome.phases); prepare: the rest
 RECENT = 50  # the pushes per platform the medians are taken over: the newest ones
 APPLIED = "applied"
 
@@ -34,6 +35,7 @@ class Latency:
     """One device's push on a platform, in seconds per phase; ``pushes``: how many audit records it comes from
     (0: the platform table's defaults)."""
 
+    prepare: float
     commit: float
     verify: float
     confirm: float
@@ -41,7 +43,7 @@ class Latency:
 
     @property
     def total(self) -> float:
-        return self.commit + self.verify + self.confirm
+        return self.prepare + self.commit + self.verify + self.confirm
 
     @property
     def source(self) -> str:
@@ -89,14 +91,18 @@ def latencies(platforms: Iterable[str], mode: str, path: Path | None = None) -> 
         name = entry.get("platform")
         if entry.get("result") != APPLIED or name not in wanted or entry.get("mode", "devices") != mode:
             continue
-        if isinstance(phases, dict) and all(isinstance(phases.get(p), int | float) for p in PHASES):
-            seen[str(name)].append({p: float(phases[p]) for p in PHASES})
+        seconds = entry.get("seconds")
+        if not isinstance(seconds, int | float) or not isinstance(phases, dict):
+            continue  # a record of an earlier fabconf, without its timings
+        if all(isinstance(phases.get(p), int | float) for p in PHASES):
+            timed = {p: float(phases[p]) for p in PHASES}
+            seen[str(name)].append({"prepare": max(0.0, seconds - sum(timed.values())), **timed})
     out = {}
     for name in sorted(wanted):
         recent = seen[name][-RECENT:]
         if recent:
-            commit, verify, confirm = (statistics.median(r[p] for r in recent) for p in PHASES)
-            out[name] = Latency(commit, verify, confirm, pushes=len(recent))
+            prepare, commit, verify, confirm = (statistics.median(r[p] for r in recent) for p in ("prepare", *PHASES))
+            out[name] = Latency(prepare, commit, verify, confirm, pushes=len(recent))
         else:
             out[name] = Latency(*platform(name).push_phases_s)
     return out

@@ -16,9 +16,12 @@ from fabconf.deploy.options import DeviceOptions
 from fabconf.platforms import platform
 
 
-def entry(platform_name: str, commit: float, verify: float, confirm: float, **extra: Any) -> dict[str, Any]:
+def entry(
+    platform_name: str, commit: float, verify: float, confirm: float, prepare: float = 1.0, **extra: Any
+) -> dict[str, Any]:
     record: dict[str, Any] = {"platform": platform_name, "result": "applied", "mode": "lab", "device": "x"}
     record["phases"] = {"commit": commit, "verify": verify, "confirm": confirm}
+    record["seconds"] = prepare + commit + verify + confirm  # the whole device: connecting and staging too
     return record | extra
 
 
@@ -36,20 +39,23 @@ def test_medians_per_platform_from_applied_pushes_in_the_same_mode(tmp_path: Pat
     log = write(
         tmp_path / "audit.jsonl",
         [
-            entry("cumulus", 1.0, 4.0, 0.5),
-            entry("cumulus", 3.0, 6.0, 0.5),
-            entry("cumulus", 2.0, 5.0, 1.5),
+            entry("cumulus", 1.0, 4.0, 0.5, prepare=0.5),
+            entry("cumulus", 3.0, 6.0, 0.5, prepare=2.0),
+            entry("cumulus", 2.0, 5.0, 1.5, prepare=1.0),
             entry("cumulus", 90.0, 90.0, 90.0, mode="devices"),  # a real device's push says nothing of the lab
             entry("cumulus", 90.0, 90.0, 90.0, result="rolled back"),
             {"platform": "cumulus", "result": "applied", "mode": "lab"},  # an older record, without phases
+            entry("cumulus", 90.0, 90.0, 90.0) | {"seconds": None},
         ],
         torn=True,
     )
     lat = latencies({"cumulus", "eos"}, "lab", log)
-    assert (lat["cumulus"].commit, lat["cumulus"].verify, lat["cumulus"].confirm) == (2.0, 5.0, 0.5)
+    cumulus = lat["cumulus"]
+    assert (cumulus.prepare, cumulus.commit, cumulus.verify, cumulus.confirm) == (1.0, 2.0, 5.0, 0.5)
     assert lat["cumulus"].pushes == 3
     assert lat["cumulus"].source == "audit log, 3 push(es)"
-    assert (lat["eos"].commit, lat["eos"].verify, lat["eos"].confirm) == platform("eos").push_phases_s
+    eos = lat["eos"]
+    assert (eos.prepare, eos.commit, eos.verify, eos.confirm) == platform("eos").push_phases_s
     assert lat["eos"].source == "platform table default"
 
 
@@ -72,7 +78,7 @@ def test_waves_take_rounds_of_their_pools_slowest_platform(
     assert [w.devices for w in est.waves] == [[j.name for j in w] for w in the_plan.waves]
     for wave, guessed in zip(the_plan.waves, est.waves, strict=True):
         rounds = -(-len(wave) // (host_workers if wave[0].spec.is_host else workers))
-        assert guessed.seconds == rounds * 4.0
+        assert guessed.seconds == pytest.approx(rounds * 5.0)  # 1 s prepare + 4 s
     assert est.total == sum(w.seconds for w in est.waves)
 
 
