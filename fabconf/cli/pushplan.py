@@ -50,7 +50,8 @@ def print_text(forecast: Forecast, stream: TextIO | None = None) -> None:
         names = (
             ", ".join(w.devices) if len(w.devices) <= 8 else ", ".join(w.devices[:8]) + f", ... (+{len(w.devices) - 8})"
         )
-        print(f"  {w.label:<{width}}  ~{duration(w.seconds):>10}  {len(w.devices):>4} device(s): {names}", file=out)
+        about = "~" + duration(w.seconds)
+        print(f"  {w.label:<{width}}  {about:>11}  {len(w.devices):>4} device(s): {names}", file=out)
     print(f"estimated total: ~{duration(est.total)}", file=out)
     print("per-device latency (prepare + commit + verify + confirm):", file=out)
     for name, lat in est.latencies.items():
