@@ -7,8 +7,10 @@ refused unless the operator passes ``--allow-inventory-transport`` on the comman
 for every device they affect, on every run):
 
 - ``extras.ca_file`` / ``extras.known_hosts`` (``ssh_known_hosts``): a CA or known-hosts file of the inventory's
-  choosing, unless it is the very file the operator already trusts (``FABCONF_CA_FILE``, ``FABCONF_KNOWN_HOSTS``:
-  the lab's inventory names the lab's own files, which ``lab.env`` sets);
+  choosing, unless it is the very file the operator already trusts (``FABCONF_CA_FILE``, ``FABCONF_KNOWN_HOSTS``),
+  or the operator's own lab's: a file that the ``lab.env`` of a lab state directory names, where that directory, its
+  ``lab.env`` and the file are the operator's own and private (``_own_lab_file``: what ``fabconf lab up`` writes, and
+  what its generated inventory, ``STATE/inventory``, names; another user cannot plant such a file);
 - ``extras.optional_args.transport`` other than ``https``: plain HTTP, credentials in clear.
 
 Turning verification off is never an inventory setting: it is ``--insecure`` (``fabconf.drivers.trust``).
@@ -17,12 +19,15 @@ Turning verification off is never an inventory setting: it is ``--insecure`` (``
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fabconf.drivers.trust import Trust
 from fabconf.errors import FabconfError
+from fabconf.private import UnsafePath, read_private
 
 ALLOW_FLAG = "--allow-inventory-transport"
 SECTION_KEYS = frozenset({"port", "extras"})
@@ -52,6 +57,34 @@ def _same_file(given: Any, trusted: str | None) -> bool:
     return trusted is not None and os.path.realpath(str(given)) == os.path.realpath(trusted)
 
 
+LAB_ENV_NAMES = {"ca_file": "FABCONF_CA_FILE", "known_hosts": "FABCONF_KNOWN_HOSTS"}
+
+
+def _private_dir(path: Path) -> bool:
+    info = os.lstat(path)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def _own_lab_file(given: Any, kind: str) -> bool:
+    """``given`` is the CA (``kind`` ``ca_file``) or known_hosts file of one of the operator's own labs: the state
+    directory (``STATE/tls/ca.pem``'s grandparent, ``STATE/known_hosts``'s parent) is the operator's and 0700, its
+    ``lab.env`` is the operator's private file and names exactly this file, and the file is the operator's own
+    (never through a symbolic link). What ``fabconf lab up`` writes, and nothing another user can make."""
+    try:
+        path = Path(str(given))
+        if path.is_symlink() or not path.is_absolute():
+            return False
+        state = path.parent.parent if kind == "ca_file" else path.parent
+        if not _private_dir(state) or (kind == "ca_file" and not _private_dir(path.parent)):
+            return False
+        read_private(path, limit=1)
+        env = read_private(state / "lab.env").decode("utf-8", "replace")
+    except (OSError, UnsafePath, ValueError):
+        return False
+    wanted = f"{LAB_ENV_NAMES[kind]}={path}"
+    return any(line == wanted for line in env.splitlines())
+
+
 def _unknown(path: tuple[str, ...], hint: str = "") -> Setting:
     return Setting(path, f"not a connection setting fabconf takes{hint}", weakens=False)
 
@@ -62,7 +95,12 @@ def _extras(section: str, extras: Mapping[str, Any], trust: Trust) -> list[Setti
         path = (section, "extras", str(key))
         if key not in EXTRAS_KEYS or (key == "optional_args" and section != NAPALM_SECTION):
             out.append(_unknown(path, "; TLS and host-key checks are turned off only by --insecure"))
-        elif key in TRUST_FILES and value and not _same_file(value, getattr(trust, TRUST_FILES[key])):
+        elif (
+            key in TRUST_FILES
+            and value
+            and not _same_file(value, getattr(trust, TRUST_FILES[key]))
+            and not _own_lab_file(value, TRUST_FILES[key])
+        ):
             what = "CA file" if key == "ca_file" else "known_hosts file"
             out.append(Setting(path, f"a {what} chosen by the inventory decides whom this device is", weakens=True))
         elif key == "optional_args":

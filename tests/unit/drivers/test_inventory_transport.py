@@ -72,3 +72,39 @@ def test_no_environment_variable_allows_it(monkeypatch: pytest.MonkeyPatch) -> N
     for name in ("FABCONF_ALLOW_INVENTORY_TRANSPORT", "FABCONF_INVENTORY_TRANSPORT"):
         monkeypatch.setenv(name, "1")
     assert Trust.from_env().inventory_transport is False
+
+
+def _lab_state(root: Path, dir_mode: int = 0o700, names_it: bool = True) -> tuple[Path, Path]:
+    """A lab state directory as `fabconf lab up` leaves it: tls/ca.pem, known_hosts and a lab.env naming them."""
+    state = root / "lab"
+    (state / "tls").mkdir(parents=True)
+    ca, known = state / "tls" / "ca.pem", state / "known_hosts"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    known.write_text("127.0.0.1 ssh-ed25519 AAAA\n")
+    env = f"FABCONF_CA_FILE={ca}\nFABCONF_KNOWN_HOSTS={known}\n" if names_it else "FABCONF_LAB_USER=admin\n"
+    (state / "lab.env").write_text(env)
+    for path in (ca, known, state / "lab.env"):
+        path.chmod(0o600)
+    (state / "tls").chmod(0o700)
+    state.chmod(dir_mode)
+    return ca, known
+
+
+def test_the_operators_own_lab_files_are_trusted_without_the_flag(tmp_path: Path) -> None:
+    """The lab's generated inventory (STATE/inventory) names the lab's CA and known_hosts: a Nornir script on it
+    works without FABCONF_CA_FILE set, because the files are in a private state directory whose lab.env names them."""
+    ca, known = _lab_state(tmp_path)
+    _build("cumulus", "nvue", {"ca_file": str(ca), "known_hosts": str(known)}, Trust())
+
+
+@pytest.mark.parametrize("case", ["open-dir", "not-named", "symlink"])
+def test_a_lab_looking_file_is_still_refused_unless_it_is_the_operators_own_lab(tmp_path: Path, case: str) -> None:
+    """A state directory others can enter, a lab.env that does not name the file, or a link to a lab's file: the
+    inventory chose it, so it is refused as any other CA file."""
+    ca, _known = _lab_state(tmp_path, dir_mode=0o755 if case == "open-dir" else 0o700, names_it=case != "not-named")
+    given = ca
+    if case == "symlink":
+        given = tmp_path / "elsewhere.pem"
+        given.symlink_to(ca)
+    with pytest.raises(TransportRefused, match="ca_file"):
+        _build("cumulus", "nvue", {"ca_file": str(given)}, Trust())
