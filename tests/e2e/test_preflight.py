@@ -76,10 +76,12 @@ def test_a_clean_fabric_passes_and_each_fault_fails_its_check(
     assert nxos["counters"]["get_interfaces_counters"]["Ethernet1/63"]["rx_errors"] == 0
     assert nxos["pfc"]["received per second"]["Ethernet1/1"] == {"all": 0.0}  # PFC on, no pause frames
     assert devices["leaf1"]["evidence"]["pfc"]["received per second"]["swp1"] == {"3": 0.0}
+    # a passing preflight in text names the checks passed, not every value read (issue #40: 158 KB of raw JSON);
+    # --format json above keeps every value
     code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "gpu01")
-    assert code == 0 and 'gpu01 active_mtu: {"ibv_devinfo":{"mlx5_0":4096,"mlx5_1":4096}}' in text
+    assert code == 0 and "active_mtu" in text and '"ibv_devinfo"' not in text
     code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "leaf4")
-    assert code == 0 and 'leaf4 pfc: {"pfc_counters":{"Ethernet1/1":{"all":0}' in text  # text evidence, NX-OS
+    assert code == 0 and "pfc" in text and '"pfc_counters"' not in text
 
     gpu03 = sim(lab, "gpu03")
     with pytest.raises(ValueError, match="PORT:SPEEDg"):
