@@ -102,6 +102,7 @@ class Validator:
 
     def _row(self, lst: Any, key_parts: list[str], fields: dict[str, Any]) -> dict[str, Any]:
         from yangson.schemanode import ListNode
+
         row: dict[str, Any] = {}
         keys = [k[0] for k in getattr(lst, "keys", [])]
         for name, part in zip(keys, key_parts, strict=False):
@@ -119,6 +120,7 @@ class Validator:
     def to_instance(self, config_db: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """The YANG instance of ``config_db``, and the tables no model covers."""
         from yangson.schemanode import ListNode
+
         out: dict[str, dict[str, Any]] = {}
         unknown: list[str] = []
         for table, rows in config_db.items():
@@ -139,8 +141,11 @@ class Validator:
                     continue
                 lst = next((li for li in lists if len(li.keys) == len(parts)), lists[0])
                 nested = [c for c in lst.children if isinstance(c, ListNode)]
-                if nested and all(not isinstance(v, (dict, list)) for v in fields.values()) and fields and not any(
-                    lst.get_child(f) is not None for f in fields
+                if (
+                    nested
+                    and all(not isinstance(v, (dict, list)) for v in fields.values())
+                    and fields
+                    and not any(lst.get_child(f) is not None for f in fields)
                 ):
                     inner = nested[0]
                     ikey, ivalue = inner.keys[0][0], next(c.name for c in inner.children if c.name != inner.keys[0][0])
