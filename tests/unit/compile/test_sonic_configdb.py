@@ -89,7 +89,7 @@ def test_every_example_switch_rendered_as_sonic_passes_the_yang_models(
 
 
 def _leaf1(validator: Any) -> dict[str, Any]:
-    name, data, fabric = SWITCHES[0]
+    _name, data, fabric = SWITCHES[0]
     db = _rendered(*_as_sonic(data, fabric))
     assert validator.check(db) == []
     return db
@@ -129,8 +129,7 @@ def test_a_table_no_model_has_and_a_field_no_model_has_fail(validator: Any) -> N
 
 
 def test_lossless_priorities_that_are_not_one_range_are_refused() -> None:
-    _, data, fabric = SWITCHES[0]
-    fabric = copy.deepcopy(fabric)
+    fabric = copy.deepcopy(SWITCHES[0][2])
     fabric["roce"]["pfc_priorities"] = [3, 5]
     with pytest.raises(ValueError, match="not contiguous"):
         qos_sonic(fabric, 9216, HW)
