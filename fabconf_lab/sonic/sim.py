@@ -1,0 +1,216 @@
+"""A SONiC switch over SSH: the Generic Config Updater's commands on a CONFIG_DB, and the reads verify, drift and
+preflight use. Facts and sources: docs/reference/sonic.md.
+
+Commands (each an ``exec`` request, ``sudo`` accepted in front; anything else is refused as bash would)::
+
+    show runningconfiguration all              the CONFIG_DB as JSON (indent 4) plus "bgpraw"
+    config apply-patch [-d] [-v] FILE          FILE sent first by SCP (``scp -t FILE``)
+    config checkpoint NAME | rollback NAME | delete-checkpoint NAME | list-checkpoints
+    show pfcwd config | show pfcwd stats       tables as SONiC's pfcwd prints them
+    show interfaces counters                   portstat's table
+
+Not registered with the lab orchestrator yet: tests start it directly (``SonicSim(...).start()``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from fabconf_lab.sonic.gcu import ConfigDb, PatchRefused
+from fabconf_lab.sshd import SessionContext, ShellSession, SshService
+
+_CLICK_USAGE = {
+    "apply-patch": 'Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH\nTry "config apply-patch -h" for help.\n\n',
+    "rollback": 'Usage: config rollback [OPTIONS] CHECKPOINT_NAME\nTry "config rollback -h" for help.\n\n',
+    "checkpoint": 'Usage: config checkpoint [OPTIONS] CHECKPOINT_NAME\nTry "config checkpoint -h" for help.\n\n',
+    "delete-checkpoint": "Usage: config delete-checkpoint [OPTIONS] CHECKPOINT_NAME\n"
+    'Try "config delete-checkpoint -h" for help.\n\n',
+}
+_FAILED = {
+    "apply-patch": "Failed to apply patch due to: {}",
+    "rollback": "Failed to rollback config",
+    "checkpoint": "Failed to create a config checkpoint",
+    "delete-checkpoint": "Failed to delete config checkpoint",
+}
+_DONE = {
+    "apply-patch": "Patch applied successfully.",
+    "rollback": "Config rolled back successfully.",
+    "checkpoint": "Checkpoint created successfully.",
+    "delete-checkpoint": "Checkpoint deleted successfully.",
+}
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """tabulate's "simple" format, right-aligned, as SONiC's show commands print (two spaces between columns)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+class SonicSim:
+    def __init__(
+        self,
+        name: str,
+        address: str,
+        port: int = 22,
+        *,
+        username: str,
+        password: str,
+        config: dict[str, Any],
+        bgpraw: str = "",
+    ) -> None:
+        self.name = name
+        self.db = ConfigDb(config)
+        self.bgpraw = bgpraw
+        self.files: dict[str, bytes] = {}
+        self.counters: dict[str, dict[str, int]] = {}  # port -> RX_OK, RX_ERR, RX_DRP, TX_OK, TX_ERR, TX_DRP
+        self.storms: dict[str, tuple[int, int]] = {}  # "Ethernet0:3" -> (detected, restored)
+        self.ssh = SshService(
+            name,
+            address,
+            port,
+            username=username,
+            password=password,
+            session_factory=self._session,
+            scp_sink=self._scp_sink,
+            refuse=lambda command: (
+                "",
+                f"-bash: {command.split()[0] if command.split() else ''}: command not found\n",
+                127,
+            ),
+        )
+
+    @property
+    def port(self) -> int:
+        return self.ssh.port
+
+    def start(self) -> None:
+        self.ssh.start()
+
+    def stop(self) -> None:
+        self.ssh.stop()
+
+    def _scp_sink(self, path: str, data: bytes) -> str | None:
+        self.files[path] = data
+        return None
+
+    def _session(self, ctx: SessionContext) -> ShellSession:
+        return _Session(self)
+
+    # -- commands -----------------------------------------------------------------------------------------------
+    def run(self, command: str) -> tuple[str, str, int]:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return "", "-bash: syntax error\n", 2
+        if words[:1] == ["sudo"]:
+            words = words[1:]
+        if words == ["show", "runningconfiguration", "all"]:
+            doc = self.db.running()
+            doc["bgpraw"] = self.bgpraw
+            return json.dumps(doc, indent=4) + "\n", "", 0
+        if words[:2] == ["show", "pfcwd"] and words[2:] in (["config"], ["stats"]):
+            return (self._pfcwd_config() if words[2] == "config" else self._pfcwd_stats()), "", 0
+        if words == ["show", "interfaces", "counters"]:
+            return self._counters(), "", 0
+        if words[:1] == ["config"] and len(words) >= 2:
+            return self._config(words[1], [w for w in words[2:] if not w.startswith("-")], set(words[2:]))
+        if not words:
+            return "", "", 0
+        return "", f"-bash: {words[0]}: command not found\n", 127
+
+    def _config(self, verb: str, args: list[str], flags: set[str]) -> tuple[str, str, int]:
+        if verb == "list-checkpoints":
+            return self.db.list_checkpoints() + "\n", "", 0
+        if verb not in _DONE:
+            return (
+                "",
+                'Usage: config [OPTIONS] COMMAND [ARGS]...\nTry "config -h" for help.\n\n'
+                f'Error: No such command "{verb}".\n',
+                2,
+            )
+        if len(args) != 1:
+            missing = "PATCH_FILE_PATH" if verb == "apply-patch" else "CHECKPOINT_NAME"
+            return "", f"{_CLICK_USAGE[verb]}Error: Missing argument '{missing}'.\n", 2
+        arg = args[0]
+        try:
+            if verb == "apply-patch":
+                data = self.files.get(arg)
+                if data is None:
+                    raise PatchRefused(f"[Errno 2] No such file or directory: '{arg}'")
+                try:
+                    ops = json.loads(data)
+                except json.JSONDecodeError as exc:
+                    raise PatchRefused(str(exc)) from None
+                self.db.apply(ops, dry_run=bool(flags & {"-d", "--dry-run"}))
+            elif verb == "checkpoint":
+                self.db.checkpoint(arg)
+            elif verb == "rollback":
+                self.db.rollback(arg)
+            else:
+                self.db.delete_checkpoint(arg)
+        except PatchRefused as exc:
+            failed = _FAILED[verb].format(exc)
+            return "", f"{failed}\n{_CLICK_USAGE[verb]}Error: {exc}\n", 2
+        return _DONE[verb] + "\n", "", 0
+
+    # -- reads ----------------------------------------------------------------------------------------------------
+    def _pfcwd_config(self) -> str:
+        wd = self.db.running().get("PFC_WD", {})
+        poll = wd.get("GLOBAL", {}).get("POLL_INTERVAL", "200")
+        rows = [
+            [port, f.get("action", "drop"), f.get("detection_time", ""), f.get("restoration_time", ""), "disable"]
+            for port, f in sorted(wd.items())
+            if port != "GLOBAL"
+        ]
+        head = ["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"]
+        return f"Changed polling interval to {poll}ms\n" + table(head, rows)
+
+    def _pfcwd_stats(self) -> str:
+        config = self.db.running()
+        wd = config.get("PFC_WD", {})
+        rows = []
+        for port, fields in sorted(config.get("PORT_QOS_MAP", {}).items()):
+            if port not in wd:
+                continue
+            for prio in filter(None, fields.get("pfc_enable", "").split(",")):
+                queue = f"{port}:{prio}"
+                detected, restored = self.storms.get(queue, (0, 0))
+                status = "stormed" if detected > restored else "operational"
+                rows.append([queue, status, f"{detected}/{restored}", "0/0", "0/0", "0/0", "0/0"])
+        head = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
+                "RX LAST OK/DROP"]  # fmt: skip
+        return table(head, rows)
+
+    def _counters(self) -> str:
+        rows = []
+        for port, fields in sorted(self.db.running().get("PORT", {}).items()):
+            c = self.counters.get(port, {})
+            state = "U" if fields.get("admin_status") == "up" else "D"
+            rows.append(
+                [port, state, f"{c.get('RX_OK', 0):,}", "0.00 B/s", "0.00%", f"{c.get('RX_ERR', 0):,}",
+                 f"{c.get('RX_DRP', 0):,}", "0", f"{c.get('TX_OK', 0):,}", "0.00 B/s", "0.00%",
+                 f"{c.get('TX_ERR', 0):,}", f"{c.get('TX_DRP', 0):,}", "0"]
+            )  # fmt: skip
+        head = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS",
+                "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]  # fmt: skip
+        return table(head, rows)
+
+
+class _Session(ShellSession):
+    def __init__(self, sim: SonicSim) -> None:
+        self.sim = sim
+
+    def prompt(self) -> str:
+        return f"admin@{self.sim.name}:~$ "
+
+    def handle(self, command: str) -> tuple[str, int]:
+        out, err, status = self.sim.run(command)
+        return out + err, status
+
+    def handle_exec(self, command: str) -> tuple[str, str, int]:
+        return self.sim.run(command)
