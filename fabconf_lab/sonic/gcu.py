@@ -85,13 +85,19 @@ def _structural(config: dict[str, Any]) -> list[str]:
     return problems
 
 
-def validate(config: dict[str, Any]) -> list[str]:
-    """What the YANG models refuse in ``config`` (structural checks when yangson is missing)."""
+def validate(config: dict[str, Any], touched: set[str] | None = None) -> list[str]:
+    """What the YANG models refuse in ``config`` (structural checks when yangson is missing). As GCU does, a table
+    no model covers is left out of the check ("Below table(s) have no YANG models") unless the patch changes it:
+    then the patch is refused. The lab knows the models vendored under tests/sonic_yang only."""
     problems = _structural(config)
     if problems:
         return problems
     validator = _validator()
-    return validator.check(config) if validator else []
+    if not validator:
+        return []
+    if touched is not None and touched - set(validator.tables):
+        raise PatchRefused("Given patch is not valid because it has changes to tables without YANG models")
+    return list(validator.check({t: rows for t, rows in config.items() if t in validator.tables}))
 
 
 class ConfigDb:
@@ -119,7 +125,8 @@ class ConfigDb:
                     f"localhost: given patch is not valid because it will result in empty tables which is not "
                     f"allowed in ConfigDb. Table{'s' if len(empty) > 1 else ''}: {', '.join(empty)}"
                 )
-            problems = validate(new)
+            touched = {_parts(str(op["path"]))[0] for op in ops}
+            problems = validate(new, touched)
             if problems:
                 raise PatchRefused(f"Given patch will produce invalid config. Error: {'; '.join(problems)}")
             if not dry_run:

@@ -1,0 +1,271 @@
+"""SONiC over SSH through the Generic Config Updater: NAPALM's lifecycle on CONFIG_DB (docs/reference/sonic.md).
+
+- ``load_merge_candidate`` / ``load_replace_candidate`` take the rendered CONFIG_DB (``templates/sonic/device.j2``),
+  read the running one (``show runningconfiguration all``) and stage the RFC 6902 patch from it to the target
+  (``fabconf.drivers.sonic.patch``: merge changes only what fabconf owns, replace also drops the fields it does not
+  render from its rows; the management plane and every other table are kept in both modes).
+- ``compare_config`` is that patch as people read it (``~ PORT|Ethernet0 mtu: "9100" -> "9216"``).
+- ``commit_config`` takes a checkpoint of the whole configuration (``config checkpoint``), sends the patch by SCP
+  and applies it (``config apply-patch``). GCU has no commit timer, so like NX-OS the platform reverts from the
+  checkpoint (``rollback()``, ``config rollback``) when fabconf does not confirm: ``revert_in`` is accepted and
+  left to fabconf. A refused patch changes nothing (GCU validates the whole result first) and raises
+  ``CommitError`` with GCU's reason; a patch that fails part-way is rolled back from the checkpoint at once.
+- ``confirm_commit`` deletes the checkpoint (``config delete-checkpoint``).
+
+Connection settings (``optional_args``): ``port`` (SSH, default 22), ``ssh_known_hosts``, ``ssh_strict``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import time
+from typing import Any
+
+import paramiko
+
+from fabconf.drivers.base import CommitConfirmException, CommitError, ConnectionException, DriverBase
+from fabconf.drivers.known_hosts import trust_host
+from fabconf.drivers.sonic.patch import ConfigDb, PatchError, describe, json_patch, parse, target
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT = "fabconf_before_commit"  # one name: a checkpoint a killed run left is simply overwritten
+PATCH_FILE = "/tmp/fabconf-patch.json"
+
+
+class _WarnUnknownHost(paramiko.MissingHostKeyPolicy):
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        log.warning("accepting the unknown SSH host key of %s (%s)", hostname, key.get_name())
+
+
+class SonicDriver(DriverBase):
+    platform = "sonic"
+
+    def setup(self) -> None:
+        args = self.optional_args
+        self.port = int(args.get("port") or 22)
+        self.known_hosts: str | None = args.get("ssh_known_hosts")
+        self.strict = bool(args.get("ssh_strict", True))
+        self._client: paramiko.SSHClient | None = None
+        self._patch: list[dict[str, Any]] | None = None
+        self._running: ConfigDb | None = None
+        self._pending = False
+
+    @property
+    def where(self) -> str:
+        return f"ssh://{self.username}@{self.hostname}:{self.port}"
+
+    # -- connection ------------------------------------------------------------------------------------------
+    def open(self) -> None:
+        self.close()
+        client = paramiko.SSHClient()
+        try:
+            trust_host(client, self.hostname, self.port, self.known_hosts)
+        except OSError as exc:
+            raise ConnectionException(f"{self.where}: cannot read ssh_known_hosts: {exc}") from None
+        client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else _WarnUnknownHost())
+        try:
+            client.connect(
+                self.hostname,
+                self.port,
+                username=self.username,
+                password=self.password,
+                timeout=self.timeout,
+                banner_timeout=self.timeout,
+                auth_timeout=self.timeout,
+                look_for_keys=False,
+                allow_agent=False,
+            )
+        except paramiko.AuthenticationException:
+            client.close()
+            raise ConnectionException(
+                f"{self.where}: the switch refused the credentials of {self.username!r}"
+            ) from None
+        except paramiko.BadHostKeyException as exc:
+            client.close()
+            raise ConnectionException(f"{self.where}: the SSH host key does not match known_hosts ({exc})") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            client.close()
+            raise ConnectionException(
+                f"{self.where}: cannot open an SSH session: {exc or type(exc).__name__}"
+            ) from None
+        self._client = client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _transport(self) -> paramiko.Transport:
+        if self._client is None:
+            self.open()
+        assert self._client is not None
+        transport = self._client.get_transport()
+        if transport is None or not transport.is_active():
+            self.open()
+            assert self._client is not None
+            transport = self._client.get_transport()
+        assert transport is not None
+        return transport
+
+    def _run(self, command: str) -> tuple[str, str, int]:
+        """(stdout, stderr, exit status) of one exec request."""
+        try:
+            channel = self._transport().open_session(timeout=self.timeout)
+            channel.settimeout(self.timeout)
+            channel.exec_command(command)
+            out, err = channel.makefile("rb").read(), channel.makefile_stderr("rb").read()
+            deadline = time.monotonic() + self.timeout
+            if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
+                raise TimeoutError
+            status = channel.recv_exit_status()
+        except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
+            self.close()
+            raise ConnectionException(f"{self.where}: the session broke during '{command}': {exc}") from None
+        return out.decode(errors="replace"), err.decode(errors="replace"), status
+
+    def _send(self, path: str, data: bytes) -> None:
+        """The classic SCP sink protocol (``scp -t PATH``), what SONiC's sshd and ours accept."""
+        try:
+            channel = self._transport().open_session(timeout=self.timeout)
+            channel.settimeout(self.timeout)
+            channel.exec_command(f"scp -t {path}")
+            stream = io.BytesIO(data)
+
+            def ack() -> None:
+                reply = channel.recv(1)
+                if reply != b"\0":
+                    rest = channel.recv(1024)
+                    raise CommitError(f"{self.where}: scp refused {path}: {(reply + rest).decode(errors='replace')}")
+
+            ack()
+            channel.sendall(f"C0600 {len(data)} {path.rsplit('/', 1)[-1]}\n".encode())
+            ack()
+            channel.sendall(stream.read() + b"\0")
+            ack()
+            channel.shutdown_write()
+            channel.recv_exit_status()
+        except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
+            self.close()
+            raise ConnectionException(f"{self.where}: the session broke while sending {path}: {exc}") from None
+
+    def _config(self, *words: str) -> None:
+        command = "sudo config " + " ".join(words)
+        out, err, status = self._run(command)
+        if status != 0:
+            reason = next((ln[len("Error: ") :] for ln in err.splitlines() if ln.startswith("Error: ")), err.strip())
+            raise CommitError(f"{self.hostname}: '{command}' failed: {reason or out.strip()}")
+
+    def running(self) -> ConfigDb:
+        out, err, status = self._run("show runningconfiguration all")
+        if status != 0:
+            raise ConnectionException(f"{self.hostname}: show runningconfiguration all: {err.strip() or out.strip()}")
+        try:
+            return parse(out, f"{self.hostname}: show runningconfiguration all")
+        except PatchError as exc:
+            raise ConnectionException(str(exc)) from None
+
+    # -- configuration lifecycle -----------------------------------------------------------------------------
+    def _load(self, filename: str | None, config: str | None, replace: bool) -> None:
+        if config is None:
+            if filename is None:
+                raise CommitError(f"{self.hostname}: no configuration given")
+            with open(filename, encoding="utf-8") as fh:
+                config = fh.read()
+        try:
+            rendered = parse(config, f"{self.hostname}: rendered configuration")
+            running = self.running()
+            self._patch = json_patch(running, target(running, rendered, replace=replace))
+        except PatchError as exc:
+            raise CommitError(str(exc)) from None
+        self._running = running
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        self._load(filename, config, replace=False)
+
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        self._load(filename, config, replace=True)
+
+    def compare_config(self) -> str:
+        if self._patch is None or self._running is None:
+            return ""
+        return describe(self._patch, self._running)
+
+    def discard_config(self) -> None:
+        self._patch = None
+        self._running = None
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        if self._patch is None:
+            raise CommitError(f"{self.hostname}: no candidate is loaded")
+        patch, self._patch = self._patch, None
+        if not patch:
+            return
+        self._config("checkpoint", CHECKPOINT)
+        self._send(PATCH_FILE, json.dumps(patch).encode())
+        try:
+            self._config("apply-patch", PATCH_FILE)
+        except CommitError:
+            # GCU validates the whole result before it writes, but applies the sorted steps one by one: whatever a
+            # failure left is undone from the checkpoint before the error is reported
+            self._config("rollback", CHECKPOINT)
+            self._config("delete-checkpoint", CHECKPOINT)
+            raise
+        self._pending = True
+
+    def confirm_commit(self) -> None:
+        if not self._pending:
+            raise CommitConfirmException(f"{self.hostname}: no commit is waiting for confirmation")
+        try:
+            self._config("delete-checkpoint", CHECKPOINT)
+        except CommitError as exc:
+            raise CommitConfirmException(str(exc)) from None
+        self._pending = False
+
+    def has_pending_commit(self) -> bool:
+        out, _, status = self._run("sudo config list-checkpoints")
+        try:
+            return status == 0 and CHECKPOINT in json.loads(out or "[]")
+        except json.JSONDecodeError:
+            return False
+
+    def rollback(self) -> None:
+        self._config("rollback", CHECKPOINT)
+        self._config("delete-checkpoint", CHECKPOINT)
+        self._pending = False
+
+    # -- getters --------------------------------------------------------------------------------------------
+    def get_facts(self) -> dict[str, Any]:
+        db = self.running()
+        meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
+        return {
+            "hostname": meta.get("hostname", ""),
+            "fqdn": meta.get("hostname", ""),
+            "vendor": "SONiC",
+            "model": meta.get("hwsku", ""),
+            "os_version": "",
+            "serial_number": "",
+            "uptime": -1.0,
+            "interface_list": sorted(db.get("PORT", {})),
+        }
+
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> dict[str, str]:
+        text = json.dumps(self.running(), indent=4, sort_keys=True) + "\n"
+        return {"running": text if retrieve in ("all", "running") else "", "startup": "", "candidate": ""}
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for port, f in sorted(self.running().get("PORT", {}).items()):
+            up = f.get("admin_status") == "up"
+            out[port] = {
+                "is_up": up,  # CONFIG_DB holds the admin state only; the operational state is in STATE_DB
+                "is_enabled": up,
+                "description": f.get("description", ""),
+                "last_flapped": -1.0,
+                "speed": float(int(f.get("speed", "0"))),  # CONFIG_DB speed is in Mb/s, as NAPALM reports it
+                "mtu": int(f.get("mtu", "9100")),
+                "mac_address": "",
+            }
+        return out

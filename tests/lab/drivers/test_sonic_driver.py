@@ -1,0 +1,154 @@
+"""The SONiC driver against the lab's SONiC simulator over real SSH: a rendered CONFIG_DB staged as a JSON Patch
+(merge and replace), committed with a checkpoint, confirmed or rolled back; a patch SONiC's YANG models refuse
+changes nothing and says why in GCU's words."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from napalm.base.exceptions import CommitConfirmException, CommitError
+
+from fabconf.compile.design.sonic import qos_sonic
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.render import environment
+from fabconf.drivers.sonic.driver import CHECKPOINT, SonicDriver
+from fabconf_lab.sonic.sim import SonicSim
+
+ROOT = Path(__file__).resolve().parents[3]
+ADDR = "127.0.0.1"
+USER, PASSWORD = "admin", "lab-sonic-pw"
+
+
+def _rendered() -> tuple[str, dict[str, Any]]:
+    """leaf1 of the example inventory as a SONiC switch, and the brownfield CONFIG_DB of that switch."""
+    compiled = compile_inventory(ROOT / "inventory")
+    d = copy.deepcopy(compiled.data["leaf1"])
+    names = {i["name"]: f"Ethernet{n * 8}" for n, i in enumerate(d["interfaces"])}
+    for i in d["interfaces"]:
+        i["name"] = names[i["name"]]
+    d["qos"] = qos_sonic(compiled.model.fabric, d["mtu"], {"family": "", "line": ""})
+    text = environment().get_template("sonic/device.j2").render(**d)
+    ports = [*names.values(), "Ethernet96"]  # one port fabconf does not manage
+    brownfield: dict[str, Any] = {
+        "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": "Mellanox-SN5600", "platform": "x86_64"}},
+        "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
+        "PORT": {
+            p: {
+                "lanes": ",".join(str(n * 8 + j) for j in range(8)),
+                "speed": "400000",
+                "mtu": "9100",
+                "admin_status": "up",
+            }
+            for n, p in enumerate(ports)
+        },
+        "INTERFACE": {"Ethernet96": {}, "Ethernet96|10.9.9.0/31": {}},
+        "BGP_NEIGHBOR": {"10.9.9.1": {"asn": "65000", "name": "old"}},
+    }
+    return text, brownfield
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[SonicSim, SonicDriver, str]]:
+    text, brownfield = _rendered()
+    sim = SonicSim("leaf1", ADDR, 0, username=USER, password=PASSWORD, config=brownfield, bgpraw="router bgp 1")
+    sim.start()
+    key = sim.ssh.host_key
+    known = tmp_path / "known_hosts"
+    known.write_text(f"[{ADDR}]:{sim.port} {key.get_name()} {key.get_base64()}\n")
+    driver = SonicDriver(
+        ADDR, USER, PASSWORD, timeout=20, optional_args={"port": sim.port, "ssh_known_hosts": str(known)}
+    )
+    try:
+        driver.open()
+        yield sim, driver, text
+    finally:
+        driver.close()
+        sim.stop()
+
+
+def test_merge_push_confirm_then_nothing_left_to_change(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    sim, driver, text = lab
+    driver.load_merge_candidate(config=text)
+    diff = driver.compare_config()
+    assert '~ PORT|Ethernet0 mtu: "9100" -> "9216"' in diff
+    assert "- BGP_NEIGHBOR|10.9.9.1" in diff  # routing rows are fabconf's: the stale neighbour goes
+    assert "+ PFC_WD" in diff
+    driver.commit_config(revert_in=60)
+    assert CHECKPOINT in sim.db.checkpoints and driver.has_pending_commit()
+    driver.confirm_commit()
+    assert CHECKPOINT not in sim.db.checkpoints and not driver.has_pending_commit()
+    running = sim.db.running()
+    assert running["MGMT_INTERFACE"] == {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}}  # never touched
+    assert running["PORT"]["Ethernet96"]["mtu"] == "9100"  # a port fabconf does not manage
+    assert running["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] == "3"
+    assert running["DEVICE_METADATA"]["localhost"]["hwsku"] == "Mellanox-SN5600"
+    driver.load_merge_candidate(config=text)
+    assert driver.compare_config() == ""  # idempotent
+    assert json.loads(driver.get_config()["running"]) == running
+    assert driver.get_interfaces()["Ethernet0"]["mtu"] == 9216
+    assert driver.get_facts()["hostname"] == "leaf1"
+
+
+def test_an_unconfirmed_commit_is_rolled_back_from_the_checkpoint(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    sim, driver, text = lab
+    before = sim.db.running()
+    driver.load_replace_candidate(config=text)
+    driver.commit_config(revert_in=60)
+    assert sim.db.running() != before
+    driver.rollback()
+    assert sim.db.running() == before
+    assert not sim.db.checkpoints
+    with pytest.raises(CommitConfirmException):
+        driver.confirm_commit()
+
+
+def test_a_patch_the_yang_models_refuse_changes_nothing(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    pytest.importorskip("yangson")
+    sim, driver, text = lab
+    before = sim.db.running()
+    doc = json.loads(text)
+    doc["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "9"
+    driver.load_merge_candidate(config=json.dumps(doc))
+    with pytest.raises(CommitError, match=r"Given patch will produce invalid config.*pfc_enable"):
+        driver.commit_config()
+    assert sim.db.running() == before
+    assert not sim.db.checkpoints  # the checkpoint of the refused commit is gone too
+
+
+def test_the_reads_verify_and_preflight_use(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    sim, driver, text = lab
+    driver.load_merge_candidate(config=text)
+    driver.commit_config()
+    driver.confirm_commit()
+    sim.storms["Ethernet0:3"] = (1, 0)
+    stats, _, status = driver._run("show pfcwd stats")
+    assert status == 0
+    assert stats.splitlines()[0].split()[:3] == ["QUEUE", "STATUS", "STORM"]
+    assert "Ethernet0:3      stormed" in stats
+    counters, _, _ = driver._run("show interfaces counters")
+    assert counters.splitlines()[0].split()[:3] == ["IFACE", "STATE", "RX_OK"]
+    _, err, status = driver._run("sudo config rollback no-such-checkpoint")
+    assert status == 2 and "Error: Checkpoint 'no-such-checkpoint' does not exist" in err
+
+
+def test_the_simulator_refuses_what_gcu_refuses(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    pytest.importorskip("yangson")
+    sim, driver, _ = lab
+    before = sim.db.running()
+    cases = [
+        ([{"op": "remove", "path": "/BGP_NEIGHBOR/10.9.9.1"}], "will result in empty tables"),
+        ([{"op": "add", "path": "/NO_MODEL", "value": {"x": {"a": "b"}}}], "tables without YANG models"),
+        ([{"op": "replace", "path": "/PORT/Ethernet0/mtu", "value": "9300"}], 'PORT_LIST[name="Ethernet0"]/mtu'),
+    ]
+    for patch, why in cases:
+        driver._send("/tmp/p.json", json.dumps(patch).encode())
+        _, err, status = driver._run("sudo config apply-patch /tmp/p.json")
+        assert status == 2, patch
+        assert err.startswith("Failed to apply patch due to: ") and why in err, err
+        assert "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH" in err
+    assert sim.db.running() == before
