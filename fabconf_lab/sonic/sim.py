@@ -9,17 +9,23 @@ Commands (each an ``exec`` request, ``sudo`` accepted in front; anything else is
     show pfcwd config | show pfcwd stats       tables as SONiC's pfcwd prints them
     show interfaces counters                   portstat's table
 
-Not registered with the lab orchestrator yet: tests start it directly (``SonicSim(...).start()``).
+It keeps the lab's ``Simulator`` contract (``fabconf_lab.contract``) but is not registered with the orchestrator
+yet: tests start it directly (``SonicSim(...).start()``). Faults: the SSH service's (refused authentication,
+delay, hang), and ``drop_on_commit`` drops the connection in the middle of ``config apply-patch`` after GCU has
+applied the patch, so the client never learns the result.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import shlex
-from typing import Any
+from typing import Any, Unpack
 
+from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.sonic.gcu import ConfigDb, PatchRefused
 from fabconf_lab.sshd import SessionContext, ShellSession, SshService
+from fabconf_lab.world import DeviceView, NeighborView, PortView
 
 _CLICK_USAGE = {
     "apply-patch": 'Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH\nTry "config apply-patch -h" for help.\n\n',
@@ -51,20 +57,33 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class SonicSim:
+def default_config(name: str, ports: list[str]) -> dict[str, Any]:
+    """A factory-fresh switch: its ports (8 lanes each, 400G, MTU 9100, up) and its metadata, nothing routed."""
+    return {
+        "DEVICE_METADATA": {"localhost": {"hostname": name, "hwsku": "Mellanox-SN5600", "platform": "x86_64-sim"}},
+        "PORT": {
+            p: {"lanes": ",".join(str(n * 8 + j) for j in range(8)), "speed": "400000", "mtu": "9100",
+                "admin_status": "up"}
+            for n, p in enumerate(ports)
+        },
+    }  # fmt: skip
+
+
+class SonicSim(SimBase):
+    """``Simulator`` (fabconf_lab.contract): ``config`` is the starting CONFIG_DB (default: ``default_config``)."""
+
     def __init__(
         self,
         name: str,
         address: str,
-        port: int = 22,
         *,
-        username: str,
-        password: str,
-        config: dict[str, Any],
+        ssh_port: int = 22,
+        config: dict[str, Any] | None = None,
         bgpraw: str = "",
+        **common: Unpack[SimArgs],
     ) -> None:
-        self.name = name
-        self.db = ConfigDb(config)
+        super().__init__(name, address, **common)
+        self.db = ConfigDb(config if config is not None else default_config(name, self.ports))
         self.bgpraw = bgpraw
         self.files: dict[str, bytes] = {}
         self.counters: dict[str, dict[str, int]] = {}  # port -> RX_OK, RX_ERR, RX_DRP, TX_OK, TX_ERR, TX_DRP
@@ -72,16 +91,53 @@ class SonicSim:
         self.ssh = SshService(
             name,
             address,
-            port,
-            username=username,
-            password=password,
+            ssh_port,
+            username=self.username,
+            password=self.password,
             session_factory=self._session,
             scp_sink=self._scp_sink,
+            faults=self.faults,
+            state_dir=self.state_dir,
             refuse=lambda command: (
                 "",
                 f"-bash: {command.split()[0] if command.split() else ''}: command not found\n",
                 127,
             ),
+        )
+
+    def running_config(self) -> str:
+        return json.dumps(self.db.running(), indent=4, sort_keys=True) + "\n"
+
+    def lab_view(self) -> DeviceView:
+        """What the World reads: ports (admin state, MTU, routed /31), ASN, router id, BGP neighbours and the
+        prefixes advertised. [U] SONiC's bgpcfgd templates advertise Loopback0 and the VLAN subnets of a leaf by
+        themselves; the lab assumes that, and ``maximum-paths 64``."""
+        db = self.db.running()
+        addresses = {k.split("|")[0]: k.split("|")[1] for k in db.get("INTERFACE", {}) if "|" in k}
+        ports = {
+            p: PortView(
+                p, enabled=f.get("admin_status") == "up", mtu=int(f.get("mtu", "9100")), address=addresses.get(p)
+            )
+            for p, f in db.get("PORT", {}).items()
+        }
+        loopback = next((k.split("|")[1] for k in db.get("LOOPBACK_INTERFACE", {}) if "|" in k), None)
+        networks = [loopback] if loopback else []
+        for key in db.get("VLAN_INTERFACE", {}):
+            if "|" in key:
+                networks.append(str(ipaddress.ip_interface(key.split("|")[1]).network))
+        asn = db.get("DEVICE_METADATA", {}).get("localhost", {}).get("bgp_asn")
+        return DeviceView(
+            hostname=db.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname", self.name),
+            ports=ports,
+            asn=int(asn) if asn else None,
+            router_id=loopback.split("/")[0] if loopback else None,
+            neighbors=tuple(
+                NeighborView(peer, int(f["asn"]))
+                for peer, f in sorted(db.get("BGP_NEIGHBOR", {}).items())
+                if "asn" in f
+            ),
+            networks=tuple(networks),
+            maximum_paths=64,
         )
 
     @property
@@ -146,7 +202,15 @@ class SonicSim:
                     ops = json.loads(data)
                 except json.JSONDecodeError as exc:
                     raise PatchRefused(str(exc)) from None
+                rejected = [
+                    str(op.get("path"))
+                    for op in ops
+                    if isinstance(op, dict) and self.faults.rejects(str(op.get("path")))
+                ]
+                if rejected:  # the reject fault: GCU refuses the patch at that path
+                    raise PatchRefused(f"Given patch will produce invalid config. Error: rejected {rejected[0]}")
                 self.db.apply(ops, dry_run=bool(flags & {"-d", "--dry-run"}))
+                self.faults.on_commit()  # drop_on_commit: applied, and the connection drops before the answer
             elif verb == "checkpoint":
                 self.db.checkpoint(arg)
             elif verb == "rollback":

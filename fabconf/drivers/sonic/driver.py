@@ -124,7 +124,15 @@ class SonicDriver(DriverBase):
         except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
             self.close()
             raise ConnectionException(f"{self.where}: the session broke during '{command}': {exc}") from None
+        if status == -1 or self._client is None or not self._transport_active():
+            # closed without an exit status (dropped mid-command): whether the command took effect is unknown
+            self.close()
+            raise ConnectionException(f"{self.where}: the connection closed during '{command}' without an answer")
         return out.decode(errors="replace"), err.decode(errors="replace"), status
+
+    def _transport_active(self) -> bool:
+        transport = self._client.get_transport() if self._client is not None else None
+        return transport is not None and transport.is_active()
 
     def _send(self, path: str, data: bytes) -> None:
         """The classic SCP sink protocol (``scp -t PATH``), what SONiC's sshd and ours accept."""

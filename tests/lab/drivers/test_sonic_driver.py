@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from napalm.base.exceptions import CommitConfirmException, CommitError
+from napalm.base.exceptions import CommitConfirmException, CommitError, ConnectionException
 
 from fabconf.compile.design.sonic import qos_sonic
 from fabconf.compile.pipeline import compile_inventory
@@ -55,7 +56,17 @@ def _rendered() -> tuple[str, dict[str, Any]]:
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[tuple[SonicSim, SonicDriver, str]]:
     text, brownfield = _rendered()
-    sim = SonicSim("leaf1", ADDR, 0, username=USER, password=PASSWORD, config=brownfield, bgpraw="router bgp 1")
+    sim = SonicSim(
+        "leaf1",
+        ADDR,
+        ssh_port=0,
+        ports=sorted(brownfield["PORT"]),
+        username=USER,
+        password=PASSWORD,
+        config=brownfield,
+        bgpraw="router bgp 1",
+        state_dir=tmp_path,
+    )
     sim.start()
     key = sim.ssh.host_key
     known = tmp_path / "known_hosts"
@@ -152,3 +163,43 @@ def test_the_simulator_refuses_what_gcu_refuses(lab: tuple[SonicSim, SonicDriver
         assert err.startswith("Failed to apply patch due to: ") and why in err, err
         assert "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH" in err
     assert sim.db.running() == before
+
+
+def test_the_world_sees_what_was_pushed(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    sim, driver, text = lab
+    driver.load_merge_candidate(config=text)
+    driver.commit_config()
+    driver.confirm_commit()
+    view = sim.lab_view()
+    assert view.hostname == "leaf1" and view.asn == 65101 and view.router_id == "10.255.1.1"
+    assert {(n.peer, n.remote_as) for n in view.neighbors} == {("10.254.0.0", 65100), ("10.254.0.2", 65100)}
+    assert view.ports["Ethernet32"].address == "10.254.0.1/31" and view.ports["Ethernet0"].mtu == 9216
+    assert set(view.networks) == {"10.255.1.1/32", "10.101.0.0/24"}
+    assert json.loads(sim.running_config()) == sim.db.running()
+
+
+def test_a_connection_lost_mid_commit_leaves_the_checkpoint_to_roll_back_from(
+    lab: tuple[SonicSim, SonicDriver, str],
+) -> None:
+    sim, driver, text = lab
+    before = sim.db.running()
+    driver.load_merge_candidate(config=text)
+    sim.faults.drop_on_commit = True
+    with pytest.raises(ConnectionException):
+        driver.commit_config(revert_in=60)
+    sim.faults.clear()
+    assert sim.db.running() != before  # GCU applied it; the answer never came
+    driver.open()  # a fresh connection (the next run) finds the unconfirmed commit and undoes it
+    assert driver.has_pending_commit()
+    driver.rollback()
+    assert sim.db.running() == before and not driver.has_pending_commit()
+
+
+def test_a_rejected_patch_is_reported_and_leaves_nothing(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    sim, driver, text = lab
+    before = sim.db.running()
+    driver.load_merge_candidate(config=text)
+    sim.faults.reject = re.compile("^/PFC_WD")
+    with pytest.raises(CommitError, match="rejected /PFC_WD"):
+        driver.commit_config()
+    assert sim.db.running() == before and not sim.db.checkpoints
