@@ -29,10 +29,16 @@ class SonicPortQos(TypedDict):
     queues: list[list[str]]  # [qindex, scheduler, wred profile or ""]
 
 
+class SonicWatchdog(TypedDict):
+    action: str  # PFC_WD per-port fields; "" each where the watchdog is off
+    detection_time: str
+    restoration_time: str
+
+
 class SonicQos(TypedDict):
-    tables: dict[str, dict[str, dict[str, Any]]]  # the global QoS tables, CONFIG_DB form
+    tables: dict[str, dict[str, dict[str, str]]]  # the global QoS tables, CONFIG_DB form
     port: SonicPortQos
-    watchdog: dict[str, str]  # PFC_WD per-port fields ("" where disabled)
+    watchdog: SonicWatchdog
 
 
 def _csv(values: list[int]) -> str:
@@ -93,6 +99,15 @@ def qos_sonic(fabric: dict[str, Any], mtu: int, hw: Hardware) -> dict[str, Any]:
         "port": {"pfc_enable": _csv(lossless), "pgs": _range(lossless), "queues": queues},
         "watchdog": watchdog,
     }
+
+
+def read_chain(q: dict[str, Any], dscp: int) -> tuple[int | None, set[int], str | None]:
+    """What the priority-chain check reads back from the designed QoS: the traffic class of ``dscp`` and the
+    lossless priorities. SONiC has no trust setting: the DSCP map classifies a port once ``PORT_QOS_MAP`` binds
+    it, which every PFC port's row does, so there is no trust problem to report (None)."""
+    tc = q["tables"]["DSCP_TO_TC_MAP"][MAP].get(str(dscp))
+    lossless = {int(p) for p in q["port"]["pfc_enable"].split(",") if p}
+    return (int(tc) if tc is not None else None), lossless, None
 
 
 QOS_BUILDERS = {"sonic_configdb": qos_sonic}

@@ -133,3 +133,19 @@ def test_lossless_priorities_that_are_not_one_range_are_refused() -> None:
     fabric["roce"]["pfc_priorities"] = [3, 5]
     with pytest.raises(ValueError, match="not contiguous"):
         qos_sonic(fabric, 9216, HW)
+
+
+def test_the_designed_qos_has_its_declared_shape_and_reads_back_the_chain() -> None:
+    from fabconf.compile.design.sonic import SonicQos, read_chain
+    from fabconf.compile.devicedata import conforms
+
+    for _name, _data, fabric in SWITCHES:
+        q = qos_sonic(fabric, 9216, HW)
+        assert conforms(q, SonicQos, "qos") == []
+        roce = fabric["roce"]
+        assert read_chain(q, roce["dscp"]) == (roce["priority"], set(roce["pfc_priorities"]), None)
+        assert read_chain(q, roce["cnp"]["dscp"])[0] == roce["cnp"]["priority"]
+    fabric = copy.deepcopy(SWITCHES[0][2])
+    fabric["roce"]["pfc_watchdog"]["enabled"] = False
+    q = qos_sonic(fabric, 9216, HW)
+    assert "PFC_WD" not in q["tables"] and q["watchdog"]["action"] == ""
