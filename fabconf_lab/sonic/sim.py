@@ -48,13 +48,15 @@ _DONE = {
 }
 
 
-def table(header: list[str], rows: list[list[str]]) -> str:
-    """tabulate's "simple" format, right-aligned, as SONiC's show commands print (two spaces between columns)."""
+def table(header: list[str], rows: list[list[str]], right: bool = True) -> str:
+    """tabulate's "simple" format as SONiC's show commands print it (two spaces between columns): right-aligned
+    (pfcwd, portstat) or left-aligned (tabulate's default for text, lldpshow)."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines) + "\n"
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if right else c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]) + "\n"
 
 
 def default_config(name: str, ports: list[str]) -> dict[str, Any]:
@@ -173,6 +175,10 @@ class SonicSim(SimBase):
             return (self._pfcwd_config() if words[2] == "config" else self._pfcwd_stats()), "", 0
         if words == ["show", "interfaces", "counters"]:
             return self._counters(), "", 0
+        if words == ["show", "lldp", "table"]:
+            return self._lldp(), "", 0
+        if words == ["vtysh", "-c", "show ip bgp summary json"]:
+            return json.dumps(self._bgp_summary(), indent=2) + "\n", "", 0
         if words[:1] == ["config"] and len(words) >= 2:
             return self._config(words[1], [w for w in words[2:] if not w.startswith("-")], set(words[2:]))
         if not words:
@@ -263,6 +269,34 @@ class SonicSim(SimBase):
         head = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS",
                 "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]  # fmt: skip
         return table(head, rows)
+
+    def _lldp(self) -> str:
+        """``show lldp table`` as sonic-utilities' lldpshow prints it (tests/lldp_test.py)."""
+        neighbors = self.world.lldp_neighbors(self.name) if self.world is not None else []
+        rows = [[port, device, rport, "BR", rport] for port, device, rport in neighbors]
+        head = ["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"]
+        out = "Capability codes: (R) Router, (B) Bridge, (O) Other\n" + table(head, rows, right=False)
+        return out + "-" * 50 + f"\nTotal entries displayed:  {len(rows)}\n"
+
+    def _bgp_summary(self) -> dict[str, Any]:
+        """FRR's ``show ip bgp summary json`` (the keys fabconf reads) [3P: FRR bgp_vty.c field names]."""
+        view = self.lab_view()
+        sessions = self.world.bgp_sessions(self.name) if self.world is not None else []
+        if view.asn is None:
+            return {}
+        peers = {
+            s.peer: {
+                "remoteAs": s.remote_as if s.remote_as is not None else 0,
+                "state": s.state,
+                "pfxRcd": s.prefixes_received,
+                "peerUptimeMsec": 0,
+            }
+            for s in sessions
+        }
+        if self.world is None:
+            peers = {n.peer: {"remoteAs": n.remote_as, "state": "Active", "pfxRcd": 0, "peerUptimeMsec": 0}
+                     for n in view.neighbors}  # fmt: skip
+        return {"ipv4Unicast": {"routerId": view.router_id or "", "as": view.asn, "peers": peers}}
 
 
 class _Session(ShellSession):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import time
 from typing import Any
 
@@ -277,3 +278,48 @@ class SonicDriver(DriverBase):
                 "mac_address": "",
             }
         return out
+
+    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+        """``show lldp table`` (sonic-utilities' lldpshow): the rows between the header rule and the closing one."""
+        out, err, status = self._run("show lldp table")
+        if status != 0:
+            raise ConnectionException(f"{self.hostname}: show lldp table: {err.strip() or out.strip()}")
+        neighbors: dict[str, list[dict[str, str]]] = {}
+        rows = out.splitlines()
+        start = next((i + 1 for i, ln in enumerate(rows) if ln.startswith("---") and i > 0), len(rows))
+        for line in rows[start:]:
+            if line.startswith("-" * 10) or not line.strip():
+                break
+            cells = re.split(r"\s{2,}", line.strip())
+            if len(cells) >= 3:
+                neighbors.setdefault(cells[0], []).append({"hostname": cells[1], "port": cells[2]})
+        return neighbors
+
+    def get_bgp_neighbors(self) -> dict[str, Any]:
+        """FRR's ``show ip bgp summary json`` through vtysh [3P: FRR field names remoteAs, state, pfxRcd,
+        peerUptimeMsec], in NAPALM's shape; the configured description from CONFIG_DB's BGP_NEIGHBOR."""
+        out, err, status = self._run('vtysh -c "show ip bgp summary json"')
+        if status != 0:
+            raise ConnectionException(f"{self.hostname}: show ip bgp summary json: {err.strip() or out.strip()}")
+        try:
+            summary = json.loads(out or "{}").get("ipv4Unicast", {})
+        except (json.JSONDecodeError, AttributeError):
+            raise ConnectionException(f"{self.hostname}: show ip bgp summary json: not JSON") from None
+        configured = self.running().get("BGP_NEIGHBOR", {})
+        local_as = int(summary.get("as") or 0)
+        peers: dict[str, Any] = {}
+        for peer, p in sorted(summary.get("peers", {}).items()):
+            received = int(p.get("pfxRcd") or 0)
+            peers[peer] = {
+                "local_as": local_as,
+                "remote_as": int(p.get("remoteAs") or 0),
+                "remote_id": "",
+                "is_up": p.get("state") == "Established",
+                "is_enabled": configured.get(peer, {}).get("admin_status", "up") == "up",
+                "description": configured.get(peer, {}).get("name", ""),
+                "uptime": int(p.get("peerUptimeMsec") or 0) // 1000,
+                "address_family": {
+                    "ipv4": {"received_prefixes": received, "accepted_prefixes": received, "sent_prefixes": -1}
+                },
+            }
+        return {"global": {"router_id": str(summary.get("routerId") or ""), "peers": peers}}

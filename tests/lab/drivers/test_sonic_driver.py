@@ -19,6 +19,7 @@ from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import environment
 from fabconf.drivers.sonic.driver import CHECKPOINT, SonicDriver
 from fabconf_lab.sonic.sim import SonicSim
+from fabconf_lab.world import World
 
 ROOT = Path(__file__).resolve().parents[3]
 ADDR = "127.0.0.1"
@@ -203,3 +204,57 @@ def test_a_rejected_patch_is_reported_and_leaves_nothing(lab: tuple[SonicSim, So
     with pytest.raises(CommitError, match="rejected /PFC_WD"):
         driver.commit_config()
     assert sim.db.running() == before and not sim.db.checkpoints
+
+
+def _as_sonic(name: str) -> tuple[str, dict[str, str]]:
+    compiled = compile_inventory(ROOT / "inventory")
+    d = copy.deepcopy(compiled.data[name])
+    names = {i["name"]: f"Ethernet{n * 8}" for n, i in enumerate(d["interfaces"])}
+    for i in d["interfaces"]:
+        i["name"] = names[i["name"]]
+    d["qos"] = qos_sonic(compiled.model.fabric, d["mtu"], {"family": "", "line": ""})
+    return environment().get_template("sonic/device.j2").render(**d), names
+
+
+def test_lldp_and_bgp_read_back_from_the_world(tmp_path: Path) -> None:
+    """leaf1 and spine1 as SONiC switches, cabled as the inventory says: after a push, leaf1 sees spine1 over LLDP
+    and its BGP session to spine1 is up; the one to spine2 (not in this lab) is not."""
+    leaf_text, leaf_ports = _as_sonic("leaf1")
+    spine_text, spine_ports = _as_sonic("spine1")
+    world = World([("leaf1", leaf_ports["swp63"], "spine1", spine_ports["Ethernet1/1"])])
+    known = tmp_path / "known_hosts"
+    sims, drivers = [], []
+    try:
+        for name, ports in (("leaf1", leaf_ports), ("spine1", spine_ports)):
+            sim = SonicSim(
+                name, ADDR, ssh_port=0, ports=sorted(ports.values()), username=USER, password=PASSWORD,
+                world=world, state_dir=tmp_path,
+            )  # fmt: skip
+            sim.start()
+            world.register(sim)
+            sims.append(sim)
+            key = sim.ssh.host_key
+            with known.open("a") as fh:
+                fh.write(f"[{ADDR}]:{sim.port} {key.get_name()} {key.get_base64()}\n")
+        for sim, text in zip(sims, (leaf_text, spine_text), strict=True):
+            args = {"port": sim.port, "ssh_known_hosts": str(known)}
+            driver = SonicDriver(ADDR, USER, PASSWORD, timeout=20, optional_args=args)
+            drivers.append(driver)
+            driver.load_merge_candidate(config=text)
+            driver.commit_config()
+            driver.confirm_commit()
+        world.invalidate()
+        leaf = drivers[0]
+        assert leaf.get_lldp_neighbors() == {
+            leaf_ports["swp63"]: [{"hostname": "spine1", "port": spine_ports["Ethernet1/1"]}]
+        }
+        bgp = leaf.get_bgp_neighbors()["global"]
+        assert bgp["router_id"] == "10.255.1.1"
+        assert bgp["peers"]["10.254.0.0"]["is_up"] and bgp["peers"]["10.254.0.0"]["remote_as"] == 65100
+        assert bgp["peers"]["10.254.0.0"]["description"] == "spine1:Ethernet1/1"
+        assert not bgp["peers"]["10.254.0.2"]["is_up"]  # spine2 is not in this lab
+    finally:
+        for driver in drivers:
+            driver.close()
+        for sim in sims:
+            sim.stop()

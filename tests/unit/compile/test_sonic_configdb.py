@@ -86,6 +86,11 @@ def test_every_example_switch_rendered_as_sonic_passes_the_yang_models(
     for port in db["PORT_QOS_MAP"].values():
         assert port["pfc_enable"] == ",".join(str(p) for p in sorted(roce["pfc_priorities"]))
     assert {p["mtu"] for p in db["PORT"].values()} <= {str(i["mtu"]) for i in data["interfaces"]}
+    # every routed port (a leaf's uplinks, a spine's downlinks) has its address, and every neighbour is there
+    sonic, _ = _as_sonic(data, fabric)
+    routed = {f"{i['name']}|{i['address']}" for i in sonic["interfaces"] if i["address"]}
+    assert routed and routed <= set(db["INTERFACE"])
+    assert set(db["BGP_NEIGHBOR"]) == {n["address"] for n in data["bgp"]["neighbors"]}
 
 
 def _leaf1(validator: Any) -> dict[str, Any]:
