@@ -144,6 +144,11 @@ def test_the_reads_verify_and_preflight_use(lab: tuple[SonicSim, SonicDriver, st
     assert "Ethernet0:3      stormed" in stats
     counters, _, _ = driver._run("show interfaces counters")
     assert counters.splitlines()[0].split()[:3] == ["IFACE", "STATE", "RX_OK"]
+    sim.counters["Ethernet8"] = {"RX_OK": 1_234_567, "RX_ERR": 12, "TX_DRP": 3}
+    read = driver.get_interfaces_counters()
+    assert read["Ethernet8"]["rx_unicast_packets"] == 1_234_567  # portstat prints 1,234,567
+    assert (read["Ethernet8"]["rx_errors"], read["Ethernet8"]["tx_discards"]) == (12, 3)
+    assert read["Ethernet0"]["rx_errors"] == 0
     _, err, status = driver._run("sudo config rollback no-such-checkpoint")
     assert status == 2 and "Error: Checkpoint 'no-such-checkpoint' does not exist" in err
 
