@@ -179,6 +179,10 @@ class SonicSim(SimBase):
             return self._lldp(), "", 0
         if words == ["vtysh", "-c", "show ip bgp summary json"]:
             return json.dumps(self._bgp_summary(), indent=2) + "\n", "", 0
+        if len(words) == 3 and words[:2] == ["vtysh", "-c"] and words[2].startswith("show ip route "):
+            rest = words[2].split()[3:]
+            if len(rest) == 2 and rest[1] == "json":
+                return json.dumps(self._route(rest[0]), indent=2) + "\n", "", 0
         if words[:1] == ["config"] and len(words) >= 2:
             return self._config(words[1], [w for w in words[2:] if not w.startswith("-")], set(words[2:]))
         if not words:
@@ -297,6 +301,15 @@ class SonicSim(SimBase):
             peers = {n.peer: {"remoteAs": n.remote_as, "state": "Active", "pfxRcd": 0, "peerUptimeMsec": 0}
                      for n in view.neighbors}  # fmt: skip
         return {"ipv4Unicast": {"routerId": view.router_id or "", "as": view.asn, "peers": peers}}
+
+    def _route(self, prefix: str) -> dict[str, Any]:
+        """FRR's ``show ip route PREFIX json``: ``{prefix: [{"selected": true, "nexthops": [{"ip", "interfaceName",
+        "active"}]}]}``, ``{}`` when there is no such route [3P: FRR zebra's JSON keys]."""
+        route = self.world.routes(self.name).get(prefix) if self.world is not None else None
+        if route is None or not route.next_hops:
+            return {}
+        hops = [{"ip": h.address, "interfaceName": h.interface, "active": True} for h in route.next_hops]
+        return {prefix: [{"prefix": prefix, "protocol": "bgp", "selected": True, "nexthops": hops}]}
 
 
 class _Session(ShellSession):

@@ -360,3 +360,20 @@ class SonicDriver(DriverBase):
                 "tx_broadcast_packets": -1,
             }
         return counters
+
+    def route_paths(self, prefix: str) -> list[str]:
+        """``RouteLookup``: the next hops of the selected route for exactly ``prefix`` (FRR's
+        ``show ip route PREFIX json`` through vtysh; keys ``selected``, ``nexthops``, ``ip``, ``active`` [3P])."""
+        if not re.fullmatch(r"[0-9.]+/\d+", prefix):
+            raise ValueError(f"{self.hostname}: not an IPv4 prefix: {prefix!r}")
+        out, err, status = self._run(f'vtysh -c "show ip route {prefix} json"')
+        if status != 0:
+            raise ConnectionException(f"{self.hostname}: show ip route {prefix} json: {err.strip() or out.strip()}")
+        try:
+            entries = json.loads(out or "{}").get(prefix, [])
+        except (json.JSONDecodeError, AttributeError):
+            raise ConnectionException(f"{self.hostname}: show ip route {prefix} json: not JSON") from None
+        selected = next((e for e in entries if isinstance(e, dict) and e.get("selected")), None)
+        if selected is None:
+            return []
+        return sorted(h["ip"] for h in selected.get("nexthops", []) if h.get("active") and h.get("ip"))

@@ -258,6 +258,11 @@ def test_lldp_and_bgp_read_back_from_the_world(tmp_path: Path) -> None:
         assert bgp["peers"]["10.254.0.0"]["is_up"] and bgp["peers"]["10.254.0.0"]["remote_as"] == 65100
         assert bgp["peers"]["10.254.0.0"]["description"] == "spine1:Ethernet1/1"
         assert not bgp["peers"]["10.254.0.2"]["is_up"]  # spine2 is not in this lab
+        # verify's ECMP read: spine1 reaches leaf1's loopback through leaf1's /31 only
+        assert drivers[1].route_paths("10.255.1.1/32") == ["10.254.0.1"]
+        assert leaf.route_paths("10.255.9.9/32") == []
+        with pytest.raises(ValueError, match="not an IPv4 prefix"):
+            leaf.route_paths('x"; reboot')
     finally:
         for driver in drivers:
             driver.close()
