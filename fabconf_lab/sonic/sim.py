@@ -175,6 +175,8 @@ class SonicSim(SimBase):
             return (self._pfcwd_config() if words[2] == "config" else self._pfcwd_stats()), "", 0
         if words == ["show", "interfaces", "counters"]:
             return self._counters(), "", 0
+        if words == ["show", "interfaces", "status"]:
+            return self._status(), "", 0
         if words == ["show", "lldp", "table"]:
             return self._lldp(), "", 0
         if words == ["vtysh", "-c", "show ip bgp summary json"]:
@@ -272,6 +274,27 @@ class SonicSim(SimBase):
             )  # fmt: skip
         head = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS",
                 "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]  # fmt: skip
+        return table(head, rows)
+
+    def _status(self) -> str:
+        """``show interfaces status`` as intfutil prints it (sonic-utilities tests/intfutil_test.py): Oper is down
+        where the port is shut or the World has no carrier on its cable."""
+        db = self.db.running()
+        no_carrier = set(self.world.carrier_down(self.name)) if self.world is not None else set()
+        members = {k.split("|")[1] for k in db.get("VLAN_MEMBER", {})}
+        routed = {k.split("|")[0] for k in db.get("INTERFACE", {})}
+        rows = []
+        for port, f in sorted(db.get("PORT", {}).items(), key=lambda kv: int(kv[0][8:] or 0)):
+            admin = "up" if f.get("admin_status") == "up" else "down"
+            oper = "up" if admin == "up" and port not in no_carrier else "down"
+            speed = int(f.get("speed", "0"))
+            speed_text = f"{speed // 1000}G" if speed >= 1000 else f"{speed}M"
+            vlan = "routed" if port in routed else ("trunk" if port in members else "")
+            first_lane = f.get("lanes", "").split(",")[0]
+            kind = "QSFP-DD Double Density 8X Pluggable Transceiver"
+            mtu, fec = f.get("mtu", "9100"), f.get("fec", "N/A")
+            rows.append([port, first_lane, speed_text, mtu, fec, port, vlan, oper, admin, kind, "off"])
+        head = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]
         return table(head, rows)
 
     def _lldp(self) -> str:

@@ -264,12 +264,31 @@ class SonicDriver(DriverBase):
         text = json.dumps(self.running(), indent=4, sort_keys=True) + "\n"
         return {"running": text if retrieve in ("all", "running") else "", "startup": "", "candidate": ""}
 
+    def _oper(self) -> dict[str, bool]:
+        """The operational state per port from ``show interfaces status`` (intfutil's columns, by header)."""
+        out, err, status = self._run("show interfaces status")
+        if status != 0:
+            raise ConnectionException(f"{self.hostname}: show interfaces status: {err.strip() or out.strip()}")
+        lines = [ln for ln in out.splitlines() if ln.strip()]
+        if len(lines) < 2:
+            return {}
+        # columns by the spans of the rule under the header: a cell may be empty (a port in no VLAN)
+        spans = [m.span() for m in re.finditer(r"-+", lines[1])]
+        head = [lines[0][a:b].strip() for a, b in spans]
+        oper: dict[str, bool] = {}
+        for line in lines[2:]:
+            cells = dict(zip(head, (line[a:b].strip() for a, b in spans), strict=True))
+            if cells.get("Interface"):
+                oper[cells["Interface"]] = cells.get("Oper") == "up"
+        return oper
+
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
+        oper = self._oper()  # CONFIG_DB holds the admin state only
         for port, f in sorted(self.running().get("PORT", {}).items()):
             up = f.get("admin_status") == "up"
             out[port] = {
-                "is_up": up,  # CONFIG_DB holds the admin state only; the operational state is in STATE_DB
+                "is_up": oper.get(port, False),
                 "is_enabled": up,
                 "description": f.get("description", ""),
                 "last_flapped": -1.0,

@@ -102,7 +102,11 @@ def test_merge_push_confirm_then_nothing_left_to_change(lab: tuple[SonicSim, Son
     driver.load_merge_candidate(config=text)
     assert driver.compare_config() == ""  # idempotent
     assert json.loads(driver.get_config()["running"]) == running
-    assert driver.get_interfaces()["Ethernet0"]["mtu"] == 9216
+    itfs = driver.get_interfaces()
+    assert itfs["Ethernet0"]["mtu"] == 9216
+    # Ethernet96 lost its stale /31 (routing rows are fabconf's) and is in no VLAN: an empty Vlan cell is read right
+    assert "Ethernet96" not in {k.split("|")[0] for k in running["INTERFACE"]}
+    assert itfs["Ethernet96"]["is_up"] and itfs["Ethernet96"]["mtu"] == 9100
     assert driver.get_facts()["hostname"] == "leaf1"
 
 
@@ -258,6 +262,12 @@ def test_lldp_and_bgp_read_back_from_the_world(tmp_path: Path) -> None:
         assert bgp["peers"]["10.254.0.0"]["is_up"] and bgp["peers"]["10.254.0.0"]["remote_as"] == 65100
         assert bgp["peers"]["10.254.0.0"]["description"] == "spine1:Ethernet1/1"
         assert not bgp["peers"]["10.254.0.2"]["is_up"]  # spine2 is not in this lab
+        # the operational state: the cabled uplink is up; a port with no cable has no carrier in the World
+        itfs = leaf.get_interfaces()
+        assert itfs[leaf_ports["swp63"]]["is_up"] and itfs[leaf_ports["swp63"]]["speed"] == 400000.0
+        world.set_carrier("leaf1", leaf_ports["swp63"], False)
+        assert not leaf.get_interfaces()[leaf_ports["swp63"]]["is_up"]
+        world.set_carrier("leaf1", leaf_ports["swp63"], True)
         # verify's ECMP read: spine1 reaches leaf1's loopback through leaf1's /31 only
         assert drivers[1].route_paths("10.255.1.1/32") == ["10.254.0.1"]
         assert leaf.route_paths("10.255.9.9/32") == []
