@@ -1,16 +1,24 @@
-"""The one table of per-platform facts. No module outside this one and ``fabconf/drivers/`` compares a
-platform name: everything else asks this table (``platform(name).kind``, ``.revert``, ``.suffix``, …).
+"""The registry of platforms (the core): what a platform is (``Platform``, ``Feature``, ``DesignHooks``) and the
+table every other layer asks (``platform(name).kind``, ``.revert``, ``.suffix``, ``design_hooks(name)``, …).
 
-Source tags: [V] verified in docs/reference/roce-lossless.md (or the reference named), [U] unverified
-assumption stated here. Adding a platform means adding a row here, its driver, its templates and its lab
-simulator; nothing in the deploy or CLI layers changes.
+Each platform is one package, ``fabconf/platform/<name>/``: its ``__init__`` holds its row and features with
+their sources and calls ``register``; its ``design`` module holds its QoS builder, device-data type, chain reader
+and own checks. The packages are discovered (every package under ``fabconf/platform/``) when this module is
+first imported, so nothing outside a platform's own package names it (tests/unit/test_platform_registry.py).
+
+Source tags: [V] verified in docs/reference/roce-lossless.md (or the reference named), [3P] third party, [U]
+unverified assumption stated where it is used.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Kind(StrEnum):
@@ -85,6 +93,15 @@ class Platform:
     watchdog_multiple: tuple[int, int] | None = None
     # --confirm-timeout the device's commit timer accepts, in seconds (revert-timer platforms)
     confirm_timeout_s: tuple[int, int] = (1, 86400)
+    # -- the platform package's hooks and the facts other layers ask for --------------------------------------------
+    design: str = ""  # the module whose ``HOOKS`` (a DesignHooks) compile asks; "" for hosts (compile/design/host.py)
+    # source of truth (fabconf sot): the management and loopback interface names (a label in Nautobot), the
+    # manufacturer and Nautobot's network_driver name (netutils' normalised names)
+    mgmt_interface: str = ""  # [U: the usual management interface name on each OS; only a label in Nautobot]
+    loopback_interface: str = ""  # "": the platform has no loopback in the source of truth
+    manufacturer: str = ""
+    network_driver: str = ""
+    snmp_modules: tuple[str, ...] = ()  # monitoring: snmp_exporter modules beyond every switch's
 
     def release_line(self, version: str | None, assume: str | None = None) -> str:
         """The release line ``version`` (default: ``default_version``) belongs to; ValueError when fabconf does
@@ -193,198 +210,11 @@ def version_key(version: str) -> tuple[int, ...]:
 
 # Root lines whose whole section fabconf owns on the CLI platforms. VLAN 1 is the default VLAN, never owned.
 # Interfaces fabconf renders are owned too (the staging driver adds every ``interface X`` of the candidate).
-_CLI_COMMON = (r"hostname \S+", r"vlan (?!1$)\d+", r"interface [Vv]lan\d+", r"router bgp \d+")
+CLI_COMMON = (r"hostname \S+", r"vlan (?!1$)\d+", r"interface [Vv]lan\d+", r"router bgp \d+")
 
-PLATFORMS: dict[str, Platform] = {
-    "cumulus": Platform(
-        name="cumulus",
-        label="Cumulus",
-        kind=Kind.SWITCH,
-        description="NVIDIA Spectrum, Cumulus Linux 5.x (NVUE REST API)",
-        driver="fabconf.drivers.cumulus.driver:CumulusDriver",
-        connection_section="nvue",
-        default_port=8765,  # [V] NVUE REST API port (docs/reference/roce-lossless.md §1.5)
-        candidate=Candidate.NVUE_TREE,
-        revert=Revert.TIMER,  # [U] `nv config apply --confirm <N>s` over SSH (CLI form unverified)
-        merge_diff_from_device=True,
-        suffix=".yaml",
-        qos_dialect="nvue",
-        management=(
-            "interface/eth0",
-            "vrf/mgmt",
-            "system/api",
-            "system/aaa",
-            "system/ssh-server",
-            "system/gnmi-server",
-            "service",
-        ),
-        owned=(
-            "system/hostname",
-            "interface/*",
-            "bridge/domain/br_default/vlan",
-            "qos",
-            "router/bgp",
-            "router/adaptive-routing",  # load_balancing intent (ecmp: off)
-            "vrf/default/router/bgp",
-        ),
-        owned_when_rendered=("system/gnmi-server",),
-        # [V] NVUE link mtu 552-9216; multipaths ebgp 1-128; reserved internal VLANs 3725-3999 and L3-VNI
-        # VLANs 4000-4064 (defaults). ECN thresholds in bytes.
-        min_mtu=552,
-        max_mtu=9216,
-        max_ecmp=128,
-        port_pattern=re.compile(r"^swp\d+(s\d+)?$"),
-        reserved_vlans=((3725, 3999), (4000, 4064)),
-        # [V: nvueschema] 5.15 renamed interface `ip` to `ipv4` and `enable: on` to `state: enabled`; the tree
-        # fabconf renders is one of two lines, each checked against NVIDIA's schema of a release in it
-        default_version="5.12.0",
-        release_lines=(("5.9", "5.14", "5.9"), ("5.15", "5.15", "5.15")),
-        # [V: nvueschema 0.1.0, models v5_16, v5_17, v5_18] the 5.15-line trees fabconf renders validate unchanged on
-        # the 5.16, 5.17 and 5.18 schemas (tests/unit/compile/test_render.py), so `assume_release: "5.15"` fits them
-        watchdog_polling_ms=(100, 5000),  # [V: nvueschema 5.12] qos pfc-watchdog polling-interval 100-5000 ms
-        # [V: nvueschema 5.12] robustness 1-1000, "number of consecutive polling-interval to detect pause storm
-        # before taking action"
-        watchdog_multiple=(1, 1000),
-        max_ecmp_by_line=(("5.15", 256),),  # [V: nvueschema 5.15] multipaths ebgp 1-256 (5.12: 1-128)
-    ),
-    "eos": Platform(
-        name="eos",
-        label="EOS",
-        kind=Kind.SWITCH,
-        description="Arista EOS (eAPI, NAPALM eos)",
-        driver="napalm:eos",
-        connection_section="napalm",
-        default_port=None,
-        candidate=Candidate.CLI,
-        revert=Revert.TIMER,  # [V] configure session ... commit timer (docs/reference/roce-lossless.md §11)
-        merge_diff_from_device=True,  # the config session's own diff
-        suffix=".cfg",
-        qos_dialect="eos_cli",
-        owned=(
-            *_CLI_COMMON,
-            r"qos map .*",
-            r"qos profile FABCONF_\S+",
-            r"priority-flow-control .*",
-            r"ip routing",
-            r"interface Loopback0",
-        ),
-        remediation="ARISTA_EOS",
-        owned_when_rendered=(r"management api gnmi",),
-        management=(
-            r"management .+",
-            r"username \S+ .+",
-            r"aaa .+",
-            r"no aaa root",
-            r"enable (password|secret) .+",
-            r"interface Management\d+(/\d+)?",
-            r"vrf instance \S+",
-            r"ip route vrf \S+ .+",
-            r"ip (name-server|domain[- ]name) .+",
-            r"dns domain \S+",
-        ),
-        # [U] EOS L3 MTU maximum 9214 (the reference's sample uses 9214); maximum-paths up to 128.
-        # [U] EOS takes internal VLANs for routed ports (fabconf's uplinks) from 1006-1199 by default
-        # (`vlan internal order ascending range 1006 1199`); a training VLAN there can collide with one.
-        # ECN thresholds are rendered in kbytes when they divide evenly, else bytes (units explicit).
-        min_mtu=68,
-        max_mtu=9214,
-        max_ecmp=128,
-        port_pattern=re.compile(r"^Ethernet\d+(/\d+){0,2}$"),
-        reserved_vlans=((1006, 1199),),
-        default_version="4.32.2F",
-        release_lines=(("4.28", "4.34", "4.28"),),  # [U] the CLI fabconf renders is unchanged from 4.28 to 4.34
-        # [3P] (docs/reference/roce-lossless.md §9) the egress queue command differs by switching silicon: Strata-based
-        # switches take `uc-tx-queue N`, Sand-based (Jericho) ones `tx-queue N`
-        hardware_families=(
-            (r"(DCS-)?7(050|060|260|300|358|368|388)", "strata"),  # 7050X, 7060X, 7260X, 7300X, 7358X...
-            (r"(DCS-)?7(020|280|500|800)", "sand"),  # 7020R, 7280R/R2/R3, 7500R, 7800R
-        ),
-        # [V: AVD schema] watchdog timers take at most two decimals of a second
-        watchdog_step_ms=10,
-    ),
-    "nxos": Platform(
-        name="nxos",
-        label="NX-OS",
-        kind=Kind.SWITCH,
-        description="Cisco NX-OS (NX-API, NAPALM nxos)",
-        driver="napalm:nxos",
-        connection_section="napalm",
-        default_port=None,
-        candidate=Candidate.CLI,
-        # [V] napalm nxos has no commit-confirm (docs/reference/roce-lossless.md §11); fabconf's wrapper uses NX-OS's
-        # own `configure replace ... commit-timeout` (9.3(1)+) so an unconfirmed commit reverts on the switch
-        revert=Revert.TIMER,
-        # [V] Cisco Nexus 9000 System Management guide, "Configure Replace": commit-timeout 30-3600 s (a longer
-        # --confirm-timeout is capped at 3600 by the driver; a shorter one would be refused by the switch at commit)
-        confirm_timeout_s=(30, 3600),
-        merge_diff_from_device=False,  # napalm's NX-OS merge diff omits negations: show the remediation
-        suffix=".cfg",
-        qos_dialect="nxos_cli",
-        owned=(
-            *_CLI_COMMON,
-            r"feature (bgp|interface-vlan|lldp)",
-            r"system jumbomtu \d+",
-            r"class-map type qos match-\S+ FABCONF_\S+",
-            r"policy-map type \S+ FABCONF_\S+",
-            r"system qos",
-            r"priority-flow-control .*",
-            r"interface loopback0",
-            r"hardware profile dlb",
-        ),
-        remediation="CISCO_NXOS",
-        owned_when_rendered=(r"feature grpc", r"grpc .+"),
-        management=(
-            r"feature (nxapi|ssh|scp-server|sftp-server|tacacs\+|grpc)",
-            r"nxapi .+",
-            r"username \S+ .+",
-            r"interface mgmt0",
-            r"vrf context management",
-            r"ssh .+",
-            r"aaa .+",
-            r"role .+",
-            r"ip (domain-name|name-server) .+",
-            r"line (console|vty)",
-        ),
-        wrapper="fabconf.drivers.cli.nxos_replace:NxosTimerDriver",
-        # [V] NX-OS interface / network-qos / system jumbomtu 9216; ECN thresholds in kbytes.
-        # [U] maximum-paths 1-64.
-        # [V] Cisco Nexus 9000 Layer 2 Switching Configuration Guide, "VLAN ranges": 3968-4047 and 4094 are
-        # allocated for internal use; the reserved block (default 3968-4094, moved with `system vlan N reserve`)
-        # is refused as a whole here.
-        min_mtu=576,
-        max_mtu=9216,
-        max_ecmp=64,
-        port_pattern=re.compile(r"^Ethernet\d+/\d+(/\d+)?$"),
-        reserved_vlans=((3968, 4094),),
-        ecn_unit_bytes=1000,
-        default_version="10.3(4a)",
-        release_lines=(("9.3", "10.5", "9.3"),),  # [U] the CLI fabconf renders is unchanged from 9.3 to 10.5
-        # [V: Cisco Nexus 9000 NX-OS QoS Configuration Guide 10.5(x), "Configuring Priority Flow Control"] the watchdog
-        # is `priority-flow-control watch-dog-interval on`, an interval and a shutdown multiplier (the queue is shut
-        # after interval x multiplier), with a 100 ms poll timer; Cisco's NDFC fabric setting takes 101-1000 ms with
-        # a 100 ms default [3P: CiscoDevNet ndfc Terraform provider, pfc_watch_int].
-        watchdog_polling_ms=(100, 1000),  # [U] `priority-flow-control watch-dog interval` range 100-1000 ms
-        watchdog_multiple=(1, 10),  # [U] `priority-flow-control watch-dog shutdown-multiplier` range 1-10
-    ),
-    "linux": Platform(
-        name="linux",
-        label="Linux",
-        kind=Kind.HOST,
-        description="GPU host with ConnectX NICs (SSH)",
-        driver="fabconf.drivers.linux.driver:LinuxDriver",
-        connection_section="netmiko",
-        default_port=22,
-        candidate=Candidate.HOST_STATE,
-        revert=Revert.CHECKPOINT,  # hosts have no commit timer; the driver keeps a checkpoint on the host
-        merge_diff_from_device=True,
-        suffix=".yaml",
-        qos_dialect="host",
-        # host MTU limits are not checked per platform: mtu.host <= every switch port MTU is the rule that matters
-        port_pattern=re.compile(r"^[A-Za-z0-9_.-]{1,15}$"),  # [V] Linux IFNAMSIZ 16 incl. NUL (linux/if.h)
-    ),
-}
-
-NAMES: tuple[str, ...] = tuple(PLATFORMS)
+# The registry: filled by the platform packages (``fabconf/platform/<name>/__init__.py`` calls ``register``), which
+# ``_discover`` imports at the end of this module. Switches first, then hosts, each by name.
+PLATFORMS: dict[str, Platform] = {}
 
 
 def platform(name: str) -> Platform:
@@ -409,6 +239,7 @@ class Feature:
     hardware: str = ""  # the hardware, in words, for messages
     unsupported: str = ""  # non-empty: fabconf renders it nowhere on this platform, and why
     port_range: tuple[int, int] = (1, 65535)  # telemetry: the server ports the platform accepts
+    listening_address: bool = False  # telemetry: the server needs an address to listen on (the management address)
 
     def refusal(self, label: str, version: str, model: str | None) -> str | None:
         """Why a switch of this platform running ``version`` on ``model`` cannot have the feature, else None."""
@@ -425,43 +256,8 @@ class Feature:
 
 
 # (feature, platform) -> where it works. Features: "adaptive" (fabric.yaml load_balancing.mode adaptive) and
-# "telemetry" (monitoring.telemetry: a gNMI server on the switch).
-FEATURES: dict[tuple[str, str], Feature] = {
-    # [V] NVUE reference, "Adaptive Routing" (set and show commands): `interface <swp> router adaptive-routing` and
-    # `router adaptive-routing`, introduced in 5.1; "Cumulus Linux 5.6 supports adaptive routing on Spectrum-4;
-    # 5.5 and earlier on Spectrum-3 and Spectrum-2 as a beta feature"; not on subinterfaces, SVIs, bonds or bond
-    # members; 5.14 and earlier spell it `enable on`, 5.15 `state enabled` (also nvueschema 5.12 / 5.15).
-    # Spectrum-4 models: SN5600, SN5400 [V: NVIDIA Spectrum-4 switch family]. Later ASICs are not listed [U].
-    ("adaptive", "cumulus"): Feature(models=r"SN5[46]00", hardware="adaptive routing is supported on Spectrum-4"),
-    # [V] Arista TOI "Dynamic Load Balancing" (EOS 4.30.2F, ECMP groups) names the feature; its commands are not
-    # in any source fabconf could verify [U], so fabconf renders none.
-    ("adaptive", "eos"): Feature(
-        unsupported="EOS dynamic load balancing (EOS 4.30.2F and later) has no command form fabconf can verify, so "
-        "fabconf does not render it; set data.load_balancing: ecmp on this switch"
-    ),
-    # [V] Cisco Nexus 9000 NX-OS Unicast Routing Configuration Guide 10.5(x), "Configure Dynamic Load Balancing"
-    # (Layer 3 ECMP DLB, with RoCE, PFC and ECN in AI/ML back-end fabrics); flowlet is the default mode [V: Cisco
-    # Nexus 9000 QoS Configuration Guide 10.6(x), "Policy-driven Dynamic Load Balancing"]. [3P] first in 10.5(1)F on
-    # some Cloud Scale switches; which models exactly is [U] (not checked here). Command form
-    # `hardware profile dlb` / `dlb-interface <ports>` [3P: Cisco pyATS genielibs nxos dlb conf; a published
-    # example]; it takes effect after `copy running-config startup-config` and a reload [3P: the switch lists it
-    # under `show system config reload-pending`].
-    ("adaptive", "nxos"): Feature(min_version="10.5(1)F"),
-    # [V] NVIDIA Cumulus Linux 5.13 "gNMI Streaming": `nv set system gnmi-server listening-address|port|state`,
-    # default port 9339, not on Spectrum-1; nvueschema 5.13 is the first release with system/gnmi-server and takes
-    # port 1024-65535 (5.12's user guide documents only the NetQ agent's gNMI).
-    ("telemetry", "cumulus"): Feature(
-        min_version="5.13",
-        not_models=r"SN2(010|100|201|410|700)",
-        hardware="Spectrum-1 switches have no gNMI server",
-        port_range=(1024, 65535),
-    ),
-    # [V: AVD eos_cli_config_gen `management api gnmi` / `transport grpc <name>` / `port` / `ssl profile`]
-    ("telemetry", "eos"): Feature(),
-    # [V] Cisco Nexus 9000 NX-OS Programmability Guide (9.3(x), 10.x), "gNMI" and "gRPC Agent": gNMI dial-in from
-    # 9.3(1); `feature grpc`, `grpc port`, `grpc certificate <trustpoint>`
-    ("telemetry", "nxos"): Feature(min_version="9.3(1)"),
-}
+# "telemetry" (monitoring.telemetry: a gNMI server on the switch). Each platform package registers its own.
+FEATURES: dict[tuple[str, str], Feature] = {}
 
 
 # what each feature is, in messages
@@ -481,3 +277,85 @@ def features_in_use(data: dict) -> list[str]:
 def feature(name: str, platform_name: str) -> Feature:
     """Where ``platform_name`` can do feature ``name``; a platform with no row cannot."""
     return FEATURES.get((name, platform_name)) or Feature(unsupported=f"{platform_name} has no {name} form in fabconf")
+
+
+@dataclass(frozen=True)
+class DesignHooks:
+    """What compile asks a switch platform's package for (the ``HOOKS`` of its ``design`` module)."""
+
+    # (fabric intent, fabric MTU, compile.design.qos.Hardware) -> the device data's ``qos``, in the platform's terms
+    build_qos: Callable[[dict[str, Any], int, Any], dict[str, Any]]
+    qos_type: type  # the TypedDict that ``qos`` conforms to (compile.devicedata.check_device)
+    # (designed qos, RoCE DSCP) -> (traffic class of the DSCP, lossless priorities, None when trust is right or
+    # the problem's detail): what the priority-chain check reads back (compile.checks.check_device_data)
+    read_chain: Callable[[dict[str, Any], int], tuple[int | None, set[int], str | None]]
+    # (model, topology, problems): the platform's own checks, run when a switch of the platform is in the fabric
+    checks: tuple[Callable[[Any, Any, Any], None], ...] = ()
+
+
+def design_hooks(name: str) -> DesignHooks:
+    """The design hooks of switch platform ``name``; KeyError for a platform without them (hosts)."""
+    spec = platform(name)
+    if not spec.design:
+        raise KeyError(f"{spec.label} has no design hooks")
+    hooks: DesignHooks = importlib.import_module(spec.design).HOOKS
+    return hooks
+
+
+def register(spec: Platform, features: dict[str, Feature] | None = None) -> None:
+    """Add a platform (from its package's ``__init__``) and where it can do each optional feature."""
+    if spec.name in PLATFORMS:
+        raise ValueError(f"platform {spec.name!r} is registered twice")
+    PLATFORMS[spec.name] = spec
+    for name, where in (features or {}).items():
+        FEATURES[(name, spec.name)] = where
+
+
+PACKAGE = "fabconf.platform"  # every package under it is a platform
+
+
+def _discover() -> tuple[str, ...]:
+    """Import every platform package (each registers itself), then order the table: switches, then hosts."""
+    package = importlib.import_module(PACKAGE)
+    for info in pkgutil.iter_modules(package.__path__, f"{PACKAGE}."):
+        if info.ispkg:
+            importlib.import_module(info.name)
+    order = sorted(PLATFORMS.values(), key=lambda p: (p.is_host, p.name))
+    PLATFORMS.clear()
+    PLATFORMS.update((p.name, p) for p in order)
+    rank = {name: i for i, name in enumerate(PLATFORMS)}
+    features = sorted(FEATURES.items(), key=lambda kv: (kv[0][0], rank[kv[0][1]]))
+    FEATURES.clear()
+    FEATURES.update(features)
+    return tuple(PLATFORMS)
+
+
+NAMES: tuple[str, ...] = _discover()
+SWITCH_NAMES: tuple[str, ...] = tuple(n for n, p in PLATFORMS.items() if not p.is_host)
+
+
+# -- the inventory schemas' platform markers ----------------------------------------------------------------------
+
+PLATFORM_ENUM = "x-platforms"  # {"x-platforms": "..."}: the enum of every registered platform
+PER_SWITCH_PLATFORM = "x-per-switch-platform"  # {"x-per-switch-platform": S}: an object with an S per switch platform
+
+
+def expand_schema(node: Any) -> Any:
+    """A schema with its platform markers replaced by what the registry says: the schemas name no platform, so a
+    new platform package needs no edit to them (compile/schema.py validates with it, docs/hooks/schema_reference.py
+    writes the page from it)."""
+    if isinstance(node, list):
+        return [expand_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if PLATFORM_ENUM in node:
+        return {"enum": list(NAMES)}
+    if PER_SWITCH_PLATFORM in node:
+        item = node[PER_SWITCH_PLATFORM]
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "minProperties": 1,
+            "properties": {name: expand_schema(item) for name in SWITCH_NAMES},
+        }
+    return {k: expand_schema(v) for k, v in node.items()}

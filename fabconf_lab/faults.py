@@ -24,9 +24,10 @@ fault or ``clear`` removes them. Each simulator sorts its requests into moments:
   ``GET /system``; a GPU host: SSH authentication);
 - ``read``: reads before a commit (running configuration, facts, NIC state);
 - ``stage``: loading a candidate (EOS ``configure session`` with its lines, or its abort; NX-OS the
-  candidate's upload over SSH/SCP and the checkpoint; NVUE revision create/patch/delete). GPU hosts stage
+  candidate's upload over SSH/SCP and a checkpoint sent on its own; NVUE revision create/patch/delete). GPU hosts stage
   nothing on the host (the candidate is computed by fabconf): no stage moment;
-- ``commit``: EOS ``configure session X commit timer``; NX-OS ``configure replace ... commit-timeout``;
+- ``commit``: EOS ``configure session X commit timer``; NX-OS ``configure replace ... commit-timeout`` (the
+  whole request: fabconf sends its checkpoint and ``show running-config`` in it, first);
   NVUE ``nv config apply REV --confirm`` (or a REST apply); a GPU host: each command that changes its state
   inside a commit (``--after N``: the Nth of them, so the first N-1 are applied);
 - ``verify``: any read while a commit waits for its confirmation (GPU host: after the commit released its
@@ -42,7 +43,10 @@ Kinds at a moment: ``drop`` (close the connection without a reply; the request i
 its message), ``delay SECONDS`` (the request is carried out, its reply comes SECONDS late), ``hang`` (no
 reply and nothing carried out until the fault is cleared; then the connection closes), ``auth-refuse``
 (HTTP 401 for the request; SSH authentication fails), ``garbled`` (the request is carried out; its reply is
-not valid JSON / the command's output is corrupted). ``Faults.fired`` lists what fired, for tests.
+not valid JSON / the command's output is corrupted), ``hold`` (the request waits until the fault is cleared,
+then is carried out as usual: the window in which another changer acts, e.g. ``hold --at commit`` and, while
+the push waits, a change made over SSH or the API; ``clear`` lets the commit go on; issue #43).
+``Faults.fired`` lists what fired, for tests.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from typing import TypeVar
 
 KINDS = ("drop-on-commit", "reject", "delay", "auth-refuse", "hang")
 MOMENTS = ("connect", "read", "stage", "commit", "verify", "confirm", "rollback")
-STEP_KINDS = ("drop", "reject", "delay", "hang", "auth-refuse", "garbled")
+STEP_KINDS = ("drop", "reject", "delay", "hang", "auth-refuse", "garbled", "hold")
 MAX_HANG = 600.0  # seconds a hung request waits for the fault to be cleared at most
 
 
@@ -85,7 +89,11 @@ class StepFault:
         return f"{self.kind}{arg} --at {self.moment}{after}{' --every' if self.every else ''}"
 
     def before(self) -> None:
-        """What happens before the request is carried out: ``drop`` and ``hang`` never let it run."""
+        """What happens before the request is carried out: ``drop`` and ``hang`` never let it run; ``hold`` lets it
+        run once the fault is cleared."""
+        if self.kind == "hold":
+            self.released.wait(MAX_HANG)
+            return
         if self.kind == "hang":
             self.released.wait(MAX_HANG)
             raise DropConnection()
@@ -139,6 +147,7 @@ class Faults:
     fired: list[str] = field(default_factory=list)  # "KIND --at MOMENT" of every step fault that fired
     requests: int = 0  # requests the device has started to answer (``before_request``)
     _cleared: threading.Event = field(default_factory=threading.Event, repr=False)
+    _waiting: list[StepFault] = field(default_factory=list, repr=False)  # fired hold/hang steps, until cleared
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fired_cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
@@ -200,7 +209,8 @@ class Faults:
         self.hang = False
         self._cleared.set()
         with self._lock:
-            steps, self.steps = self.steps, []
+            steps, self.steps = self.steps + self._waiting, []
+            self._waiting = []
         for step in steps:
             step.released.set()
 
@@ -254,6 +264,8 @@ class Faults:
                 return None
             if not hit.every:
                 self.steps.remove(hit)
+            if hit.kind in ("hold", "hang"):  # a fired one still waits for ``clear``
+                self._waiting.append(hit)
         with self._fired_cond:
             self.fired.append(hit.describe())
             self._fired_cond.notify_all()

@@ -4,7 +4,8 @@ Prometheus (``fabconf monitoring --lab`` writes its configuration):
 - GPU hosts on port ``HOST_PORT``, path ``/metrics``, in node_exporter's format and names
   (``fabconf.monitoring.names``; node_exporter's own ``device`` label is the netdev or the RDMA device):
   ``node_network_receive_packets_total``/``_errs_total`` and ``node_network_speed_bytes`` per NIC port,
-  ``node_ethtool_received_prio{N}_pause`` and ``node_ethtool_transmitted_pause_storm_error_events`` (the ethtool
+  ``node_ethtool_received_prio{N}_pause``, ``..._prio{N}_pause_duration`` (microseconds paused: all of a storm)
+  and ``node_ethtool_transmitted_pause_storm_error_events`` (the ethtool
   collector), ``node_infiniband_port_packets_transmitted_total`` and ``..._local_ack_timeout_errors_total``,
   ``..._np_cnp_packets_sent_total``, ``..._np_ecn_marked_roce_packets_received_total`` per RDMA port;
 - switches on port ``SWITCH_PORT``, path ``/snmp``, in snmp_exporter's format: IF-MIB ``ifHCInUcastPkts``,
@@ -39,6 +40,7 @@ from typing import Any
 from fabconf_lab.host.nicstate import PRIOS
 from fabconf_lab.host.nicsysfs import hw_counters
 from fabconf_lab.host.platcmds import counters
+from fabconf_lab.registry import lab_platform
 
 HOST_PORT = 19100
 SWITCH_PORT = 19116
@@ -118,6 +120,9 @@ def host_text(sim: Any) -> str:
             text.add("node_network_speed_bytes", "gauge", net, nic.speed * 1_000_000_000 / 8)
         for prio in range(PRIOS):
             text.add(f"node_ethtool_received_prio{prio}_pause", "untyped", net, c[f"rx_prio{prio}_pause"])
+            # mlx5's rx_prioN_pause_duration (microseconds): a storm holds the port paused all the time
+            paused_us = c[f"rx_prio{prio}_pause"] / STORM_PAUSES_PER_S * 1_000_000
+            text.add(f"node_ethtool_received_prio{prio}_pause_duration", "untyped", net, paused_us)
         text.add("node_ethtool_transmitted_pause_storm_error_events", "untyped", net, c["tx_pause_storm_error_events"])
         rdma = {"device": nic.rdma, "port": "1"}
         text.add("node_infiniband_port_packets_transmitted_total", "counter", rdma, c["tx_packets_phy"])
@@ -139,7 +144,7 @@ def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
         received = frames if port.enabled else 0
         text.add("ifHCInUcastPkts", "counter", labels, received)
         text.add("ifInErrors", "counter", labels, int(received * ratios.get(name, 0.0)))
-        if platform == "cumulus":
+        if lab_platform(platform).snmp_pfc:
             for prio in range(PRIOS):
                 text.add(f"clIntInPfc{prio}Pkt", "counter", labels, storm.pauses() if prio == 3 else 0)
     for session in world.bgp_sessions(sim.name) if world is not None else []:
@@ -251,6 +256,6 @@ class MetricsHub:
 def endpoint(platform: str, sim: Callable[[], Any], world: Any, storm: Storm) -> tuple[int, Endpoint]:
     """A device's port and endpoint: GPU hosts as node_exporter, switches as snmp_exporter."""
     hung = lambda: bool(sim().faults.hang)  # noqa: E731
-    if platform == "linux":
+    if lab_platform(platform).exporter == "host":
         return HOST_PORT, Endpoint("/metrics", lambda: host_text(sim()), hung)
     return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung)

@@ -29,6 +29,7 @@ from fabconf.platforms import platform as platform_spec
 from fabconf.private import private_dir, write_private
 from fabconf_lab import metrics as labmetrics
 from fabconf_lab import ports as labports
+from fabconf_lab import registry as labregistry
 from fabconf_lab.contract import Simulator
 from fabconf_lab.daemon import loopback_network
 from fabconf_lab.host.platcmds import GPU_BUSES
@@ -52,16 +53,13 @@ def world_max_age(devices: int) -> float:
 
 LAB_USERNAME = "fabconf"
 
-# platform -> (module, class); imported lazily so the lab costs nothing to the render path
-SIMULATORS: dict[str, tuple[str, str]] = {
-    "eos": ("fabconf_lab.eos.sim", "EosSim"),
-    "nxos": ("fabconf_lab.nxos.sim", "NxosSim"),
-    "cumulus": ("fabconf_lab.nvue.sim", "NvueSim"),
-    "linux": ("fabconf_lab.host.sim", "GpuHostSim"),
+# the exporter port of each platform's metrics where every device has its own address (``fabconf_lab.metrics``);
+# each simulator package registers its platform (fabconf_lab/registry.py), imported lazily so the lab costs nothing
+# to the render path
+METRICS_PORTS = {
+    name: labmetrics.HOST_PORT if entry.exporter == "host" else labmetrics.SWITCH_PORT
+    for name, entry in labregistry.table().items()
 }
-# the exporter port of each platform's metrics where every device has its own address (``fabconf_lab.metrics``)
-METRICS_PORTS = {"linux": labmetrics.HOST_PORT, "eos": labmetrics.SWITCH_PORT}
-METRICS_PORTS |= {"nxos": labmetrics.SWITCH_PORT, "cumulus": labmetrics.SWITCH_PORT}
 
 
 @dataclass
@@ -79,7 +77,7 @@ class LabDevice:
 
 
 def _sim_class(platform: str) -> type:
-    module, cls = SIMULATORS[platform]
+    module, cls = labregistry.lab_platform(platform).simulator
     return getattr(importlib.import_module(module), cls)
 
 
@@ -165,6 +163,9 @@ class Lab:
         self.devices: dict[str, LabDevice] = {}
         self._cabled = _cabled_ports(compiled)  # ports in use, for devices whose model declares no port list
         self.storms: dict[str, labmetrics.Storm] = {}  # `fabconf lab fault DEV pfc-storm`, per device
+        # the GPU host hardware faults set on each device (HOST_FAULTS), as `lab fault` and `lab status` list them:
+        # one per kind and NIC, the last one set (they change the host's state, which keeps no list of its own)
+        self.host_faults: dict[str, dict[str, str]] = {}
         self.metrics = labmetrics.MetricsHub()  # every device's exporter endpoint
         self.views: dict[Path, View] = {}  # scratch views of this lab (``sync(view=...)``)
         for name in sorted(self.addresses) if build else ():
@@ -282,6 +283,8 @@ class Lab:
             if at is not None:
                 raise ValueError(f"a {kind} fault is a standing fault: it takes no --at")
             HOST_FAULTS[kind](dev.sim, arg)
+            where = (arg or "").partition(":")[0] if ":" in (arg or "") else ""
+            self.host_faults.setdefault(name, {})[f"{kind} {where}"] = f"{kind} {arg}" if arg else kind
             return self._active(name)
         storm = self.storms.setdefault(name, labmetrics.Storm())
         if kind == "pfc-storm":
@@ -297,7 +300,8 @@ class Lab:
 
     def _active(self, name: str) -> list[str]:
         storm = self.storms.get(name)
-        return self.devices[name].sim.faults.active() + (["pfc-storm"] if storm and storm.active else [])
+        hardware = list(self.host_faults.get(name, {}).values())
+        return self.devices[name].sim.faults.active() + (["pfc-storm"] if storm and storm.active else []) + hardware
 
     def status(self) -> list[dict[str, Any]]:
         return [
@@ -558,13 +562,9 @@ def _host_key_lines(dev: LabDevice) -> list[str]:
 
 
 def _port_kwargs(platform: str, ports: DevicePorts) -> dict[str, Any]:
-    """A simulator's port arguments: EOS its eAPI ``port``; NX-OS and Cumulus their HTTPS ``port`` and
-    ``ssh_port``; a GPU host its SSH ``port``."""
-    if platform == "linux":
-        return {"port": ports.ssh}
-    if platform == "eos":
-        return {"port": ports.https}
-    return {"port": ports.https, "ssh_port": ports.ssh}
+    """A simulator's port arguments, as its package registers them (EOS its eAPI ``port``; NX-OS and Cumulus their
+    HTTPS ``port`` and ``ssh_port``; a GPU host its SSH ``port``)."""
+    return {arg: getattr(ports, service) for arg, service in labregistry.lab_platform(platform).port_args}
 
 
 def _connection_options(platform: str, ports: DevicePorts, ca_file: str, known_hosts: str) -> dict[str, Any]:
@@ -581,7 +581,8 @@ def _connection_options(platform: str, ports: DevicePorts, ca_file: str, known_h
         return {section: {"port": ports.https, "extras": extras}}
     if section == "nvue":
         return {section: {"port": ports.https, "extras": {"ssh_port": ports.ssh, **trust}}}
-    return {section: {"port": ports.ssh, "extras": {"device_type": "linux", **trust}}}
+    extras = labregistry.lab_platform(platform).connection_extras
+    return {section: {"port": ports.ssh, "extras": {**extras, **trust}}}
 
 
 def link_faults(sim: Any) -> list[str]:

@@ -25,6 +25,8 @@ import os
 import socket
 from dataclasses import dataclass
 
+from fabconf_lab.registry import lab_platform
+
 LAYOUTS = ("standard", "high", "shared")
 SHARED_ADDRESS = "127.0.0.1"
 DEFAULT_BASE_PORT = 20000
@@ -32,17 +34,9 @@ STRIDE = 3  # a device's ports in the shared layout: HTTPS, SSH, metrics
 LAYOUT_ENV = "FABCONF_LAB_PORTS"
 BASE_PORT_ENV = "FABCONF_LAB_BASE_PORT"
 
-# the services each platform answers on ("https": eAPI, NX-API or NVUE REST; "ssh")
-SERVICES: dict[str, tuple[str, ...]] = {
-    "eos": ("https",),
-    "nxos": ("https", "ssh"),
-    "cumulus": ("https", "ssh"),
-    "linux": ("ssh",),
-}
 HIGH_OFFSET = 10000  # a privileged port's unprivileged twin: 22 -> 10022, 443 -> 10443, 80 -> 10080
 _STANDARD = {"https": 443, "ssh": 22}
 _HIGH = {"https": 443 + HIGH_OFFSET, "ssh": 22 + HIGH_OFFSET}
-NVUE_PORT = 8765  # NVUE's REST port, unprivileged already: the same in every per-address layout
 
 
 VENDOR = -1  # a simulator's SSH port argument left to its default: ``default_port(22)``
@@ -138,13 +132,14 @@ def place(
 ) -> tuple[str, DevicePorts]:
     """The address and ports of the device in ``slot``: the slot-th address of ``network`` (standard, high), or
     127.0.0.1 with the slot-th block of ``STRIDE`` ports from ``base`` (shared)."""
-    services = SERVICES[platform]
+    entry = lab_platform(platform)  # the services it answers on ("https": eAPI, NX-API or NVUE REST; "ssh")
+    services = entry.services
     if layout == "shared":
         first = (base_port() if base is None else base) + STRIDE * (slot - 1)
         https, ssh = (first if "https" in services else None), (first + 1 if "ssh" in services else None)
         return SHARED_ADDRESS, DevicePorts(https, ssh, first + 2)
     table = _STANDARD if layout == "standard" else _HIGH
-    https = (NVUE_PORT if platform == "cumulus" else table["https"]) if "https" in services else None
+    https = (entry.https_port or table["https"]) if "https" in services else None
     address = str(ipaddress.IPv4Network(network, strict=False).network_address + slot)
     return address, DevicePorts(https, table["ssh"] if "ssh" in services else None, metrics_ports[platform])
 

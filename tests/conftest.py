@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from nightlykit import scratch_dir, service_user  # noqa: F401  (fixtures of the nightly-job tests)
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import Compiled, compile_inventory
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "inventory"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pristine import EXAMPLE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +41,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def profile_inventory(where: Path, profile: dict[str, Any] = PROFILE_B) -> Path:
     """A copy of the example inventory at ``where/inventory`` with ``profile`` merged over its fabric.yaml."""
     inventory = where / "inventory"
-    shutil.copytree(ROOT / "inventory", inventory)
+    shutil.copytree(EXAMPLE, inventory)
     fabric = inventory / "fabric.yaml"
     fabric.write_text(yaml.safe_dump(_merge(yaml.safe_load(fabric.read_text()), profile), sort_keys=False))
     return inventory

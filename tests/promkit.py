@@ -107,18 +107,28 @@ def has(alerts: list[dict[str, str]], want: dict[str, str]) -> bool:
 def wait_firing(
     api: str, wanted: list[dict[str, str]], log: Path, step: Callable[[], None] = lambda: None
 ) -> list[dict[str, str]]:
-    """Until every wanted alert fires (``step`` between looks); fails naming the missing ones."""
+    """Until every wanted alert has fired (``step`` between looks); fails naming the missing ones. Returns every
+    alert seen firing at any look: a one-event alert (the PFC watchdog's) may resolve before a slower one fires."""
     deadline = time.monotonic() + DEADLINE_S
     alerts: list[dict[str, str]] = []
     while time.monotonic() < deadline:
         step()
-        alerts = firing(api)
+        alerts += [a for a in firing(api) if a not in alerts]
         if all(has(alerts, w) for w in wanted):
             return alerts
         time.sleep(0.5)
     missing = [w for w in wanted if not has(alerts, w)]
     tail = log.read_text()[-2000:] if log.exists() else ""
     raise AssertionError(f"not firing: {missing}\nfiring: {alerts}\nprometheus log tail:\n{tail}")
+
+
+def quiet_for(api: str, seconds: float) -> None:
+    """No alert fires at any look for ``seconds`` (a healthy fabric); fails naming what fired."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alerts = firing(api)
+        assert not alerts, f"fired on a healthy fabric: {alerts}"
+        time.sleep(0.5)
 
 
 def wait_until(check: Callable[[], bool], what: str) -> None:

@@ -7,7 +7,8 @@ One generator, three callers:
 - the unit test ``tests/unit/test_docs_site.py`` checks the same, so the suite catches it without mkdocs.
 
 The schemas are found with a glob (``fabconf/**/schemas/*.json``), so the page follows them wherever they
-live in the package. Only the standard library is used: the hook must run before fabconf is importable.
+live in the package. Only the standard library is used, and fabconf's platform registry (``fabconf.platforms``,
+which needs nothing else) for the platform enums: the hook must run before fabconf's dependencies are installed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # fabconf.platforms from this checkout, installed or not
+
+from fabconf.platforms import expand_schema  # noqa: E402  (after the path above)
+
 PAGE = ROOT / "docs" / "reference" / "schema-rules.md"
 SCHEMA_GLOB = "fabconf/**/schemas/*.json"
 
@@ -167,7 +172,9 @@ def _rows_children(node: dict[str, Any], path: str, rows: list[Row]) -> None:
 
 def section(path: Path) -> str:
     """One file's table. The schema is named without its folder, so the page does not change when the package moves."""
-    schema = json.loads(path.read_text(encoding="utf-8"))
+    schema = expand_schema(
+        json.loads(path.read_text(encoding="utf-8"))
+    )  # the platform enums as the registry fills them
     rows: list[Row] = []
     _rows(schema, "", False, rows)
     top = _allowed({k: v for k, v in schema.items() if k in ("minProperties", "propertyNames")})

@@ -11,6 +11,8 @@ from fabconf.compile.pipeline import Compiled, Selector, compile_inventory
 from fabconf.compile.problems import Problems
 from fabconf.compile.render import filename, render
 from fabconf.compile.selection import select
+from fabconf.drivers.trust import Trust
+from fabconf.jobs.transport import reviewed
 
 
 def print_problems(problems: Problems) -> None:
@@ -28,9 +30,13 @@ def run_validate(inventory: Path, stream: TextIO | None = None) -> int:
     compiled = _compile(inventory)
     devices = compiled.model.devices
     switches = sum(1 for d in devices.values() if d.is_switch)
+    transport = Problems()  # connection settings that device commands refuse without --allow-inventory-transport
+    reviewed(devices.values(), Trust.from_env(), transport, warn_only=True)
+    print_problems(transport)
+    warnings = len(compiled.problems.warnings) + len(transport.warnings)
     print(
         f"{inventory}: valid: {switches} switches, {len(devices) - switches} GPU hosts, "
-        f"{len(compiled.model.links)} links, {len(compiled.problems.warnings)} warning(s)",
+        f"{len(compiled.model.links)} links, {warnings} warning(s)",
         file=stream or sys.stdout,
     )
     return 0

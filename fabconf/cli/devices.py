@@ -23,6 +23,7 @@ from fabconf.deploy import rollout
 from fabconf.deploy.job import Job, Outcome
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.deploy.processors import Progress
+from fabconf.drivers.inventory_transport import ALLOW_FLAG
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
 from fabconf.jobs.diff import diff
@@ -144,7 +145,14 @@ def quiet_start(inventory: Path, state: Path, network: str) -> int:
 
 
 def target_of(args: argparse.Namespace) -> Target:
-    return Target(Path(args.inventory), args.limit, args.lab, Path(args.state), lab_network(args.network), quiet_start)
+    return Target(
+        Path(args.inventory),
+        args.limit,
+        args.lab,
+        Path(args.state),
+        lab_network(args.network, Path(args.state)),
+        quiet_start,
+    )
 
 
 def device_options_of(args: argparse.Namespace) -> DeviceOptions:
@@ -158,6 +166,7 @@ def device_options_of(args: argparse.Namespace) -> DeviceOptions:
         timeout=args.timeout,
         allow_fw_reset=getattr(args, "allow_fw_reset", False),
         retries=getattr(args, "retries", DeviceOptions().retries),
+        allow_inventory_transport=getattr(args, "allow_inventory_transport", False),
     )
 
 
@@ -222,6 +231,12 @@ def add_device_args(p: argparse.ArgumentParser) -> None:
         "--insecure",
         action="store_true",
         help="do not verify TLS certificates and SSH host keys (warns; for a first lab contact only)",
+    )
+    p.add_argument(
+        ALLOW_FLAG,
+        action="store_true",
+        help="honour the inventory's connection settings that weaken transport security (its own CA or "
+        "known_hosts file, plain HTTP); each affected device is announced on stderr",
     )
     p.add_argument(
         "--retries",

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fabconf.cli import labcode
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.errors import UsageError
 from fabconf_lab import daemon
@@ -24,13 +25,33 @@ DEFAULT_NETWORK = "127.77.0.0/16"
 NETWORK_ENV = "FABCONF_LAB_NETWORK"
 NETWORK_HELP = (
     f"loopback range for the lab's device addresses, when the command starts the lab "
-    f"(default: ${NETWORK_ENV}, else {DEFAULT_NETWORK})"
+    f"(default: ${NETWORK_ENV}, else the one this state directory's lab last started on, else {DEFAULT_NETWORK})"
 )
 
 
-def lab_network(value: str | None) -> str:
-    """The lab's network: ``--network``, else ``$FABCONF_LAB_NETWORK``, else ``DEFAULT_NETWORK``."""
-    return value or os.environ.get(NETWORK_ENV, "").strip() or DEFAULT_NETWORK
+LAB_PACKAGE = Path(daemon.__file__ or "").resolve().parent  # fabconf_lab's folder, for labcode's fingerprint
+NETWORK_RECORD = "network"  # STATE/network: the network the lab of STATE last started on
+
+
+def lab_network(value: str | None, state: Path | None = None) -> str:
+    """The lab's network: ``--network``, else ``$FABCONF_LAB_NETWORK``, else the one the lab of ``state`` last
+    started on (a lab forgot it across ``lab down``/``lab up``: issue #40), else ``DEFAULT_NETWORK``."""
+    return value or os.environ.get(NETWORK_ENV, "").strip() or (state and _remembered(state)) or DEFAULT_NETWORK
+
+
+def _remembered(state: Path) -> str:
+    try:
+        fd = os.open(state / NETWORK_RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, encoding="utf-8") as stream:
+            return stream.read(64).strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def _remember(state: Path, network: str) -> None:
+    fd = os.open(state / NETWORK_RECORD, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as stream:
+        stream.write(network + "\n")
 
 
 def _print_status(reply: dict[str, Any]) -> None:
@@ -64,7 +85,7 @@ def _all_answer(devices: list[dict], timeout: float = 30.0) -> list[str]:
 
 def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, workers: int = 0) -> int:
     """Start the lab daemon unless one already runs for ``state``; returns an exit status. ``quiet`` (a ``--lab``
-    command) uses a running lab; ``fabconf lab up`` over a running one is refused, saying what to do. Only a
+    command) uses a running lab; ``fabconf lab up`` over a running one says it is already up, and what to do. Only a
     loopback ``network`` and a known forced port layout (``fabconf_lab.ports``) are accepted, before anything
     binds."""
     try:
@@ -77,17 +98,21 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
     viewed = daemon.viewed_lab(state)
     if viewed is not None:  # a scratch view of a running lab (``sync_lab(view=...)``): that lab answers for it
         if quiet and daemon.is_running(viewed):
+            labcode.check(viewed, LAB_PACKAGE)
             return 0
         raise UsageError(f"{state} is a scratch view of the lab of {viewed}, not a lab of its own")
     daemon.state_dir(state)  # 0700, this user's, writable by no one else: UnsafePath (one line) otherwise
     if daemon.is_running(state):
+        labcode.check(state, LAB_PACKAGE)
         if quiet:
             return 0
         pid = daemon.recorded_daemon(state)
-        raise UsageError(
-            f"a lab already runs for {state}{f' (pid {pid})' if pid else ''}: use it, or stop it first with "
-            f"fabconf lab down --state {state}"
+        print(
+            f"the lab of {state} is already up{f' (pid {pid})' if pid else ''}: fabconf lab status --state {state} "
+            f"lists it; fabconf lab sync -i {inventory} --state {state} makes it follow this inventory; "
+            f"fabconf lab down --state {state} stops it"
         )
+        return 0
     if quiet:
         print(f"starting the lab for {inventory} in {state} ...", file=sys.stderr)
     log = state / "lab.log"
@@ -119,6 +144,8 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
         print(f"fabconf: the lab did not start; {log}:", file=sys.stderr)
         print(log.read_text()[-4000:], file=sys.stderr)
         return 1
+    labcode.record(state, LAB_PACKAGE)
+    _remember(state, network)
     reply = daemon.request(state, {"cmd": "status"})
     silent = _all_answer(reply["devices"])
     if silent:
@@ -140,6 +167,7 @@ def sync_lab(inventory: Path, state: Path, view: Path | None = None) -> dict[str
     compile_inventory(inventory)
     if not daemon.is_running(state):
         raise UsageError(f"no lab is running for {state}: start it with fabconf lab up -i {inventory} --state {state}")
+    labcode.check(state, LAB_PACKAGE)
     request: dict[str, Any] = {"cmd": "sync", "inventory": str(inventory.resolve())}
     if view is not None:
         request["view"] = str(daemon.checked_view(view))  # 0700, this user's: the daemon checks it again
@@ -179,11 +207,13 @@ def _print_sync(reply: dict[str, Any], state: Path) -> None:
 def cmd_lab(args: argparse.Namespace) -> int:
     state = Path(args.state)
     if args.lab_command == "up":
-        return start_lab(Path(args.inventory), state, lab_network(args.network), workers=args.workers)
+        return start_lab(Path(args.inventory), state, lab_network(args.network, state), workers=args.workers)
     if args.lab_command == "sync":
         _print_sync(sync_lab(Path(args.inventory), state), state)
         return 0
     try:
+        if args.lab_command in ("status", "fault") and daemon.is_running(state):
+            labcode.check(state, LAB_PACKAGE)
         if args.lab_command == "status":
             _print_status(daemon.request(state, {"cmd": "status"}))
             return 0
@@ -258,7 +288,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "above4g on|off (hosts: the BIOS's Above 4G Decoding); iommu on|off (hosts: booted with or without the "
         "IOMMU); sriov NETDEV:N (hosts: N SR-IOV VFs); version COMPONENT=VERSION (hosts: ofed, nvidia_driver or "
         "nccl at another version). "
-        "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled, armed for one moment of a push, "
+        "With --at: drop | reject | delay SECONDS | hang | auth-refuse | garbled | hold (the request waits until "
+        "the fault is cleared, then runs: a window for another changer), armed for one moment of a push, "
         "next to the other step faults",
     )
     fault.add_argument("arg", nargs="?", default=None)

@@ -64,7 +64,12 @@ def _run_book(args: argparse.Namespace) -> int:
         inventory=Path(args.inventory) if args.inventory else None,
         limit=args.limit,
         target=devices.Target(
-            Path("inventory"), None, args.lab, Path(args.state), lab_network(args.network), devices.quiet_start
+            Path("inventory"),
+            None,
+            args.lab,
+            Path(args.state),
+            lab_network(args.network, Path(args.state)),
+            devices.quiet_start,
         ),
         timeout=args.timeout,
         variables=runvars.parse(args.extra_vars),
@@ -109,6 +114,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
         return parser
 
     from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, sot
+    from fabconf.cli import init as init_cli
     from fabconf.cli import plan as plan_cli
     from fabconf.deploy.options import DeviceOptions
 
@@ -140,6 +146,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     b.set_defaults(func=_run_book)
 
     lab.add_parser(sub)
+    init_cli.add_parser(sub)
     onboard.add_parser(sub, _inventory_arg)
     onboard.add_docs_parser(sub, _inventory_arg)
     plan_cli.add_parser(sub)
@@ -206,7 +213,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(compile_only=bool(words) and words[0] in COMPILE_COMMANDS).parse_args(words)
     try:
         with guarded_stdout():
-            return int(args.func(args))
+            code = int(args.func(args))
+            # flushed here, while guarded: a block-buffered stdout (a pipe, without PYTHONUNBUFFERED) would otherwise
+            # meet the closed pipe only at the interpreter's final flush ("Exception ignored ... BrokenPipeError",
+            # exit 120)
+            sys.stdout.flush()
+            return code
     except InputError as exc:
         print_problems(exc.problems)
         print(f"fabconf: {len(exc.problems.errors)} error(s); nothing was rendered or changed", file=sys.stderr)

@@ -75,7 +75,13 @@ def add_docs_parser(sub: argparse._SubParsersAction, inventory_arg: Callable[[ar
         help="write the cabling plan (CSV), a Markdown page per device, pod and fabric, and a diagram",
     )
     inventory_arg(d)
-    d.add_argument("-o", "--output", default="docs", metavar="DIR", help="output directory (default: ./docs)")
+    d.add_argument(
+        "-o",
+        "--output",
+        default="fabric-docs",  # not ./docs: in a clone that is the project's own documentation site
+        metavar="DIR",
+        help="output directory (default: ./fabric-docs)",
+    )
     d.set_defaults(func=run_docs)
 
 

@@ -33,14 +33,24 @@ from fabconf.preflight import bandwidth
 FORMATS = ("text", "json", "junit", "prometheus")
 
 
+EVIDENCE_LINE = 240  # characters of one check's values in text mode; --format json has them all
+
+
 def evidence_text(outcomes: list[Outcome]) -> str:
-    """The values each check read, per device (passed or not): ``DEVICE CHECK: {command: value}``, one line each."""
-    lines = [
-        f"{o.device} {check}: {json.dumps(values, sort_keys=True, separators=(',', ':'))}\n"
-        for o in outcomes
-        for check, values in sorted(o.evidence.items())
-    ]
-    return ("\nValues read per check:\n" + "".join(lines)) if lines else ""
+    """The values each check read on the devices that did not pass, ``DEVICE CHECK: {command: value}``, one line
+    each, cut at ``EVIDENCE_LINE`` characters. A passing preflight printed every value read as raw JSON (158 KB,
+    lines of 3,661 characters: issue #40); its table's detail column names the checks, and ``--format json``
+    keeps every value."""
+    lines = []
+    for o in outcomes:
+        if o.state.ok:
+            continue
+        for check, values in sorted(o.evidence.items()):
+            line = f"{o.device} {check}: {json.dumps(values, sort_keys=True, separators=(',', ':'))}"
+            lines.append((line[: EVIDENCE_LINE - 1] + "…" if len(line) > EVIDENCE_LINE else line) + "\n")
+    if not lines:
+        return ""
+    return "\nValues read per check, on the devices that did not pass (every value: --format json):\n" + "".join(lines)
 
 
 def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path | None) -> int:

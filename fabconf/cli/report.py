@@ -92,6 +92,8 @@ def evidence_text(evidence: dict[str, Any]) -> str:
     adaptive = evidence.get("adaptive_routing")
     if adaptive:
         parts.append(f"adaptive routing {adaptive['on']}/{adaptive['ports']} ports")
+    if not parts and evidence:  # preflight: the checks it ran (their values: --format json)
+        parts.append(f"{len(evidence)} check(s) passed: {', '.join(sorted(evidence))}")
     return ", ".join(parts)
 
 

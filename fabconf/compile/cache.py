@@ -43,11 +43,15 @@ def directory() -> Path | None:
 
 @cache
 def code_version() -> str:
-    """A digest of fabconf's own sources and schemas: an entry made by other code is never read."""
+    """A digest of fabconf's own sources and schemas: an entry made by other code is never read. The platform
+    registry and the platform packages' rows count too: the schemas' platform enums are expanded from them."""
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted([*root.glob("*.py"), *root.glob("schemas/*.json")]):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    top = root.parent
+    for path in sorted([top / "platforms.py", *top.glob("platform/*/__init__.py")]):
+        digest.update(path.relative_to(top).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 

@@ -12,13 +12,13 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from fabconf.compile.design.qos import ECT0, EOS_BEST_EFFORT_QUEUE, EOS_CONTROL_QUEUE, roce_tos
+from fabconf.compile.design.qos import ECT0, roce_tos
 from fabconf.compile.design.switch import load_balancing_for, max_paths_for, telemetry_for
 from fabconf.compile.model import Endpoint, Model, Nic
 from fabconf.compile.onboarding_checks import check_onboarding
 from fabconf.compile.problems import Problems
 from fabconf.compile.topology import Topology
-from fabconf.platforms import FEATURE_NAMES, PLATFORMS, feature
+from fabconf.platforms import FEATURE_NAMES, NAMES, PLATFORMS, design_hooks, feature
 
 Check = Callable[[Model, Topology, Problems], None]
 
@@ -295,39 +295,6 @@ def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
                 )
 
 
-def check_eos_classes(model: Model, topo: Topology, problems: Problems) -> None:
-    """On EOS priority 0 (every DSCP the intent does not name) is traffic class 1, EOS's best-effort class
-    (docs/reference/roce-lossless.md §9): a lossless or CNP priority 1 would share that class and its queue."""
-    if not any(model.devices[n].platform == "eos" for n in topo.switches):
-        return
-    f, roce = _ffile(model), model.fabric["roce"]
-    why = f"priority {EOS_BEST_EFFORT_QUEUE} is EOS's best-effort traffic class, where every other DSCP goes"
-    if EOS_BEST_EFFORT_QUEUE in roce["pfc_priorities"]:
-        problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
-    if roce["cnp"]["priority"] == EOS_BEST_EFFORT_QUEUE:
-        problems.add(f, "roce.cnp.priority", f"{why}; use another CNP priority such as 6")
-    sand = sorted(n for n in topo.switches if model.devices[n].platform == "eos" and _eos_family(model, n) == "sand")
-    if not sand:
-        return
-    why = (
-        f"priority {EOS_CONTROL_QUEUE} is traffic class {EOS_CONTROL_QUEUE} on EOS, the control-plane class of Sand "
-        f"switches ({', '.join(sand[:3])}{', ...' if len(sand) > 3 else ''}), whose queue {EOS_CONTROL_QUEUE} is not "
-        "configurable before EOS 4.33.0F [Arista TOI tx-queue 7; docs/reference/roce-lossless.md]"
-    )
-    if EOS_CONTROL_QUEUE in roce["pfc_priorities"]:
-        problems.add(f, "roce.pfc_priorities", f"{why}; use another lossless priority")
-    if roce["cnp"]["priority"] == EOS_CONTROL_QUEUE:
-        problems.add(f, "roce.cnp.priority", f"{why}: CNPs would go unscheduled; use another CNP priority such as 6")
-
-
-def _eos_family(model: Model, name: str) -> str:
-    """The EOS hardware family of switch ``name`` ("" when its model is in none: check_releases says so)."""
-    try:
-        return PLATFORMS["eos"].hardware_family(model.devices[name].data.get("model"))
-    except ValueError:
-        return ""
-
-
 def check_shares(model: Model, topo: Topology, problems: Problems) -> None:
     """Every DWRR class gets a share of at least 1 %: the lossless priorities split ``roce_percent`` (a class
     with 0 % would run strict priority on Cumulus, above RoCE [V: Cumulus Linux 5.x "Quality of Service" page])."""
@@ -369,6 +336,14 @@ def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
             problems.add(*dev.where("model"), f"{name}: {exc}")
 
 
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def check_features(model: Model, topo: Topology, problems: Problems) -> None:
     """Adaptive routing and the gNMI server only where the switch's platform, release and model have them (the
     platform table's ``FEATURES``), and a gNMI port the platform accepts."""
@@ -400,6 +375,13 @@ def check_features(model: Model, topo: Topology, problems: Problems) -> None:
                 lo, hi = row.port_range
                 problems.add(
                     f, ["monitoring", "telemetry", "port"], f"{name}: {spec.label} takes a gNMI port {lo}..{hi}"
+                )
+            elif feat == "telemetry" and row.listening_address and not _is_address(dev.hostname):
+                problems.add(
+                    dev.origin,
+                    [name, "hostname"],
+                    f"{name}: the {spec.label} gNMI server listens on the management address: hostname must be an "
+                    f"IP address, not {dev.hostname!r}",
                 )
 
 
@@ -636,31 +618,9 @@ def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
             )
 
 
-# What a switch's designed QoS data says about the priority chain, per QoS dialect (design.QOS_BUILDERS):
+# What a switch's designed QoS data says about the priority chain (each switch platform's design hooks' read_chain):
 # (traffic class of the RoCE DSCP, lossless priorities, None when trust is right or the problem's detail).
 ChainView = tuple[int | None, set[int], str | None]
-
-
-def _chain_nxos(q: dict[str, Any], dscp: int) -> ChainView:
-    tc = next((c["qos_group"] for c in q["classes"] if c["dscp"] == dscp), None)
-    return tc, {x["pause_cos"] for x in q["network_qos"]["classes"] if x["pause_cos"] is not None}, None
-
-
-def _chain_eos(q: dict[str, Any], dscp: int) -> ChainView:
-    tc = next((line["tc"] for line in q["dscp_map"] if dscp in line["dscps"]), None)
-    return tc, set(q["pfc_priorities"]), None if q.get("trust") == "dscp" else ""
-
-
-def _chain_nvue(q: dict[str, Any], dscp: int) -> ChainView:
-    tc = dict(map(tuple, q["dscp_map"])).get(dscp)
-    return tc, set(q["pfc"]["priorities"]), None if q.get("trust") in ("l3", "both") else " (l3 or both)"
-
-
-_CHAIN_READERS: dict[str, Callable[[dict[str, Any], int], ChainView]] = {
-    "nxos_cli": _chain_nxos,
-    "eos_cli": _chain_eos,
-    "nvue": _chain_nvue,
-}
 
 
 def check_device_data(model: Model, topo: Topology, problems: Problems, data: dict[str, dict[str, Any]]) -> None:
@@ -688,7 +648,7 @@ def check_device_data(model: Model, topo: Topology, problems: Problems, data: di
             if not q.get("pfc", [0] * 8)[host_prio]:
                 problems.add(h, [name], f"host PFC is off on priority {host_prio}")
             continue
-        tc, lossless, trust_problem = _CHAIN_READERS[spec.qos_dialect](q, dscp)
+        tc, lossless, trust_problem = design_hooks(spec.name).read_chain(q, dscp)
         if trust_problem is not None:
             problems.add(h, [name], f"{spec.label} RoCE ports must trust DSCP{trust_problem}")
         switch_view[name] = (tc, lossless)
@@ -708,6 +668,15 @@ def check_device_data(model: Model, topo: Topology, problems: Problems, data: di
                 problems.add(h, [hp.leaf], f"{hp.leaf}:{hp.leaf_port} faces {host} but has PFC off")
 
 
+def check_platform_rules(model: Model, topo: Topology, problems: Problems) -> None:
+    """Each switch platform's own checks (its design hooks' ``checks``), for the platforms the fabric's switches run."""
+    used = {model.devices[n].platform for n in topo.switches}
+    for name in NAMES:
+        if name in used:
+            for check in design_hooks(name).checks:
+                check(model, topo, problems)
+
+
 CHECKS: tuple[Check, ...] = (
     check_priorities,
     check_ecn,
@@ -720,7 +689,7 @@ CHECKS: tuple[Check, ...] = (
     check_releases,
     check_watchdog,
     check_shares,
-    check_eos_classes,
+    check_platform_rules,
     check_unique,
     check_features,
     check_hosts,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import types
 from typing import Any, Literal, TypedDict, Union, get_args, get_origin, get_type_hints
 
+from fabconf.platforms import PLATFORMS, design_hooks
+
 # -- common to every switch ----------------------------------------------------------------------------------
 
 
@@ -49,136 +51,6 @@ class Bgp(TypedDict):
     networks: list[str]
 
 
-# -- QoS per dialect (the platform table's qos_dialect) ---------------------------------------------------------
-
-
-class NvueEcn(TypedDict):
-    tc: int
-    min: int  # bytes
-    max: int
-    probability: int
-
-
-class NvueScheduler(TypedDict):
-    tc: int
-    mode: Literal["dwrr", "strict"]
-    bw_percent: int | None
-
-
-class NvuePfc(TypedDict):
-    priorities: list[int]
-    cable_length: int
-
-
-class NvuePool(TypedDict):
-    lossless_percent: int
-    lossy_percent: int
-    priorities: list[int]  # the lossless pool's switch priorities
-    lossy_priorities: list[int]  # every other one (the two lists are disjoint)
-
-
-class NvueWatchdog(TypedDict):
-    enabled: bool
-    polling_interval: int  # ms
-    robustness: int
-
-
-class NvueQos(TypedDict):
-    trust: str
-    dscp_map: list[list[int]]  # [dscp, switch priority], all 64
-    queue_map: list[list[int]]  # [switch priority, traffic class]
-    pfc: NvuePfc
-    ecn: list[NvueEcn]
-    scheduler: list[NvueScheduler]
-    pool: NvuePool
-    watchdog: NvueWatchdog
-
-
-class EosEcn(TypedDict):
-    min: int
-    max: int
-    units: Literal["bytes", "kbytes"]
-    probability: int
-
-
-class EosTxQueue(TypedDict):
-    id: int
-    strict: bool
-    bandwidth: int | None
-    ecn: EosEcn | None
-
-
-class EosDscpLine(TypedDict):
-    dscps: list[int]
-    tc: int
-
-
-class EosWatchdog(TypedDict):
-    enabled: bool
-    timeout: str  # seconds, as EOS writes them (at most two decimals)
-    polling_interval: str
-    recovery_time: str
-    action: str
-
-
-class EosQos(TypedDict):
-    profile: str
-    trust: str
-    queue_command: Literal["uc-tx-queue", "tx-queue"]  # by hardware family: Strata / Sand
-    dscp_map: list[EosDscpLine]  # every DSCP, one line per traffic class
-    pfc_priorities: list[int]
-    tx_queues: list[EosTxQueue]
-    watchdog: EosWatchdog
-
-
-class NxosClass(TypedDict):
-    name: str
-    dscp: int
-    qos_group: int
-
-
-# "class" is a Python keyword: these are declared in TypedDict's functional form
-NxosNetworkQosClass = TypedDict("NxosNetworkQosClass", {"class": str, "pause_cos": int | None})  # None: lossy
-
-
-class NxosEcn(TypedDict):
-    min: int
-    max: int
-    probability: int  # kbytes
-
-
-NxosQueuingClass = TypedDict(
-    "NxosQueuingClass",
-    {"class": str, "priority_level": int | None, "bandwidth": int | None, "ecn": NxosEcn | None},
-)
-
-
-class NxosNetworkQos(TypedDict):
-    name: str
-    mtu: int  # on every class
-    classes: list[NxosNetworkQosClass]  # all eight
-
-
-class NxosQueuing(TypedDict):
-    name: str
-    classes: list[NxosQueuingClass]
-
-
-class NxosWatchdog(TypedDict):
-    enabled: bool
-    interval: int  # ms
-    shutdown_multiplier: int  # intervals
-
-
-class NxosQos(TypedDict):
-    classes: list[NxosClass]
-    default_qos_group: int  # class-default: every DSCP the classes do not match
-    input_policy: str
-    network_qos: NxosNetworkQos
-    queuing: NxosQueuing  # all eight queuing classes
-    watchdog: NxosWatchdog
-
-
 class EcmpCheck(TypedDict):
     prefix: str  # a remote leaf's loopback
     paths: int  # installed ECMP next hops verify expects
@@ -198,6 +70,7 @@ class LoadBalancing(TypedDict):
 class Telemetry(TypedDict):
     port: int  # the gNMI server's TCP port
     tls_profile: str | None  # EOS ssl profile, NX-OS trustpoint, Cumulus certificate id; None: the platform's own
+    listening_address: str | None  # the management address (the inventory's hostname) where it is an IP address
 
 
 class Switch(TypedDict):
@@ -215,7 +88,7 @@ class Switch(TypedDict):
     interfaces: list[Interface]
     vlans: list[Vlan]
     bgp: Bgp
-    qos: NvueQos | EosQos | NxosQos  # by the platform's qos_dialect: see QOS_TYPES
+    qos: dict[str, Any]  # the platform's own terms: its design hooks' qos_type (fabconf/platform/<name>/design.py)
     load_balancing: LoadBalancing
     telemetry: Telemetry | None  # the gNMI server, None where the intent turns it off
     verify: SwitchVerify
@@ -291,9 +164,6 @@ class Host(TypedDict):
     sysctl: dict[str, int]
 
 
-QOS_TYPES: dict[str, type] = {"nvue": NvueQos, "eos_cli": EosQos, "nxos_cli": NxosQos}
-
-
 # -- the checker ------------------------------------------------------------------------------------------------
 
 
@@ -348,4 +218,5 @@ def check_device(data: dict[str, Any], qos_dialect: str | None) -> list[str]:
         return conforms(data, Host)
     problems = conforms({**data, "qos": {}}, Switch)
     problems = [p for p in problems if not p.startswith("qos")]
-    return problems + conforms(data.get("qos"), QOS_TYPES[qos_dialect], "qos")
+    spec = next(p for p in PLATFORMS.values() if p.qos_dialect == qos_dialect)
+    return problems + conforms(data.get("qos"), design_hooks(spec.name).qos_type, "qos")

@@ -80,6 +80,7 @@ class Device:
     origin: str = ""  # the file that defines the device
     port: int | None = None
     connection_options: dict[str, Any] = field(default_factory=dict)
+    connection_origin: tuple[str, list[Any]] = ("", [])  # (file, path) where connection_options is written
     pod: str | None = None  # spines and leaves: the pod they belong to (data.pod)
     # where each data key was written: key -> (file, path), so a problem names the file that set the value
     data_origin: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
@@ -307,6 +308,11 @@ def build(raw: RawInventory, problems: Problems) -> Model:
             origin=hosts_file,
             port=picked["port"],
             connection_options=dict(picked["connection_options"] or {}),
+            connection_origin=(
+                (hosts_file, [name, "connection_options"])
+                if entry.get("connection_options") is not None
+                else base.picked_at.get("connection_options", (hosts_file, [name, "connection_options"]))
+            ),
             pod=data.get("pod"),
             data_origin=origin,
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from fabconf.compile import cache as compile_cache
 from fabconf.compile.inventory import FILES, RawInventory
 from fabconf.compile.problems import Problems, brief, format_path
+from fabconf.platforms import expand_schema
 
 if TYPE_CHECKING:  # jsonschema is imported when a file is checked, not by a run whose files all come from the cache
     from jsonschema import Draft202012Validator
@@ -32,6 +33,12 @@ def _is_number(_checker: Any, value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
+def load(kind: str) -> Any:
+    """The schema of inventory file ``kind``, its platform markers expanded from the registry."""
+    text = resources.files("fabconf.compile.schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
+    return expand_schema(json.loads(text))
+
+
 @cache
 def validator(kind: str) -> Draft202012Validator:
     from jsonschema import Draft202012Validator, validators
@@ -39,8 +46,7 @@ def validator(kind: str) -> Draft202012Validator:
     # JSON Schema counts 3.0 as an integer; in YAML it is a float, and arithmetic on it (dscp >> 3) fails later.
     checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer).redefine("number", _is_number)
     strict = validators.extend(Draft202012Validator, type_checker=checker)
-    text = resources.files("fabconf.compile.schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
-    schema = json.loads(text)
+    schema = load(kind)
     Draft202012Validator.check_schema(schema)
     validator: Draft202012Validator = strict(schema)
     return validator

@@ -73,8 +73,9 @@ def _torn(path: Path) -> bool:
 
 COMMITTING = "committing"
 RESOLVED, ACKNOWLEDGED = "resolved", "acknowledged"
+CLEANED = "cleaned"  # a later push removed what a killed run left on the device (fabconf.deploy.leftovers)
 # outcomes read back from the device: a later one closes an earlier run's unfinished commit of that device
-READ_BACK = frozenset({"applied", "rolled back", "unchanged", RESOLVED})
+READ_BACK = frozenset({"applied", "rolled back", "unchanged", RESOLVED, CLEANED})
 
 
 def target_of(context: dict[str, str] | None, address: str) -> str:

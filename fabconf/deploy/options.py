@@ -18,6 +18,9 @@ class DeviceOptions:
     # device's budget (``timeout`` seconds from its start) lasts (fabconf.deploy.transient)
     retries: int = 2
     insecure: bool = False  # --insecure: TLS certificates and SSH host keys are not checked (fabconf.drivers.trust)
+    # --allow-inventory-transport: the inventory's weakening connection settings are honoured, each device announced
+    # (fabconf.drivers.inventory_transport); never from the environment
+    allow_inventory_transport: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.host_workers < 1:

@@ -29,15 +29,19 @@ from fabconf.errors import UsageError
 
 TRANSFORM_NAME = "fabconf_lab"
 SECRET_KEYS = ("FABCONF_USERNAME", "FABCONF_PASSWORD")
+# The only keys taken from lab.env (a file): the lab's credentials and the files that say whom its devices are.
+# Anything else it holds (FABCONF_INSECURE=1, say) never reaches the environment: it would change how every
+# device is connected to, silently.
+LAB_ENV_KEYS = (*SECRET_KEYS, "FABCONF_CA_FILE", "FABCONF_KNOWN_HOSTS")
 
 
 def lab_env(state: Path) -> dict[str, str]:
-    """``STATE/lab.env`` as a mapping (its lines are ``KEY=value``)."""
+    """``STATE/lab.env`` as a mapping (its lines are ``KEY=value``): the keys of ``LAB_ENV_KEYS`` only."""
     path = state / "lab.env"
     if not path.is_file():
         raise UsageError(f"{state}: no running lab (no lab.env); start it with: fabconf lab up --state {state}")
     pairs = (line.partition("=") for line in path.read_text().splitlines())
-    return {key: value for key, _, value in pairs if key}
+    return {key: value for key, _, value in pairs if key in LAB_ENV_KEYS}
 
 
 def lab_endpoints(state: Path) -> dict[str, dict[str, Any]]:

@@ -23,6 +23,7 @@ from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.leftovers import Cleaner
 from fabconf.deploy.transient import transient
 from fabconf.drivers.contract import (
     AdaptiveRouting,
@@ -67,6 +68,8 @@ class VerifyContext:
     pending: Mapping[str, set[str]] = field(default_factory=dict)
     # what the last verify read and found right (Outcome.evidence): MTUs, LLDP links, BGP sessions, ECMP widths
     evidence: dict[str, Any] = field(default_factory=dict)
+    # push: names what it leaves on the device and cleans what a killed run left there (fabconf.deploy.leftovers)
+    leftovers: Cleaner | None = None
 
     @property
     def aborted(self) -> bool:
@@ -168,8 +171,8 @@ def stage(job: Job, driver: Driver) -> Staged:
             driver.load_replace_candidate(config=job.rendered)
         else:
             driver.load_merge_candidate(config=job.rendered)
-    except SessionLockedException:  # napalm's EOS driver: another configuration session is pending
-        raise CommitConflict("another configuration session is pending on the device (another changer?)") from None
+    except SessionLockedException as exc:  # napalm's EOS driver: another configuration session is pending
+        raise CommitConflict(f"{_locked(exc)} (another changer?)") from None
     compared = driver.compare_config()
     if not compared.strip():
         driver.discard_config()
@@ -177,6 +180,12 @@ def stage(job: Job, driver: Driver) -> Staged:
     commands = driver.commands_preview() if isinstance(driver, CommandPreview) else compared
     diff = relabel(driver.config_diff(), job.name) if isinstance(driver, ConfigDiff) else ""
     return Staged(REDACTOR(diff or compared), REDACTOR(commands or compared))
+
+
+def _locked(exc: SessionLockedException) -> str:
+    """The staging driver names the pending sessions; NAPALM's own message does not."""
+    text = str(exc)
+    return text if "pending" in text else "another configuration session is pending on the device"
 
 
 def interrupted(job: Job, driver: Driver) -> Outcome | None:
@@ -431,16 +440,19 @@ def digest(config: str) -> str:
 def push_device(job: Job, driver: Driver, reopen: Reopen, ctx: VerifyContext, revert_in: int) -> Outcome:
     """Commit with a revert timer (or a checkpoint), verify, then confirm — or leave the device as it was.
     The Outcome carries the configuration's digest before and, where the end state is known, after. A commit an
-    earlier run left unfinished on the device is restored first (and said so)."""
+    earlier run left unfinished on the device is restored first, and what a killed run left staged or waiting for
+    its confirmation is cleaned first (both said so)."""
     try:
+        cleaned = ctx.leftovers.clean(job, driver) if ctx.leftovers is not None else ""
         finished = driver.finish_interrupted() if isinstance(driver, Unfinished) else ""
     except CommitConflict as exc:
         return Outcome(job.name, job.platform, State.CONFLICT, message=f"nothing was changed: {exc}")
     except Exception as exc:
         if transient(exc):  # lost before anything was done: the caller tries again on a new connection
             raise
-        message = f"an interrupted commit could not be restored: {_err(exc)}"
+        message = f"what an interrupted run left could not be cleaned: {_err(exc)}"
         return Outcome(job.name, job.platform, State.FAILED, message=message)
+    finished = "; ".join(m for m in (cleaned, finished) if m)
     outcome = _stage_and_push(job, driver, reopen, ctx, revert_in)
     if finished:
         outcome.message = "; ".join(m for m in (finished, outcome.message) if m)
@@ -483,6 +495,8 @@ def _push(
         message = message if not failed else "already at intent, but verification failed; nothing was changed"
         return Outcome(job.name, job.platform, state, message=message, checks=failed, evidence=dict(ctx.evidence))
     ctx.commit_started = True
+    if ctx.leftovers is not None:
+        ctx.leftovers.note(driver)
     if ctx.before_commit is not None:
         ctx.before_commit(job, diff, digest(before))
     try:

@@ -44,6 +44,7 @@ from fabconf.deploy.credentials import REDACTOR, Credentials, CredentialsError, 
 from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
+from fabconf.deploy.leftovers import Cleaner
 from fabconf.deploy.lock import lock_address
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.steps import VerifyContext, diff_device, push_device, verify_device
@@ -86,7 +87,7 @@ def build_driver(
         connection_options=job.device.connection_options,
         timeout=options.timeout if timeout is None else timeout,
         extra_args={"allow_fw_reset": True} if options.allow_fw_reset and job.spec.is_host else None,
-        trust=Trust.from_env(options.insecure),
+        trust=Trust.from_env(options.insecure, options.allow_inventory_transport),
     )
 
 
@@ -312,8 +313,10 @@ def push_task(
         required_peers=set(required_peers or ()), bgp_wait=bgp_wait, interrupt=interrupt, pending=pending_peers or {}
     )
     if audit_run is not None:
+        ctx.leftovers = Cleaner(audit_run, audit_context)
 
         def before_commit(job: Job, diff: str, config_hash: str) -> None:
+            left = ctx.leftovers.names if ctx.leftovers is not None else {}
             audit.record(
                 audit_run,
                 job.name,
@@ -324,6 +327,7 @@ def push_task(
                 config_before_sha256=config_hash,
                 target=audit.target_of(audit_context, job.device.hostname),
                 address=lock_address(job.device.hostname, job.device.port),  # what its lock is keyed by
+                **({"leftovers": left} if left else {}),  # what a kill from now on leaves, by name
                 **(audit_context or {}),
             )
 

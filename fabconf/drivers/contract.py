@@ -31,6 +31,9 @@ Optional capabilities are explicit, never ``getattr`` probes:
   still the one the change was computed from, and raises ``CommitConflict`` otherwise (a second changer).
 - ``Unfinished``: a commit a killed or lost run left half-applied on the device is found
   (``interrupted_commit``) and restored (``finish_interrupted``) before anything else is done (GPU hosts).
+- ``Leftovers``: what a run leaves on the device between staging and the end of its push (an EOS config session,
+  a commit waiting for its confirmation) carries the run's id or is named in the audit's ``committing`` record, so
+  that a later run can clean what a killed one left (``fabconf.deploy.leftovers``).
 
 Every driver is built with NAPALM's constructor, ``(hostname, username, password, timeout, optional_args)``;
 fabconf's own drivers read their settings in ``DriverBase.setup`` (``fabconf.drivers.base``).
@@ -49,6 +52,7 @@ __all__ = [
     "ConfigDiff",
     "Driver",
     "IntentDiff",
+    "Leftovers",
     "PendingFirmware",
     "Preflight",
     "Reattach",
@@ -180,4 +184,24 @@ class Unfinished(Protocol):
     def finish_interrupted(self) -> str:
         """Finish an interrupted commit by restoring the state saved before it; what was done ("" if nothing).
         Raises ``CommitConflict`` while another live run holds the device."""
+        ...
+
+
+@runtime_checkable
+class Leftovers(Protocol):
+    def own_run(self, run: str) -> dict[str, str]:
+        """Before staging: name what this push's staging will leave on the device after ``run`` and return those
+        names (EOS: its config session; {} where staging leaves nothing a later run could not tell apart)."""
+        ...
+
+    def leftovers(self) -> dict[str, str]:
+        """Just before the commit: the names of what a kill from now on would leave on the device (recorded in the
+        audit's ``committing`` record)."""
+        ...
+
+    def clean_leftovers(self, recorded: list[dict[str, str]]) -> list[str]:
+        """Remove what killed runs left, given what each recorded (``leftovers()`` plus ``run``): a staged session
+        is aborted, a commit still waiting for its confirmation is undone or finished. Returns what was done, for
+        people ([] when nothing was left). Raises ``CommitConflict`` naming what is pending on the device and was
+        not recorded by fabconf (someone else's change)."""
         ...

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from fabconf.drivers import inventory_transport
 from fabconf.drivers.contract import Driver
 from fabconf.drivers.trust import Trust
 from fabconf.platforms import Revert
@@ -33,13 +34,17 @@ def driver_for(
     NX-API: NX-OS's SCP then goes to ``ssh_port``). ``extra_args`` reach our own drivers' ``optional_args``
     (e.g. ``allow_fw_reset`` for hosts).
     ``trust``: how certificates and host keys are checked (``fabconf.drivers.trust``; default: verified, from
-    the environment); the section's ``ca_file`` / ``known_hosts`` extras win for this device.
+    the environment); the section's ``ca_file`` / ``known_hosts`` extras win for this device only where the
+    operator allowed it (``Trust.inventory_transport``). A setting fabconf does not take, or one that weakens
+    transport security without that allowance, raises ``TransportRefused`` (``fabconf.drivers.inventory_transport``).
     """
     spec = platform_spec(platform)
+    base = trust or Trust.from_env()
+    inventory_transport.check(connection_options, base, spec.connection_section)
     section = (connection_options or {}).get(spec.connection_section) or {}
     port = section.get("port") or port or spec.default_port
     extras = dict(section.get("extras") or {})
-    trusted = (trust or Trust.from_env()).for_device(extras)
+    trusted = base.for_device(extras)
     for key in ("ca_file", "known_hosts", "ssh_known_hosts"):
         extras.pop(key, None)  # given to the driver below in its own terms
     if spec.driver.startswith("napalm:"):
@@ -50,8 +55,8 @@ def driver_for(
         napalm_driver = spec.driver.partition(":")[2]
         ssh_port = int(extras.pop("ssh_port", None) or 22)  # NX-OS's SCP (fabconf's key, as for NVUE)
         optional_args = {
-            **trusted.napalm_args(napalm_driver, hostname, ssh_port),
-            **dict(extras.get("optional_args") or {}),
+            **dict(extras.get("optional_args") or {}),  # transport and port only (checked above)
+            **trusted.napalm_args(napalm_driver, hostname, ssh_port),  # how to verify: never the inventory's
         }
         if port is not None:
             optional_args.setdefault("port", port)
@@ -70,9 +75,9 @@ def driver_for(
     extras.pop("device_type", None)  # a netmiko key, meaningless to our drivers
     optional_args = {
         **({"port": port} if port is not None else {}),
-        **trusted.own_args(),
-        **extras,
+        **extras,  # ssh_port only (checked above)
         **(extra_args or {}),
+        **trusted.own_args(),  # how to verify: never the inventory's
     }
     driver: Driver = cls(hostname, username, password, timeout=timeout, optional_args=optional_args)
     return driver

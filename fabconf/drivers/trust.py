@@ -3,11 +3,11 @@ keys (GPU hosts, NVUE's ``nv`` CLI, NX-OS's SCP). Verification is ON by default;
 
 - **TLS**: the device certificate must chain to ``ca_file`` (a PEM bundle) or, without one, to the system's
   trust store, and name the address fabconf connects to. Per device, ``connection_options.<section>.extras.
-  ca_file`` wins over ``FABCONF_CA_FILE``.
-- **SSH**: the host key must be listed in ``known_hosts`` (``extras.known_hosts``, else ``FABCONF_KNOWN_HOSTS``,
-  else ``~/.ssh/known_hosts`` and the system file); an unknown or changed key is refused. Record keys with
-  ``ssh-keyscan`` after checking their fingerprints, as with any SSH client (the lab writes its own file:
-  ``STATE/known_hosts``).
+  ca_file`` wins over ``FABCONF_CA_FILE`` only with ``--allow-inventory-transport`` (``inventory_transport``).
+- **SSH**: the host key must be listed in ``known_hosts`` (``extras.known_hosts`` where allowed, else
+  ``FABCONF_KNOWN_HOSTS``, else ``~/.ssh/known_hosts`` and the system file); an unknown or changed key is
+  refused. Record keys with ``ssh-keyscan`` after checking their fingerprints, as with any SSH client (the lab
+  writes its own file: ``STATE/known_hosts``).
 - ``insecure`` (``--insecure``, ``FABCONF_INSECURE=1``) skips both checks: for a first contact in a lab only.
   The CLI warns on stderr whenever it is on.
 
@@ -35,13 +35,17 @@ class Trust:
     insecure: bool = False
     ca_file: str | None = None  # PEM bundle; None: the system trust store
     known_hosts: str | None = None  # None: ~/.ssh/known_hosts (and the system file)
+    # --allow-inventory-transport (command line only, never the environment): the inventory's weakening
+    # connection settings are honoured (fabconf.drivers.inventory_transport)
+    inventory_transport: bool = False
 
     @classmethod
-    def from_env(cls, insecure: bool = False) -> Trust:
+    def from_env(cls, insecure: bool = False, inventory_transport: bool = False) -> Trust:
         return cls(
             insecure=insecure or os.environ.get("FABCONF_INSECURE", "") not in ("", "0"),
             ca_file=os.environ.get("FABCONF_CA_FILE") or None,
             known_hosts=os.environ.get("FABCONF_KNOWN_HOSTS") or None,
+            inventory_transport=inventory_transport,
         )
 
     def for_device(self, extras: dict[str, Any]) -> Trust:

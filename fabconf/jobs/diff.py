@@ -17,7 +17,7 @@ def diff_exit_code(outcomes: list[Outcome]) -> int:
 
 def diff(target: Target, options: DeviceOptions, hooks: Hooks = QUIET) -> Result:
     """What a push would change on every selected device; nothing is left on any device."""
-    _, jobs = prepare(target)
+    _, jobs = prepare(target, options)
     with interruptible() as interrupt, hooks.progress("diff", jobs) as shown:
         outcomes = rollout.diff(jobs, options, shown, interrupt)
     code = EXIT_INTERRUPTED if interrupt.stopping else diff_exit_code(outcomes)

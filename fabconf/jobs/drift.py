@@ -122,7 +122,7 @@ def check(target: Target, options: DeviceOptions, drift: DriftOptions, hooks: Ho
     started, clock = time.time(), time.monotonic()
     if drift.git:
         gitstore.require_git()
-    _, jobs = prepare(target)
+    _, jobs = prepare(target, options)
     snapshots = Snapshots() if drift.backup_dir is not None else None
     notes: list[str] = []
     with interruptible() as interrupt:

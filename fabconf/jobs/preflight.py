@@ -16,9 +16,9 @@ from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.job import Outcome, State
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.tasks import open_driver
-from fabconf.drivers.linux.parse import ParseError
 from fabconf.errors import UsageError
 from fabconf.jobs.target import EXIT_INTERRUPTED, QUIET, Hooks, Target, interruptible, prepare
+from fabconf.platform.linux.parse import ParseError
 from fabconf.preflight import bandwidth, nccl
 from fabconf.preflight.fleet import uniform_firmware
 from fabconf.preflight.policy import Policy
@@ -82,7 +82,7 @@ def intended_speeds(compiled: Compiled) -> dict[str, dict[str, int]]:
 
 
 def check(target: Target, options: DeviceOptions, hooks: Hooks = QUIET) -> ChecksResult:
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     policy = Policy.of(compiled.model.fabric)
     ctx = PreflightContext(policy, intended_speeds(compiled))
     started, clock = time.time(), time.monotonic()
@@ -98,7 +98,7 @@ def run_bandwidth(
     target: Target, options: DeviceOptions, threshold: float, seconds: int, say: Callable[[str], None] | None = None
 ) -> BandwidthResult:
     """The ib_send_bw pair matrix over the selected GPU hosts (``say``: progress lines, if wanted)."""
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     hosts = [j for j in jobs if j.spec.is_host]
     uplinks = {
         name: sum(1 for i in data.get("interfaces", []) if i.get("kind") == "uplink")
@@ -126,7 +126,7 @@ def run_bandwidth(
 def run_nccl(target: Target, options: DeviceOptions, minimum: float | None) -> NcclResult:
     """nccl-tests' all_reduce_perf across the selected GPU hosts, from the first; the threshold is ``minimum``
     GB/s, else 75 % of the slowest host's NIC capacity (``fabconf.preflight.nccl.threshold``)."""
-    _compiled, jobs = prepare(target)
+    _compiled, jobs = prepare(target, options)
     hosts = [j for j in jobs if j.spec.is_host]
     if len(hosts) < 2:
         raise UsageError("--nccl needs two GPU hosts or more in the selection")

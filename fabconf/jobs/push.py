@@ -58,7 +58,7 @@ def push(target: Target, options: DeviceOptions, push_options: PushOptions, hook
     """Apply intent to every selected device. With ``hooks.approve`` the dry run and the waves are shown and
     the push goes ahead only when approved (``Result.declined`` otherwise, nothing changed); a dry run with a
     failed device is refused before the question."""
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     check_confirm_timeout(jobs, push_options.confirm_timeout)
     warn_unfinished(jobs, audit_context(target))
     the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)

@@ -26,7 +26,9 @@ from fabconf.deploy.job import Job, Outcome
 from fabconf.deploy.options import DeviceOptions
 from fabconf.deploy.processors import Progress
 from fabconf.deploy.tasks import bgp_configured
+from fabconf.drivers.trust import Trust
 from fabconf.errors import UsageError
+from fabconf.jobs.transport import gate
 
 # the lab's defaults, the same as ``fabconf lab``'s (fabconf.cli.lab; a unit test holds them equal)
 LAB_STATE = ".fabconf-lab"
@@ -119,6 +121,7 @@ def _at_lab(jobs: list[Job], endpoints: dict[str, dict[str, Any]], target: Targe
             hostname=str(entry.get("hostname", job.device.hostname)),
             port=entry.get("port"),
             connection_options=dict(entry.get("connection_options") or {}),
+            connection_origin=(str(target.state / "inventory" / "hosts.yaml"), [job.name, "connection_options"]),
         )
         out.append(Job(device, job.data, job.rendered))
     return out
@@ -141,9 +144,11 @@ def pending_peers(
     return peers.pending(jobs, outside, seen)
 
 
-def prepare(target: Target) -> tuple[Compiled, list[Job]]:
+def prepare(target: Target, options: DeviceOptions | None = None) -> tuple[Compiled, list[Job]]:
     """What every device command starts with: the compiled inventory of ``-i``, the selection, and with
-    ``--lab`` the lab's addresses, ports and credentials for the selected devices."""
+    ``--lab`` the lab's addresses, ports and credentials for the selected devices; their connection settings
+    checked (``fabconf.jobs.transport``: refused, or announced when the operator allowed them)."""
+    options = options or DeviceOptions()
     if not target.inventory.is_dir():
         raise UsageError(f"{target.inventory}: no such inventory directory")
     compiled = compile_inventory(target.inventory)
@@ -154,6 +159,7 @@ def prepare(target: Target) -> tuple[Compiled, list[Job]]:
             print(f"fabconf: warning: {job.name}: {job.spec.assumption(str(version), str(assume))}", file=sys.stderr)
     if target.lab:
         jobs = _at_lab(jobs, _lab_endpoints(target), target)
+    gate((job.device for job in jobs), Trust.from_env(options.insecure, options.allow_inventory_transport))
     return compiled, jobs
 
 
@@ -199,6 +205,7 @@ def warn_unfinished(jobs: Iterable[Job], context: dict[str, str]) -> None:
             continue  # another lab's (or another fabric's) device of that name
         print(
             f"fabconf: warning: {e['device']}: a commit of run {e.get('run')} at {e.get('time')} never recorded "
-            "its outcome (fabconf was killed?); a later push or verify resolves it, or `fabconf audit --ack`",
+            "its outcome (fabconf was killed?); the next push cleans what it left on the device first, and a later "
+            "push or verify resolves it, or `fabconf audit --ack`",
             file=sys.stderr,
         )

@@ -22,7 +22,7 @@ from fabconf.jobs.target import (
 
 def verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, hooks: Hooks = QUIET) -> Result:
     """Exit 0 when every device verified, 1 otherwise; closes the unfinished commits of the devices it read."""
-    compiled, jobs = prepare(target)
+    compiled, jobs = prepare(target, options)
     warn_unfinished(jobs, audit_context(target))
     with interruptible() as interrupt, hooks.progress("verify", jobs) as shown:
         waiting = pending_peers(compiled, jobs, target, options, ecmp=True)

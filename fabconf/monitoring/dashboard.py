@@ -80,7 +80,7 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
             "bps",
             (f"{names.switch_speed_mbps}{{{SELECT}}} * 1e6", "{{device}} {{port}}"),
             (f"{names.host_speed_bytes}{{{SELECT}}} * 8", "{{device}} {{port}}"),
-            (f"{names.intended_speed}{{{SELECT}}}", "intended {{device}} {{port}}"),
+            (f"{names.intended_speed}{{{SELECT}}} * 8", "intended {{device}} {{port}}"),
         ),
         _panel(
             "RoCE retransmission timeouts per second",
@@ -93,6 +93,11 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
             (_per_priority(names.switch_pfc_pauses, prio, w), "{{device}} {{port}}"),
             (_per_priority(names.host_pfc_pauses, prio, w), "{{device}} {{port}}"),
             (f"increase({names.host_pfc_watchdog}{{{SELECT}}}[{w}])", "watchdog {{device}} {{port}}"),
+        ),
+        _panel(
+            f"Share of the time a GPU NIC is held paused (priority {prio}; a storm holds it near 1)",
+            "percentunit",
+            (f"{_per_priority(names.host_pfc_pause_duration_us, prio, w)} / 1e6", "{{device}} {{port}}"),
         ),
         _panel(
             "ECN-marked RoCE packets and CNPs per second",
@@ -115,7 +120,7 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
 
 
 def _gnmi_panels(names: Names, w: str, gnmi: tuple[str, ...]) -> list[timeseries.Panel]:
-    """The switches' gNMI series: port errors, the deepest egress queue and MAC pause frames."""
+    """The switches' gNMI series: port errors, the deepest egress queue and MAC (802.3x link) pause frames."""
     port = "{{device}} {{port}}"
     panels = []
     if "port_errors" in gnmi and "port_packets" in gnmi:
@@ -126,7 +131,7 @@ def _gnmi_panels(names: Names, w: str, gnmi: tuple[str, ...]) -> list[timeseries
         panels.append(_panel("Egress queue depth over gNMI (largest observed, bytes)", "bytes", (depth, port)))
     if "pfc_pauses" in gnmi:
         pauses = f"rate({names.gnmi_pause_frames}{{{SELECT}}}[{w}])"
-        panels.append(_panel("Pause frames received over gNMI per second", "ops", (pauses, port)))
+        panels.append(_panel("Link (802.3x) pause frames received over gNMI per second", "ops", (pauses, port)))
     return panels
 
 

@@ -38,7 +38,8 @@ from dataclasses import dataclass, fields
 # Switch telemetry over gNMI (fabric.yaml ``monitoring.telemetry``): each key of ``monitoring.telemetry.paths`` is
 # the OpenConfig path a gNMI collector subscribes to [V: openconfig/public ``release/models``:
 # interfaces/openconfig-interfaces.yang (``in-errors``, ``in-unicast-pkts``), interfaces/openconfig-if-ethernet.yang
-# (``in-mac-pause-frames``: MAC pause frames; [U] whether a switch counts PFC frames there),
+# (``in-mac-pause-frames``: MAC PAUSE frames, 802.3x link pause, not per-priority PFC: no alert reads it;
+# a per-priority PFC counter over gNMI is not verified for any platform [U]),
 # qos/openconfig-qos-interfaces.yang (``max-queue-len``, "Maximum observed queue length", in bytes)].
 TELEMETRY_PATHS: dict[str, str] = {
     "port_errors": "/interfaces/interface/state/counters/in-errors",
@@ -89,6 +90,11 @@ class Names:
     # rewrites ``rx``/``tx`` words to ``received``/``transmitted``, adds no ``_total`` and labels ``device``
     # [V: prometheus/node_exporter ``collector/ethtool_linux.go``, ``buildEthtoolFQName``]
     host_pfc_pauses: str = "node_ethtool_received_prio{prio}_pause"
+    # mlx5's ``rx_prio{N}_pause_duration``: how long the far end held the port paused on priority N, in
+    # microseconds [3P: Linux Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst,
+    # "rx_prio[i]_pause_duration"; the unit [U] until checked on a ConnectX]: its rate over a window, divided by
+    # 1e6, is the fraction of the time the port was paused, which measures a storm directly
+    host_pfc_pause_duration_us: str = "node_ethtool_received_prio{prio}_pause_duration"
     host_pfc_watchdog: str = "node_ethtool_transmitted_pause_storm_error_events"
     # GPU hosts, node_exporter infiniband collector, labels ``device`` (RDMA device) and ``port`` (number)
     # [V: prometheus/node_exporter ``collector/infiniband_linux.go``]: ``counters/port_xmit_packets`` (every version)
@@ -105,7 +111,7 @@ class Names:
     drift_state: str = "fabconf_drift_device_state"
     drift_last_run: str = "fabconf_drift_last_run_timestamp_seconds"
     device_info: str = "fabconf_device_info"
-    intended_speed: str = "fabconf_port_intended_speed_bits"
+    intended_speed: str = "fabconf_port_intended_speed_bytes"
     # switches over gNMI (``monitoring.telemetry``): the series of TELEMETRY_PATHS, as gnmic exports them
     gnmi_in_errors: str = gnmi_metric(TELEMETRY_PATHS["port_errors"])
     gnmi_in_packets: str = gnmi_metric(TELEMETRY_PATHS["port_packets"])

@@ -1,8 +1,9 @@
 """Prometheus alerting rules for the fabric (``promtool check rules`` accepts them; ``promtool test rules`` shows
-each firing in the tests). Every alert carries the device's inventory name (``device``), its ``role`` and ``pod``
-(joined from the inventory textfile's ``fabconf_device_info``) and only fires for devices of the inventory. The
-metric names and the label convention are in ``fabconf.monitoring.names``; rate windows and ``for:`` delays come
-from the intent (``Timing``)."""
+each firing in the tests). Every alert carries the device's inventory name (``device``) and, where the inventory
+textfile's ``fabconf_device_info`` is scraped, its ``role`` and ``pod``: those labels are extras, an alert fires
+without them (``FabconfInventoryAbsent`` says when the inventory series is missing). The metric names and the
+label convention are in ``fabconf.monitoring.names``; rate windows and ``for:`` delays come from the intent
+(``Timing``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ from fabconf.monitoring.thresholds import Thresholds, Timing
 
 
 def _join(expr: str, names: Names) -> str:
-    return f"({expr}) * on(device) group_left(role, pod) {names.device_info}"
+    """``expr`` with the device's ``role`` and ``pod`` where the inventory series names the device, else ``expr``
+    as it is: ``or on(device)`` adds the right side's series of the devices the left side has none of, so an alert
+    never depends on the inventory textfile being scraped."""
+    return f"(({expr}) * on(device) group_left(role, pod) {names.device_info}) or on(device) ({expr})"
+
+
+def _any_above(ratios: list[str], threshold: float) -> str:
+    """Each of ``ratios`` compared with ``threshold`` on its own (in PromQL ``>`` binds tighter than ``or``: the
+    comparison is written inside each operand's parentheses, never after an ``or``)."""
+    return " or ".join(f"(({ratio}) > {threshold:g})" for ratio in ratios)
 
 
 def _band(rate: str, band: tuple[float, float]) -> str:
@@ -53,25 +63,28 @@ def _port_alerts(
     ECN marks and CNPs, speed below intent."""
     w, hold = timing.window, timing.for_duration
     prios = sorted(roce_priorities) or [3]
-    switch_errors = f"rate({names.switch_in_errors}[{w}]) / clamp_min(rate({names.switch_in_packets}[{w}]), 1)"
+    error_ratios = [f"rate({names.switch_in_errors}[{w}]) / clamp_min(rate({names.switch_in_packets}[{w}]), 1)"]
     if "port_errors" in gnmi and "port_packets" in gnmi:
-        gnmi_errors = f"rate({names.gnmi_in_errors}[{w}]) / clamp_min(rate({names.gnmi_in_packets}[{w}]), 1)"
-        switch_errors = f"({switch_errors}) or ({gnmi_errors})"
-    host_errors = f"rate({names.host_in_errors}[{w}]) / clamp_min(rate({names.host_in_packets}[{w}]), 1)"
+        error_ratios.append(f"rate({names.gnmi_in_errors}[{w}]) / clamp_min(rate({names.gnmi_in_packets}[{w}]), 1)")
+    error_ratios.append(f"rate({names.host_in_errors}[{w}]) / clamp_min(rate({names.host_in_packets}[{w}]), 1)")
     retransmits = (
         f"rate({names.host_rdma_timeouts}[{w}]) / on(device, hca, port) clamp_min(rate({names.host_rdma_sent}[{w}]), 1)"
     )
-    pauses = (
-        f"({_per_priority(names.switch_pfc_pauses, prios, w)}) or ({_per_priority(names.host_pfc_pauses, prios, w)})"
+    # a storm: the NIC is held paused most of the time on a RoCE priority (mlx5's pause duration, microseconds per
+    # second), or a switch receives PFC frames at a rate only a storm sustains (see Thresholds)
+    paused = f"({_per_priority(names.host_pfc_pause_duration_us, prios, w)}) / 1e6"
+    storm = (
+        f"(({paused}) > {th.pfc_paused_fraction:g})"
+        f" or (({_per_priority(names.switch_pfc_pauses, prios, w)}) > {th.pfc_pause_storm_per_s:g})"
     )
-    slow_switch = f"{names.switch_speed_mbps} * 1e6 < on(device, port) {names.intended_speed}"
-    slow_host = f"{names.host_speed_bytes} * 8 < on(device, port) {names.intended_speed}"
+    slow_switch = f"{names.switch_speed_mbps} * 1e6 / 8 < on(device, port) {names.intended_speed}"
+    slow_host = f"{names.host_speed_bytes} < on(device, port) {names.intended_speed}"
     port = "{{ $labels.device }} {{ $labels.port }}"
     rdma = "{{ $labels.device }} {{ $labels.hca }} port {{ $labels.port }}"
     return [
         _alert(
             "FabconfPortErrorRate",
-            _join(f"({switch_errors} > {th.port_error_rate:g}) or ({host_errors} > {th.port_error_rate:g})", names),
+            _join(_any_above(error_ratios, th.port_error_rate), names),
             f"{port}: more than {100 * th.port_error_rate:g} % of received frames in error",
             hold,
         ),
@@ -83,7 +96,7 @@ def _port_alerts(
         ),
         _alert(
             "FabconfPfcPauseStorm",
-            _join(f"({pauses}) > {th.pfc_pause_storm_per_s:g}", names),
+            _join(storm, names),
             f"{port}: PFC pause storm on priority {{{{ $labels.priority }}}}",
             hold,
             "critical",
@@ -118,12 +131,16 @@ def _port_alerts(
 
 
 def _device_alerts(names: Names, timing: Timing) -> list[dict[str, Any]]:
-    """A BGP session down, a device that cannot be scraped, drift, and a drift report that stopped coming."""
+    """A BGP session down, a device that cannot be scraped, drift, a drift report that stopped coming, and the
+    inventory series missing (the alerts still fire then, without ``role`` and ``pod``)."""
     hold = timing.for_duration
     bgp = f'label_replace({names.switch_bgp_peer_state} != 6, "peer", "$1", "{names.switch_bgp_peer_label}", "(.+)")'
+    too_old = f"(time() - {names.drift_last_run}) > {timing.drift_max_age_s}"
+    # per device where the inventory names the devices; without it, once for the whole report (old or absent)
     stale = (
         f"({names.device_info} unless on(device) {names.drift_state}) or on(device) ({names.device_info} and on() "
-        f"((time() - {names.drift_last_run}) > {timing.drift_max_age_s}))"
+        f"({too_old})) or (({too_old}) unless on() {names.device_info}) "
+        f"or (absent_over_time({names.drift_last_run}[{timing.window}]) unless on() {names.device_info})"
     )
     return [
         _alert(
@@ -150,6 +167,16 @@ def _device_alerts(names: Names, timing: Timing) -> list[dict[str, Any]]:
             "FabconfDriftReportStale",
             stale,
             f"{{{{ $labels.device }}}}: no fabconf drift report for it newer than {timing.drift_max_age_s:d} s",
+            hold,
+        ),
+        # the textfile collector is not set up, or the file was removed: the other alerts still fire (without
+        # role and pod), the speed alert cannot (the intended speeds are in the same file). Over a whole window:
+        # one failed scrape of the textfile target marks its series stale at once, which is not the file missing
+        _alert(
+            "FabconfInventoryAbsent",
+            f"absent_over_time({names.device_info}[{timing.window}])",
+            f"no {names.device_info} series: the inventory textfile of fabconf monitoring is not scraped (alerts "
+            "carry no role or pod, intended speeds are unknown, drift staleness is not per device)",
             hold,
         ),
     ]

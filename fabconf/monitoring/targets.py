@@ -4,7 +4,7 @@ as a scrape target whose ``device`` label is its inventory name, so the document
 
 - ``fabconf-targets-hosts.json``: GPU hosts at ``MGMT:9100`` (node_exporter's default port);
 - ``fabconf-targets-switches.json``: switches as SNMP targets (``MGMT``) for snmp_exporter, each with the modules
-  its platform needs in ``__param_module`` (Cumulus Linux adds ``fabconf_cumulus_pfc``; fabconf/monitoring/names.py).
+  its platform needs in ``__param_module`` (the platform row's ``snmp_modules``; fabconf/monitoring/names.py).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 from fabconf.compile.pipeline import Compiled
+from fabconf.platforms import platform
 
 NODE_EXPORTER_PORT = 9100
 SWITCH_MODULES = ("if_mib", "fabconf_bgp4")
-PLATFORM_MODULES = {"cumulus": ("fabconf_cumulus_pfc",)}
 
 
 def _address(host: str, port: int | None) -> str:
@@ -32,7 +32,7 @@ def groups(
     for name, device in sorted(compiled.model.devices.items()):
         address = (addresses or {}).get(name, device.hostname)
         if device.is_switch:
-            modules = ",".join(SWITCH_MODULES + PLATFORM_MODULES.get(device.platform, ()))
+            modules = ",".join(SWITCH_MODULES + platform(device.platform).snmp_modules)
             switches.append({"targets": [address], "labels": {"device": name, "__param_module": modules}})
         else:
             hosts.append({"targets": [_address(address, host_port)], "labels": {"device": name}})

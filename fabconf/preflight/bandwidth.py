@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from fabconf.drivers.linux.plan import sh
+from fabconf.platform.linux.plan import sh
 
 DEFAULT_THRESHOLD = 0.9
 DEFAULT_SECONDS = 2

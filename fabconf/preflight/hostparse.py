@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fabconf.drivers.linux.parse import ParseError, check_clean
+from fabconf.platform.linux.parse import ParseError, check_clean
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabconf.drivers.linux.parse import ParseError, check_clean
-from fabconf.drivers.linux.plan import sh
+from fabconf.platform.linux.parse import ParseError, check_clean
+from fabconf.platform.linux.plan import sh
 
 DEFAULT_SHARE = 0.75
 MAX_BYTES = "8G"

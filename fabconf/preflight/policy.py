@@ -29,6 +29,10 @@ DEFAULT_COMPATIBILITY: tuple[dict[str, tuple[str, ...]], ...] = (
     {"cuda": ("12.8",), "nvidia_driver": (">=570.26",)},
     {"cuda": ("12.9",), "nvidia_driver": (">=575.51.03",)},
     {"cuda": ("13.0",), "nvidia_driver": (">=580.65.06",)},
+    # [3P: the same table for 13.1 and 13.2, as issue 38's review quotes it; the r590 driver branch for 13.1 agrees
+    # with NVIDIA's 13.1 runfile needing NVIDIA 590.x]
+    {"cuda": ("13.1",), "nvidia_driver": (">=590.44.01",)},
+    {"cuda": ("13.2",), "nvidia_driver": (">=595.45.04",)},
 )
 
 

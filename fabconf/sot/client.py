@@ -1,7 +1,9 @@
 """The connection to Nautobot: pynautobot with the token from ``FABCONF_NAUTOBOT_TOKEN``, every failure one line.
 
-The token is read from the environment only; it is never written to a file or printed, and error lines name the
-URL, never the token.
+The token is read from the environment only; it is never written to a file or printed: error lines name the URL,
+and every message (an error body that echoes the token included) has the token redacted (``boundary``). Every
+request goes through ``fabconf.sot.http.GuardedSession``: the server's own origin only, timeouts, size and page
+limits.
 """
 
 from __future__ import annotations
@@ -11,14 +13,39 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from fabconf.errors import FabconfError
+from fabconf.compile.problems import brief
+from fabconf.sot.http import GuardedSession, SotError
 
 TOKEN_ENV = "FABCONF_NAUTOBOT_TOKEN"
 T = TypeVar("T")
+REDACTED = "<redacted>"
+# What a malformed answer raises in code that reads it (a list where a mapping belongs, a missing key, ...).
+MALFORMED = (KeyError, TypeError, AttributeError, ValueError, IndexError)
+
+__all__ = ["SotError", "api_errors", "boundary", "call", "connect", "ref"]
 
 
-class SotError(FabconfError):
-    """The source of truth cannot be read or written as asked; nothing was written."""
+def token() -> str:
+    return os.environ.get(TOKEN_ENV, "").strip()
+
+
+def redact(text: str, secret: str | None = None) -> str:
+    """``text`` without the token (``secret``, else the environment's)."""
+    secret = token() if secret is None else secret
+    return text.replace(secret, REDACTED) if secret else text
+
+
+@contextmanager
+def boundary(url: str) -> Iterator[None]:
+    """Around a whole import or export: every error is one ``SotError`` line without the token, a malformed answer
+    included (never a traceback)."""
+    try:
+        yield
+    except SotError as exc:
+        raise SotError(redact(str(exc))) from None
+    except MALFORMED as exc:
+        what = f"{type(exc).__name__}: {brief(str(exc))}"
+        raise SotError(redact(f"{url}: an answer is not what Nautobot's API gives ({what})")) from None
 
 
 def connect(url: str) -> Any:
@@ -27,14 +54,17 @@ def connect(url: str) -> Any:
         import pynautobot  # the `sot` extra
     except ImportError:
         raise SotError("pynautobot is not installed: pip install 'fabconf[sot]'") from None
-    token = os.environ.get(TOKEN_ENV, "").strip()
-    if not token:
+    secret = token()
+    if not secret:
         raise SotError(f"{TOKEN_ENV} is not set: the Nautobot API token is read from the environment only")
     if not url.startswith(("http://", "https://")):
         raise SotError(f"{url}: not an http:// or https:// URL")
-    nb = pynautobot.api(url.rstrip("/"), token=token)
+    nb = pynautobot.api(url.rstrip("/"), token=secret)
+    nb.http_session = GuardedSession(url.rstrip("/"))
     nb.http_session.headers["Accept"] = "application/json"
-    call(url, lambda: nb.status())
+    status = call(url, lambda: nb.status())
+    if not isinstance(status, dict):
+        raise SotError(f"{url}: the answer is not Nautobot's API (is this a Nautobot URL?)")
     return nb
 
 
@@ -45,7 +75,7 @@ def _status(exc: BaseException) -> int | None:
 
 def _detail(exc: BaseException) -> str:
     error = getattr(exc, "error", None)
-    text = str(error if error else exc)
+    text = redact(str(error if error else exc))
     return " ".join(text.split())[:300]
 
 

@@ -18,15 +18,13 @@ import yaml
 
 from fabconf.compile.model import natural_key
 from fabconf.compile.pipeline import Compiled
+from fabconf.platforms import platform
 
 # Keys of a host's own ``data`` that live in Nautobot fields rather than in the fabconf_extra custom field.
 MAPPED_DATA = ("id", "role", "model", "pod", "rack")
-# The management interface each platform names [U: the usual name on each OS; only a label in Nautobot].
-MGMT_INTERFACE = {"cumulus": "eth0", "eos": "Management1", "nxos": "mgmt0", "linux": "mgmt0"}
-LOOPBACK_INTERFACE = {"cumulus": "lo", "eos": "Loopback0", "nxos": "loopback0"}
-MANUFACTURER = {"cumulus": "NVIDIA", "eos": "Arista", "nxos": "Cisco", "linux": "Generic"}
-# Nautobot platform network_driver names (netutils' normalised names) [3P: netutils lib_mapper]
-NETWORK_DRIVER = {"cumulus": "cumulus_linux", "eos": "arista_eos", "nxos": "cisco_nxos", "linux": "linux"}
+# Each platform's management and loopback interface, manufacturer and Nautobot network_driver are in its row
+# (fabconf/platform/<name>/__init__.py: ``mgmt_interface``, ``loopback_interface``, ``manufacturer``,
+# ``network_driver``).
 NO_MODEL = "unspecified"  # the device type of a device whose intent names no model
 # Nautobot interface types by speed (Gb/s) [3P: Nautobot's InterfaceTypeChoices]
 TYPE_BY_SPEED = {
@@ -83,9 +81,11 @@ def raw_hosts(directory: Path) -> dict[str, dict[str, Any]]:
 
 
 def extra_of(entry: dict[str, Any]) -> dict[str, Any]:
-    """The part of a host entry that has no Nautobot field: every key but hostname, groups, platform and the
-    mapped data keys."""
-    out = {k: v for k, v in entry.items() if k not in ("hostname", "groups", "data", "platform")}
+    """The part of a host entry that has no Nautobot field: every key but hostname, groups, platform, the mapped
+    data keys, and how fabconf connects (port, connection_options: the local inventory's, never the source of
+    truth's; ``sot import`` ignores them)."""
+    skipped = ("hostname", "groups", "data", "platform", "port", "connection_options")
+    out = {k: v for k, v in entry.items() if k not in skipped}
     data = {k: v for k, v in (entry.get("data") or {}).items() if k not in MAPPED_DATA}
     if data:
         out["data"] = data
@@ -122,11 +122,11 @@ def desired(compiled: Compiled, directory: Path) -> Desired:
             groups=list(dev.groups),
             extra=extra_of(raw.get(name, {})),
         )
-        mgmt = DesiredInterface(name, MGMT_INTERFACE[dev.platform], "1000base-t", mgmt_only=True)
+        mgmt = DesiredInterface(name, platform(dev.platform).mgmt_interface, "1000base-t", mgmt_only=True)
         mgmt.addresses.append(f"{dev.hostname}/32")
         interfaces[(name, mgmt.name)] = mgmt
-        if facts is not None and facts.loopback is not None and dev.platform in LOOPBACK_INTERFACE:
-            lo = DesiredInterface(name, LOOPBACK_INTERFACE[dev.platform], "virtual")
+        if facts is not None and facts.loopback is not None and platform(dev.platform).loopback_interface:
+            lo = DesiredInterface(name, platform(dev.platform).loopback_interface, "virtual")
             lo.addresses.append(f"{facts.loopback}/32")
             interfaces[(name, lo.name)] = lo
     cables = []

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from fabconf.platforms import platform as platform_spec
 from fabconf.sot.client import SotError, api_errors, ref
-from fabconf.sot.desired import MANUFACTURER, NETWORK_DRIVER, Desired
+from fabconf.sot.desired import Desired
 
 LOCATION_TYPE = "fabconf fabric"
 CUSTOM_FIELDS = {
@@ -205,13 +206,13 @@ class Exporter:
         platforms: dict[str, str] = {}
         types: dict[tuple[str, str], str] = {}
         for dev in want.devices.values():
-            maker = self._named(nb.dcim.manufacturers, "manufacturer", MANUFACTURER[dev.platform], {})
+            maker = self._named(nb.dcim.manufacturers, "manufacturer", platform_spec(dev.platform).manufacturer, {})
             if dev.platform not in platforms:
                 platforms[dev.platform] = self._named(
                     nb.dcim.platforms,
                     "platform",
                     dev.platform,
-                    {"manufacturer": maker, "network_driver": NETWORK_DRIVER[dev.platform]},
+                    {"manufacturer": maker, "network_driver": platform_spec(dev.platform).network_driver},
                 )
             if (maker, dev.model) not in types:
 
@@ -251,7 +252,7 @@ class Exporter:
         self.report.left_alone = sorted(n for n in devices_have if n not in want.devices)
         devices_want = {}
         for dev in want.devices.values():
-            maker_id = self._named(nb.dcim.manufacturers, "manufacturer", MANUFACTURER[dev.platform], {})
+            maker_id = self._named(nb.dcim.manufacturers, "manufacturer", platform_spec(dev.platform).manufacturer, {})
             rack = rack_ids.get((group_ids.get(dev.pod) if dev.pod else None, dev.rack)) if dev.rack else None
             status = new_status if self.new_only is None or dev.name in self.new_only else active
             devices_want[dev.name] = {

@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +33,18 @@ from fabconf.sot.desired import NO_MODEL, ROLE_ORDER, device_order
 ROLES = tuple(ROLE_ORDER)
 
 
+# What the source of truth never sets: how fabconf connects to a device beyond its primary address (which is the
+# fabric's data). A device's port and connection_options come from the hosts.yaml being rewritten, never from
+# Nautobot; platform and groups come from Nautobot's own fields (``fabconf.drivers.inventory_transport``).
+NOT_FROM_EXTRA = ("hostname", "port", "connection_options", "platform", "groups", "username", "password")
+CONNECTION_KEYS = ("port", "connection_options")
+
+
 @dataclass
 class Imported:
     hosts: dict[str, dict[str, Any]]
     links: list[tuple[str, str]]
+    ignored: list[str] = field(default_factory=list)  # devices whose fabconf_extra said how to connect (dropped)
 
 
 def _yaml(directory: Path, name: str) -> dict[str, Any]:
@@ -121,6 +129,8 @@ def read(nb: Any, url: str, location: str, directory: Path) -> Imported:
 
 def _read(nb: Any, url: str, location: str, directory: Path) -> Imported:
     groups, defaults = _yaml(directory, "groups.yaml"), _yaml(directory, "defaults.yaml")
+    local = _yaml(directory, "hosts.yaml")  # each device's own connection settings stay as the operator wrote them
+    ignored: list[str] = []
     found = list(nb.dcim.locations.filter(name=location))
     if not found:
         raise SotError(f"{url}: no Location named {location!r} (fabric.yaml's name; export the fabric first)")
@@ -181,13 +191,21 @@ def _read(nb: Any, url: str, location: str, directory: Path) -> Imported:
         for key, value in (("role", role), ("model", model), ("pod", pod), ("rack", rack)):
             if value is not None and got.get(key) != value:
                 data[key] = value
-        data.update(extra.get("data") or {})
-        entry.update({k: v for k, v in extra.items() if k != "data"})
+        extra_data = extra.get("data") or {}
+        if not isinstance(extra_data, dict):
+            raise SotError(f"{what}: custom field fabconf_extra's data must be a JSON object")
+        data.update(extra_data)
+        entry.update({k: v for k, v in extra.items() if k != "data" and k not in NOT_FROM_EXTRA})
+        if any(k in extra for k in NOT_FROM_EXTRA):
+            ignored.append(str(name))
+        own = local.get(str(name))
+        if isinstance(own, dict):
+            entry.update({k: own[k] for k in CONNECTION_KEYS if own.get(k) is not None})
         entry["data"] = data
         hosts[str(name)] = entry
         roles[str(name)] = str(role)
     ordered = {n: hosts[n] for n in sorted(hosts, key=lambda n: device_order(roles[n], n))}
-    return Imported(ordered, _links(nb, location, loc, devices))
+    return Imported(ordered, _links(nb, location, loc, devices), ignored)
 
 
 def _links(nb: Any, location: str, location_id: str, devices: list[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -311,7 +311,7 @@ def _bgp_oper(out: Tree, sessions: list[BgpSession], world: World | None, name: 
         routes = world.routes(name) if world is not None else {}
         rib = out["vrf"]["default"]["router"].setdefault("rib", {}).setdefault("ipv4", {}).setdefault("route", {})
         for prefix, route in routes.items():
-            if route.next_hops:  # [U] leaf names: see fabconf.drivers.cumulus.getters.route_paths
+            if route.next_hops:  # [U] leaf names: see fabconf.platform.cumulus.getters.route_paths
                 hops = {
                     str(i + 1): {"ip": h.address, "interface": h.interface, "flags": {"active": {}, "installed": {}}}
                     for i, h in enumerate(route.next_hops)

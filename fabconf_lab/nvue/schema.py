@@ -12,7 +12,8 @@ Two layers:
    3725-3999 (the CL default range; a configured ``system global reserved vlan internal range`` is
    honoured), swp interfaces that do not exist on the box, BGP neighbors without a remote-as or with
    an unknown peer-group, neighbors without a local ASN, unnumbered neighbors on unknown interfaces,
-   traffic pools above 100 %, ECN min >= max; and the rules between objects (``cross_object_errors``): an
+   traffic pools above 100 %, ECN min >= max, bridge VLANs outside 1-4094, an interface naming a QoS profile
+   (``qos pfc profile P``) that ``qos`` does not define; and the rules between objects (``cross_object_errors``): an
    access VLAN or SVI whose VLAN is not in the bridge, an address on a bridge member, one address on two
    interfaces, an address that is malformed, lacks a prefix length or is no host address, link-pause with
    PFC on a port, a BGP neighbor key that is neither an address nor an interface name, two lossless pools.
@@ -350,11 +351,35 @@ def _reserved(tree: Tree) -> tuple[int, int]:
     return (lo or RESERVED_VLANS[0], hi or RESERVED_VLANS[1])
 
 
+VLAN_RANGE = (1, 4094)  # [V] IEEE 802.1Q VLAN IDs; 0 and 4095 are reserved by the standard
+# interface qos sections that name a profile defined under the same key of `qos` (`nv set interface swp1 qos pfc
+# profile P` with `nv set qos pfc P ...` [V: Cumulus Linux QoS page]); a profile that is not defined is refused on
+# apply [U: NVUE's wording]
+PROFILE_KINDS = ("pfc", "link-pause", "congestion-control", "egress-scheduler", "egress-shaper", "mapping", "remark")
+
+
+def _profile_errors(qos: Tree, interfaces: Tree) -> list[str]:
+    out: list[str] = []
+    for ifname, iface in interfaces.items():
+        iqos = (iface or {}).get("qos") if isinstance(iface, dict) else None
+        for kind in PROFILE_KINDS:
+            section = (iqos or {}).get(kind) if isinstance(iqos, dict) else None
+            name = section.get("profile") if isinstance(section, dict) else None
+            defined = qos.get(kind) or {}
+            if name is not None and str(name) not in (defined if isinstance(defined, dict) else {}):
+                out.append(f"interface {ifname} qos {kind} profile {name}: no such profile under qos {kind}")
+    return out
+
+
 def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
     out: list[str] = []
     lo, hi = _reserved(tree)
     for dname, dom in (tree.get("bridge", {}).get("domain", {}) or {}).items():
         for key in (dom or {}).get("vlan", {}) or {}:
+            outside = [v for v in _vlan_ids(key) if not VLAN_RANGE[0] <= v <= VLAN_RANGE[1]]
+            if outside:
+                out.append(f"bridge domain {dname} vlan {key}: VLAN {outside[0]} is out of range 1-4094")
+                continue
             bad = [v for v in _vlan_ids(key) if lo <= v <= hi]
             if bad:
                 out.append(f"bridge domain {dname} vlan {key}: VLAN {bad[0]} is in the reserved range {lo}-{hi}")
@@ -393,11 +418,17 @@ def semantic_errors(tree: Tree, ports: list[str]) -> list[str]:
             if nb.get("type") == "unnumbered" and nname not in interfaces and nname not in ports:
                 out.append(f"vrf {vname} router bgp neighbor {nname}: unnumbered neighbor needs an existing interface")
     out += cross_object_errors(tree)
+    # [V] Cumulus Linux 5.13-5.19 "gNMI Streaming": dial-in needs the gNMI server's listening address; the
+    # message wording is the lab's [U]
+    gnmi = (tree.get("system", {}) or {}).get("gnmi-server")
+    if isinstance(gnmi, dict) and gnmi.get("state") == "enabled" and not gnmi.get("listening-address"):
+        out.append("system gnmi-server: a listening-address is required to enable the gNMI server")
     qos = tree.get("qos", {}) or {}
     total = sum(as_int((p or {}).get("memory-percent")) or 0 for p in (qos.get("traffic-pool", {}) or {}).values())
     if total > 100:
         out.append(f"qos traffic-pool: memory-percent adds up to {total}, more than 100")
     out += _qos_semantics(qos, interfaces)
+    out += _profile_errors(qos, interfaces)
     for pname, prof in (qos.get("congestion-control", {}) or {}).items():
         for tc, ecn in ((prof or {}).get("traffic-class", {}) or {}).items():
             lo_t, hi_t = as_int((ecn or {}).get("min-threshold")), as_int((ecn or {}).get("max-threshold"))

@@ -138,6 +138,13 @@ def document() -> str:
         "(`--confirm-timeout 3`). The cell is the device's end state (**before** or **intent**, at intent meaning",
         "verified) once the switch's own revert timer ran out, or, on a GPU host, after the next push, which first",
         "restores a commit or rollback the killed run left half-done.",
+        "",
+        "**The kill matrix** (`test_killed_push_never_blocks_the_next`, one test per platform and moment from",
+        "connect to confirm): the push is SIGKILLed the same way but with a revert timer far longer than the test, and",
+        "the next push runs at once. It must exit 0 (applied or unchanged), clean what the killed run left on the",
+        "device and record it (`cleaned`), leave nothing open in `fabconf audit`, and the device must verify with",
+        "nothing pending",
+        "([Pushing a pod: a killed push](jobs/push.md#a-killed-push-what-it-leaves-and-how-the-next-one-cleans-it)).",
     ]
     for platform, device in DEVICES.items():
         lines += ["", f"## {platform} ({device} of the example pod)", ""]

@@ -10,6 +10,7 @@ import napalm
 import paramiko
 import pytest
 from network import free_network
+from pristine import EXAMPLE
 
 from fabconf.cli import main
 from fabconf.compile.pipeline import compile_inventory
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "Lab-Pw-7f3k9Q"
 
 
-def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inventory: Path = ROOT / "inventory") -> Iterator[Lab]:
+def lab_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inventory: Path = EXAMPLE) -> Iterator[Lab]:
     the_lab = Lab(
         compile_inventory(inventory),
         inventory,

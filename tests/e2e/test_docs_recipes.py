@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from docrecipes import Block, blocks
 from network import free_network
+from pristine import EXAMPLE
 
 ROOT = Path(__file__).resolve().parents[2]
 COPIED = ("inventory", "examples", "tasks")  # what the recipes name, relative to the repository
@@ -77,7 +78,7 @@ def test_recipe(block: Block, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     for name in COPIED:
-        shutil.copytree(ROOT / name, work / name)
+        shutil.copytree(EXAMPLE if name == "inventory" else ROOT / name, work / name)
     env = _environment(tmp_path)
     try:
         prefix = _prepare(block, work, env)

@@ -29,6 +29,7 @@ import yaml
 from faultmatrix import CELLS, DEVICES, Cell, document
 from labkit import PASSWORD, ROOT
 from network import free_network
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
@@ -52,7 +53,7 @@ AFTER = {"linux": {"commit": 3, "rollback": 3, "read": 2}}
 def mlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """The matrix's four devices only; the lab's inventory keeps every other device of the pod (at addresses
     nothing answers on, never contacted) so that it compiles with the whole cabling plan."""
-    inventory = ROOT / "inventory"
+    inventory = EXAMPLE
     base = tmp_path_factory.mktemp("matrix")
     compiled = compile_inventory(inventory)
     the_lab = Lab(
@@ -230,19 +231,7 @@ def test_killed(lab_env: Lab, cell: Cell) -> None:
     _reset(lab, name)
     job = _job(lab, name)
     before = _state(lab, name)
-    faults = lab.devices[name].sim.faults
-    _arm(lab, cell)
-    args = [str(lab.state_dir / "inventory"), name, str(KILLED_REVERT), "30"]
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
-    try:
-        fired = faults.wait_fired(2 if cell.moment == "rollback" else 1, timeout=30)
-        assert fired, f"{cell.id}: the push never reached {cell.moment} (fired: {faults.fired})"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        faults.clear()  # the held request is dropped, never carried out
+    _kill_at(lab, cell, KILLED_REVERT, faults=2 if cell.moment == "rollback" else 1)
     _settle(lab, name, KILLED_REVERT + 3)
     end = "before" if _state(lab, name) == before else "intent" if not _at_intent(lab, job) else "neither"
     if cell.platform == "linux":  # the next push restores an interrupted commit first, then applies
@@ -259,3 +248,151 @@ def test_the_document_is_the_table() -> None:
     from faultmatrix import DOC
 
     assert DOC.read_text() == document(), "run `python tests/e2e/faultmatrix.py` to rewrite docs/fault-matrix.md"
+
+
+# -- the kill matrix (#39): a push SIGKILLed at any moment never blocks the next one ---------------------------------
+KILL_MOMENTS = ("connect", "read", "stage", "commit", "verify", "confirm")
+KILL_CELLS = [c for c in CELLS if c.fault == "killed" and c.moment in KILL_MOMENTS and not c.na]
+LONG_REVERT = 600  # the killed push's --confirm-timeout: no revert timer runs out while the test runs
+
+
+def _kill_at(lab: Lab, cell: Cell, revert: int, faults: int = 1) -> None:
+    """Run the push in a process (``--confirm-timeout revert``) and SIGKILL it while the lab holds the request of
+    ``cell.moment`` (once ``faults`` faults armed for the cell have fired)."""
+    armed = lab.devices[cell.device].sim.faults
+    fired = len(armed.fired)
+    _arm(lab, cell)
+    args = [str(lab.state_dir / "inventory"), cell.device, str(revert), "30"]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
+    try:
+        reached = armed.wait_fired(fired + faults, timeout=30)
+        assert reached, f"{cell.id}: the push never reached {cell.moment} (fired: {armed.fired})"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        armed.clear()  # the held request is dropped, never carried out
+
+
+@pytest.mark.parametrize("cell", KILL_CELLS, ids=lambda c: f"{c.platform}-{c.moment}")
+def test_killed_push_never_blocks_the_next(lab_env: Lab, cell: Cell) -> None:
+    """kill -9 at the moment, with the revert timer far away: the next push cleans what the killed one left
+    (recorded in the audit), applies, and closes the killed run's unfinished commit; the audit is clean and the
+    device verifies."""
+    from fabconf.cli import main
+    from fabconf.jobs.push import resolve_unfinished
+
+    lab, name = lab_env, cell.device
+    _reset(lab, name)
+    job = _job(lab, name)
+    _kill_at(lab, cell, LONG_REVERT)
+    left = _left_over(lab, name)
+    outcome = _push(job)
+    said = f"{cell.id}: the next push: {outcome.state}: {outcome.message}"
+    assert outcome.state in (State.APPLIED, State.UNCHANGED), said  # `fabconf push` exits 0
+    assert ("cleaned what a killed run left" in outcome.message) == bool(left), f"{said} (left: {left})"
+    assert [e["result"] for e in _audit_log() if e["result"] == "cleaned"] == (["cleaned"] if left else [])
+    resolve_unfinished("push", [job], [outcome], {})  # what `fabconf push` does after its rollout
+    assert main(["audit"]) == 0, f"{cell.id}: the audit is not clean after the next push"
+    assert _at_intent(lab, job) == [], cell.id
+    assert not _left_over(lab, name), f"{cell.id}: still left on the device: {_left_over(lab, name)}"
+
+
+def _left_over(lab: Lab, name: str) -> list[str]:
+    """What a push left on a switch: an open EOS config session, a commit waiting for its confirmation, a pending
+    (staged, never applied) NVUE revision."""
+    sim = lab.devices[name].sim
+    platform = lab.devices[name].platform
+    found = ["a commit waiting for its confirmation"] if _pending(lab, name) else []
+    if platform == "eos":
+        found += [f"session {n} ({s.state})" for n, s in sim.sessions.items() if s.state == "pending"]
+    if platform == "cumulus":
+        found += [f"revision {n}" for n, r in sim.store.revisions.items() if r.state == "pending"]
+    return found
+
+
+def _audit_log() -> list[dict[str, str]]:
+    path = Path(os.environ["FABCONF_AUDIT_LOG"])
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _kill_cell(platform: str, moment: str) -> Cell:
+    return next(c for c in KILL_CELLS if c.platform == platform and c.moment == moment)
+
+
+def test_after_a_kill_verify_resolves_and_ack_closes_and_the_push_still_cleans(lab_env: Lab) -> None:
+    """The warning's promise: a verify that reads the device back resolves the unfinished commit, `fabconf audit
+    --ack` closes it; neither cleans the device, and the next push still does (what was left is in the audit)."""
+    from fabconf.cli import main
+    from fabconf.jobs.push import resolve_unfinished
+
+    lab, name = lab_env, DEVICES["eos"]
+    _reset(lab, name)
+    job = _job(lab, name)
+    _kill_at(lab, _kill_cell("eos", "commit"), LONG_REVERT)
+    assert main(["audit"]) == 2  # outcome never recorded
+    read = verify_device(job, open_driver(job, DeviceOptions(timeout=10)), VerifyContext(set(), bgp_wait=0))
+    resolve_unfinished("verify", [job], [read], {})
+    assert main(["audit"]) == 0, read
+    assert _left_over(lab, name)  # the session is still there: only a push cleans
+
+    _kill_at(lab, _kill_cell("eos", "verify"), LONG_REVERT)
+    assert main(["audit"]) == 2
+    assert main(["audit", "--ack", name, "--note", "looked at the switch"]) == 0
+    assert main(["audit"]) == 0
+    outcome = _push(job)
+    assert outcome.state is State.APPLIED, outcome.message
+    assert "aborted config session fabconf_" in outcome.message, outcome.message
+    # the second killed run had already cleaned the first one's session before it staged its own
+    assert [e["result"] for e in _audit_log()].count("cleaned") == 2
+    assert _at_intent(lab, job) == [] and not _left_over(lab, name)
+
+
+def test_someone_elses_session_stops_the_push_named(lab_env: Lab) -> None:
+    """A pending EOS session no fabconf run recorded is another changer's: the push touches nothing and names it."""
+    lab, name = lab_env, DEVICES["eos"]
+    _reset(lab, name)
+    job = _job(lab, name)
+    sim = lab.devices[name].sim
+    before = _state(lab, name)
+    sim.run_cmds(["configure session operator_change", "interface Ethernet1", "description by hand", "end"], "json")
+    outcome = _push(job)
+    assert outcome.state is State.CONFLICT, outcome.message
+    assert "operator_change" in outcome.message and "nothing was" in outcome.message, outcome.message
+    assert _state(lab, name) == before
+    assert sim.sessions["operator_change"].state == "pending"  # left alone
+
+
+def test_a_push_killed_while_its_eos_session_is_being_staged(lab_env: Lab) -> None:
+    """Killed while the switch carries out the staging request (before any commit was recorded): the session it
+    left is named in the audit's `staging` record, so the next push aborts it."""
+    from fabconf.cli import main
+
+    lab, name = lab_env, DEVICES["eos"]
+    _reset(lab, name)
+    job = _job(lab, name)
+    sim = lab.devices[name].sim
+    fired = len(sim.faults.fired)
+    sim.faults.set("delay", "30", at="stage")  # carried out at once, answered 30 s later
+    args = [str(lab.state_dir / "inventory"), name, str(LONG_REVERT), "60"]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
+    try:
+        assert sim.faults.wait_fired(fired + 1, timeout=30)
+        deadline = time.monotonic() + 10
+        while not _left_over(lab, name) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sim.faults.clear()
+    (left,) = _left_over(lab, name)
+    assert left.startswith("session fabconf_"), left
+    assert [e["result"] for e in _audit_log()] == ["staging"]  # no commit was ever announced
+    outcome = _push(job)
+    assert outcome.state is State.APPLIED, outcome.message
+    assert "aborted config session fabconf_" in outcome.message and "never committed" in outcome.message
+    assert main(["audit"]) == 0
+    assert _at_intent(lab, job) == [] and not _left_over(lab, name)

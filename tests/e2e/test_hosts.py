@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from labkit import ROOT, fab, inv, lab_fixture
+from labkit import fab, inv, lab_fixture
+from pristine import EXAMPLE
 
 from fabconf_lab.orchestrator import Lab
 
@@ -82,7 +83,7 @@ def dual_port_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[L
     """The example pod with each GPU host's two NICs declared, as docs/inventory documents, as the two ports of
     one card by ``adapter`` + ``port`` (no ``pci``), and a DCQCN mask and CNP priority for both ports."""
     source = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", source)
+    shutil.copytree(EXAMPLE, source)
     groups = yaml.safe_load((source / "groups.yaml").read_text())
     for port, nic in enumerate(groups["gpu_hosts"]["data"]["nics"], start=1):
         nic.update(adapter="cx7-a", port=port)

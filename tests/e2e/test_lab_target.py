@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 from labkit import ROOT, free_network
+from pristine import EXAMPLE
 
 
 @pytest.fixture
 def lab_cli(tmp_path: Path) -> Iterator[tuple[Path, list[str]]]:
     inventory = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inventory)
+    shutil.copytree(EXAMPLE, inventory)
     state = tmp_path / "state"
     where = ["--state", str(state), "--network", free_network()]
     try:

@@ -2,7 +2,9 @@
 (``fabconf_lab.metrics``), ``fabconf monitoring --lab`` writes the scrape configuration and targets for it, a real
 Prometheus (Debian's) scrapes it with fabconf's rules (timing from the intent, in seconds) and fabconf's own
 series from a real node_exporter's textfile collector, and each lab fault fires its alert, read from
-Prometheus's API: link errors, a PFC storm (and the NIC's watchdog), a hung device."""
+Prometheus's API: link errors, a PFC storm (and the NIC's watchdog), a hung device. Before the faults the healthy
+lab fires nothing for several windows (the old port-error rule alerted on every switch port with traffic), and
+after them every alert that fires is one of the faults' alerts on its device."""
 
 from __future__ import annotations
 
@@ -15,13 +17,16 @@ from typing import Any
 import pytest
 import yaml
 from labkit import fab, lab_fixture
+from pristine import EXAMPLE
 from promkit import (
     check_config,
+    firing,
     free_port,
     has,
     needs_prometheus,
     prometheus,
     query,
+    quiet_for,
     start,
     stop,
     textfile_exporter,
@@ -43,7 +48,7 @@ pytestmark = needs_prometheus
 def timed_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Lab, Path]]:
     """The example pod's lab, from an inventory whose intent sets the alert timing in seconds."""
     inv = tmp_path / "intent"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     fabric = inv / "fabric.yaml"
     intent = yaml.safe_load(fabric.read_text())
     intent["monitoring"] = {**intent.get("monitoring", {}), "window_s": 5, "for_s": 2}  # the telemetry stays
@@ -89,6 +94,11 @@ def test_lab_faults_fire_their_alerts(
         assert {s["device"] for s in query(api, 'up{job="fabconf-hosts"}')} == {
             n for n, d in lab.devices.items() if d.platform == "linux"
         }
+        # healthy: nothing fires for two rate windows and a hold (window_s 5, for_s 2), inventory and drift present
+        # (what fired before every target's first scrape, the inventory absent, resolves first)
+        wait_until(lambda: bool(query(api, "fabconf_device_info")), "the inventory series scraped")
+        wait_until(lambda: not firing(api), "the alerts of the start (targets not scraped yet) resolved")
+        quiet_for(api, 2 * 5 + 2 + 3)
         lab.fault("gpu01", "link", "ens1f0np0:errors=0.01")
         lab.fault("gpu02", "pfc-storm")
         lab.fault("leaf1", "pfc-storm")
@@ -113,11 +123,16 @@ def test_lab_faults_fire_their_alerts(
             {"alertname": "FabconfPortErrorRate", **at("leaf3"), "port": "Ethernet1/1"},
             {"alertname": "FabconfDeviceUnreachable", **at("gpu03")},
         ]
-        firing = wait_firing(api, wanted, tmp_path / "prom.log")
+        fired = wait_firing(api, wanted, tmp_path / "prom.log")
+        # exactly the faults' alerts, each on its device (gpu01's link errors also time out its RoCE packets; gpu04
+        # storms until it is cleared below)
+        gpu04 = {("FabconfPfcPauseStorm", "gpu04"), ("FabconfPfcWatchdogTriggered", "gpu04")}
+        expected = {(w["alertname"], w["device"]) for w in wanted} | gpu04
+        assert {(a["alertname"], a["device"]) for a in fired} <= expected, fired
         # a storm ended by `clear` stops the pause alert (the watchdog alert lasts one window)
         assert lab.fault("gpu04", "clear") == []
-        assert not has(firing, {"alertname": "FabconfPortErrorRate", "device": "gpu02"})
-        assert not has(firing, {"alertname": "FabconfDriftReportStale"})
+        assert not has(fired, {"alertname": "FabconfPortErrorRate", "device": "gpu02"})
+        assert not has(fired, {"alertname": "FabconfDriftReportStale"})
     finally:
         lab.fault("gpu03", "clear")  # releases the hung scrapes
         stop(procs)

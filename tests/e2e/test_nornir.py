@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from labkit import ROOT, inv
+from pristine import EXAMPLE
 
 from fabconf_lab.orchestrator import Lab
 
@@ -26,7 +27,7 @@ def test_the_docs_nornir_script_diffs_the_lab(lab: Lab, tmp_path: Path) -> None:
     credentials in the environment (the `fabconf_lab` transform function brings them)."""
     code = _docs_example()
     assert '"state": ".fabconf-lab"' in code
-    shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
+    shutil.copytree(EXAMPLE, tmp_path / "inventory")
     script = tmp_path / "my_script.py"
     script.write_text(code.replace('"state": ".fabconf-lab"', f'"state": {str(lab.state_dir)!r}'))
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABCONF_")}
@@ -85,7 +86,7 @@ def test_a_nornir_script_on_the_users_own_inventory_sees_its_edits(lab: Lab, tmp
     from fabconf.deploy.tasks import diff_task, verify_task
 
     mine = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", mine)
+    shutil.copytree(EXAMPLE, mine)
     fabric = mine / "fabric.yaml"
     doc = yaml.safe_load(fabric.read_text())
     doc["roce"]["ecn"]["min_threshold_bytes"] = 200000  # the user's edit, after the lab started

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from labkit import ROOT, fab, inv, lab_fixture, push_all, sim
+from pristine import EXAMPLE
 
 from fabconf.cli import main
 from fabconf_lab.orchestrator import Lab
@@ -19,7 +20,7 @@ from fabconf_lab.orchestrator import Lab
 @pytest.fixture
 def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
     source = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", source)
+    shutil.copytree(EXAMPLE, source)
     assert main(["onboard", "rack", "--pod", "pod1", "--rack", "rack7", "-i", str(source)]) == 0
     yield from lab_fixture(tmp_path, monkeypatch, source)
 

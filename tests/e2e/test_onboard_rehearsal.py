@@ -21,6 +21,7 @@ import pytest
 import yaml
 from labkit import ROOT
 from network import base_port, free_network
+from pristine import EXAMPLE
 
 BOOK = str(ROOT / "tasks" / "onboard-rack.yaml")
 RACK9 = {"leaf5", "leaf6", "gpu09", "gpu10", "gpu11", "gpu12"}
@@ -31,7 +32,7 @@ def operator(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[P
     """A copy of the example inventory, and the environment of an operator's shell: a lab on a 127.x address per
     device, or (as without per-device loopback addresses) on 127.0.0.1 with a block of ports per device."""
     inventory, state = tmp_path / "inventory", tmp_path / "state"
-    shutil.copytree(ROOT / "inventory", inventory)
+    shutil.copytree(EXAMPLE, inventory)
     network = free_network()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABCONF_")}
     env |= {

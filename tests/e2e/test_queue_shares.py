@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from labkit import ROOT, fab, inv, lab_fixture
+from labkit import fab, inv, lab_fixture
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf_lab.orchestrator import Lab
@@ -21,7 +22,7 @@ SWITCHES = "spine1,spine2,leaf1,leaf3"  # eos, nxos, cumulus 5.12, eos; leaf4 (n
 @pytest.fixture(params=["merge", "replace"])
 def lab(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
     source = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", source)
+    shutil.copytree(EXAMPLE, source)
     defaults = yaml.safe_load((source / "defaults.yaml").read_text())
     defaults.setdefault("data", {})["config_mode"] = request.param
     (source / "defaults.yaml").write_text(yaml.safe_dump(defaults))

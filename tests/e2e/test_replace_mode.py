@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from labkit import ROOT, fab, inv, lab_fixture, sim
+from labkit import fab, inv, lab_fixture, sim
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
@@ -20,7 +21,7 @@ from fabconf_lab.orchestrator import Lab
 @pytest.fixture
 def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
     source = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", source)
+    shutil.copytree(EXAMPLE, source)
     defaults = yaml.safe_load((source / "defaults.yaml").read_text())
     defaults["data"]["config_mode"] = "replace"
     (source / "defaults.yaml").write_text(yaml.safe_dump(defaults))

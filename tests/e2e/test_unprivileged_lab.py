@@ -20,6 +20,7 @@ import pytest
 import yaml
 from labkit import ROOT
 from network import base_port, free_network
+from pristine import EXAMPLE
 
 NOBODY = 65534
 LAB_ENV = ("FABCONF_LAB_PORTS", "FABCONF_LAB_BASE_PORT", "FABCONF_LAB_NETWORK")
@@ -100,7 +101,7 @@ def test_diff_lab_as_an_ordinary_user(workdir: Path) -> None:
     state = workdir / "state"
     network = free_network()
     try:
-        diff = _run(prefix, workdir, "diff", "-i", "inventory", "--lab", "--state", str(state), "--network", network)
+        diff = _run(prefix, workdir, "diff", "-i", str(EXAMPLE), "--lab", "--state", str(state), "--network", network)
         assert diff.returncode in (0, 2), diff.stdout[-2000:] + diff.stderr[-4000:]  # 2: the brownfield differs
         assert "Traceback" not in diff.stderr
         hosts = _lab_hosts(state)
@@ -123,7 +124,7 @@ def test_shared_address_layout_diffs_and_pushes_nxos_over_its_own_ssh_port(tmp_p
     network = free_network()
     state = tmp_path / "state"
     env = {"FABCONF_LAB_PORTS": "shared", "FABCONF_LAB_BASE_PORT": str(base_port(network))}
-    where = ["-i", "inventory", "--lab", "--state", str(state), "--network", network]
+    where = ["-i", str(EXAMPLE), "--lab", "--state", str(state), "--network", network]
     try:
         diff = _run([], tmp_path, "diff", *where, "--format", "json", env=env)
         assert diff.returncode == 2, diff.stderr[-4000:]
@@ -141,7 +142,7 @@ def test_shared_address_layout_diffs_and_pushes_nxos_over_its_own_ssh_port(tmp_p
         assert json.loads(again.stdout)["devices"][0]["state"] == "unchanged", again.stdout[-2000:]
         # its exporters share an address too: monitoring --lab says what it needs instead of wrong targets
         out = tmp_path / "monitoring"
-        mon = _run([], tmp_path, "monitoring", "-i", "inventory", "-o", str(out), "--lab", "--state", str(state))
+        mon = _run([], tmp_path, "monitoring", "-i", str(EXAMPLE), "-o", str(out), "--lab", "--state", str(state))
         assert mon.returncode == 1 and "FABCONF_LAB_PORTS=high" in mon.stderr and "Traceback" not in mon.stderr
     finally:
         _run([], tmp_path, "lab", "down", "--state", str(state))

@@ -7,7 +7,7 @@ import re
 
 from capturekit import load
 
-from fabconf.drivers.linux.parse import parse_mlxconfig_query
+from fabconf.platform.linux.parse import parse_mlxconfig_query
 from fabconf.preflight import hostparse as hp
 from fabconf_lab.host.nicstate import add_port_keys, nic_from_dict
 from fabconf_lab.host.sim import GpuHostSim

@@ -622,3 +622,31 @@ def test_a_flash_copy_never_leads_out_of_flash(make_sim, tmp_path: Path, ca: Lab
     (flash / "backup.cfg").symlink_to(outside)
     node.run_commands(["enable", "copy running-config flash:backup.cfg"])
     assert outside.read_text() == "precious\n" and "hostname leaf1" in (flash / "backup.cfg").read_text()
+
+
+OPERATOR_MANAGEMENT = (
+    "snmp-server community fabmon ro\n"
+    "snmp-server host 10.9.9.9 version 2c fabmon\n"
+    "ntp server 10.9.9.1\n"
+    "logging host 10.9.9.2\n"
+)
+
+
+def test_replace_push_keeps_the_operators_snmp_ntp_and_logging(make_sim) -> None:
+    """The switch metrics are read over the operator's SNMP agent: a replace push of fabconf's config (which renders
+    no snmp-server) keeps the running snmp-server, ntp and logging lines (issue 38; they were removed before)."""
+    text = (GOLDEN / "leaf3.cfg").read_text()
+    ports = sorted(set(re.findall(r"^interface (Ethernet\S+)", text, re.M)))
+    model = re.match(r"! fabconf \S+ \((\S+)\)", text).group(1)  # type: ignore[union-attr]
+    startup = default_startup_config("leaf3", ports).rstrip("\n").removesuffix("end").rstrip("\n")
+    sim = make_sim("leaf3", ports=ports, model=model, startup_config=startup + "\n" + OPERATOR_MANAGEMENT + "end\n")
+    driver = napalm_eos(sim)
+    assert "snmp-server community fabmon ro" in driver.get_config(retrieve="running")["running"]
+    assert "snmp-server" not in text
+    driver.load_replace_candidate(config=keep_management("eos", driver.get_config(retrieve="running")["running"], text))
+    assert not re.search(r"^-\s*(snmp-server|ntp|logging) ", driver.compare_config(), re.M)
+    driver.commit_config()
+    running = driver.get_config(retrieve="running")["running"]
+    for line in OPERATOR_MANAGEMENT.splitlines():
+        assert line in running
+    driver.close()

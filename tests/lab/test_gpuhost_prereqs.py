@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabconf.drivers.linux.parse import parse_mlxconfig_query
+from fabconf.platform.linux.parse import parse_mlxconfig_query
 from fabconf.preflight import hostparse as hp
 from fabconf_lab.host.sim import GpuHostSim
 from fabconf_lab.orchestrator import HOST_FAULTS

@@ -22,6 +22,7 @@ import paramiko
 import pytest
 import yaml
 from network import free_network
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf_lab.orchestrator import Lab
@@ -43,7 +44,7 @@ def fabconf(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def lab_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     state = tmp_path_factory.mktemp("lab")
-    up = fabconf("lab", "up", "-i", str(ROOT / "inventory"), "--state", str(state), "--network", NETWORK)
+    up = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", NETWORK)
     assert "leaf3" in up.stdout
     yield state
     fabconf("lab", "down", "--state", str(state), check=False)
@@ -287,8 +288,8 @@ def test_lab_cli_edges(lab_state: Path, tmp_path: Path) -> None:
 
 
 def test_gpu_hosts_keep_their_state_across_lab_down_and_up(tmp_path: Path) -> None:
-    compiled = compile_inventory(ROOT / "inventory")
-    first = Lab(compiled, ROOT / "inventory", tmp_path / "lab", network=free_network(), password="pw")
+    compiled = compile_inventory(EXAMPLE)
+    first = Lab(compiled, EXAMPLE, tmp_path / "lab", network=free_network(), password="pw")
     first.start()
     try:
         nic = first.devices["gpu01"].sim.state.nics[0]
@@ -296,7 +297,7 @@ def test_gpu_hosts_keep_their_state_across_lab_down_and_up(tmp_path: Path) -> No
         first.devices["gpu01"].sim.state.files["/etc/nccl.conf"] = "NCCL_IB_TC=106\n"
     finally:
         first.stop()
-    again = Lab(compiled, ROOT / "inventory", tmp_path / "lab", network=free_network(), password="pw")
+    again = Lab(compiled, EXAMPLE, tmp_path / "lab", network=free_network(), password="pw")
     again.start()
     try:
         state = again.devices["gpu01"].sim.state
@@ -321,7 +322,7 @@ def test_the_lab_daemon_never_imports_files_of_the_current_directory(tmp_path: P
             "lab",
             "up",
             "-i",
-            str(ROOT / "inventory"),
+            str(EXAMPLE),
             "--state",
             str(state),
             "--network",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from network import free_network
+from pristine import EXAMPLE
 
 from fabconf_lab import daemon
 
@@ -32,7 +33,7 @@ def fabconf(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     state, network = tmp_path / "lab", free_network()
-    up = fabconf("lab", "up", "-i", str(ROOT / "inventory"), "--state", str(state), "--network", network)
+    up = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", network)
     assert up.returncode == 0, up.stderr
     try:
         yield state, network
@@ -59,15 +60,15 @@ def test_a_held_control_port_neither_kills_nor_doubles_the_lab(lab: tuple[Path, 
         started = time.monotonic()
         status = fabconf("lab", "status", "--state", str(state))
         assert status.returncode == 0 and "leaf3" in status.stdout, status.stderr
-        args = ["diff", "-i", str(ROOT / "inventory"), "--lab", "--state", str(state), "--network", network]
+        args = ["diff", "-i", str(EXAMPLE), "--lab", "--state", str(state), "--network", network]
         diff = fabconf(*args, "--limit", "leaf1")
         assert diff.returncode == 2, diff.stderr  # changes pending, from the running lab
         assert time.monotonic() - started < 30
         assert daemon.recorded_daemon(state) == pid, "a second daemon was started over the first"
         assert (state / "lab.env").read_text() == env_before, "lab.env was rewritten"
-        again = fabconf("lab", "up", "-i", str(ROOT / "inventory"), "--state", str(state), "--network", network)
-        assert again.returncode == 1
-        assert f"a lab already runs for {state} (pid {pid}): use it, or stop it first" in again.stderr
+        again = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", network)
+        assert again.returncode == 0, again.stderr  # already up is not a failure (it exited 1: issue #40)
+        assert f"the lab of {state} is already up (pid {pid})" in again.stdout
         down = fabconf("lab", "down", "--state", str(state))  # while the port is still held
         assert down.returncode == 0 and "stopped" in down.stdout, down.stderr
     finally:
@@ -98,9 +99,9 @@ def test_lab_down_stops_a_daemon_whose_channel_never_answers(lab: tuple[Path, st
 )
 def test_a_lab_network_must_be_loopback(tmp_path: Path, network: str) -> None:
     state = tmp_path / "lab"
-    up = fabconf("lab", "up", "-i", str(ROOT / "inventory"), "--state", str(state), "--network", network)
+    up = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", network)
     assert up.returncode == 1
     assert up.stderr.count("\n") == 1 and f"--network {network}" in up.stderr and "Traceback" not in up.stderr
     assert not state.exists(), "refused before anything was written or bound"
-    diff = fabconf("diff", "-i", str(ROOT / "inventory"), "--lab", "--state", str(state), "--network", network)
+    diff = fabconf("diff", "-i", str(EXAMPLE), "--lab", "--state", str(state), "--network", network)
     assert diff.returncode == 1 and f"--network {network}" in diff.stderr

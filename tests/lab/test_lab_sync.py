@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from network import base_port, free_network
+from pristine import EXAMPLE
 
 ROOT = Path(__file__).resolve().parents[2]
 RACK7 = ["gpu09", "gpu10", "gpu11", "gpu12", "leaf5", "leaf6"]
@@ -62,7 +63,7 @@ def test_the_lab_follows_the_inventory_and_no_device_ever_moves(
 ) -> None:
     kind, env = layout
     inventory, state = tmp_path / "inventory", tmp_path / "state"
-    shutil.copytree(ROOT / "inventory", inventory)
+    shutil.copytree(EXAMPLE, inventory)
     original = {name: (inventory / name).read_bytes() for name in ("hosts.yaml", "cabling.yaml")}
     where = ["--state", str(state)]
     workers = ["--workers", "2"] if kind == "two-processes" else []
@@ -115,10 +116,10 @@ def test_the_lab_follows_the_inventory_and_no_device_ever_moves(
 
 def test_sync_without_a_lab_or_with_an_invalid_inventory_says_what_to_do(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    out = _fabconf({}, "lab", "sync", "-i", str(ROOT / "inventory"), "--state", str(state), check=False)
+    out = _fabconf({}, "lab", "sync", "-i", str(EXAMPLE), "--state", str(state), check=False)
     assert out.returncode == 1 and f"no lab is running for {state}: start it with fabconf lab up" in out.stderr
     broken = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", broken)
+    shutil.copytree(EXAMPLE, broken)
     (broken / "hosts.yaml").write_text((broken / "hosts.yaml").read_text() + "leaf9: {groups: [nosuchgroup]}\n")
     out = _fabconf({}, "lab", "sync", "-i", str(broken), "--state", str(state), check=False)
     assert out.returncode == 1 and "hosts.yaml: leaf9" in out.stderr and "Traceback" not in out.stderr

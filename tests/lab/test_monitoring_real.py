@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from pristine import EXAMPLE
 from promkit import (
     NODE_EXPORTER,
     check_config,
@@ -95,7 +96,7 @@ class Host:
 def stack(tmp_path: Path) -> Iterator[dict[str, Any]]:
     # the rules, from an inventory whose intent sets the timing in seconds
     inv = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     fabric = inv / "fabric.yaml"
     intent = yaml.safe_load(fabric.read_text())
     intent["monitoring"] = {**intent.get("monitoring", {}), "window_s": 5, "for_s": 2}  # the telemetry stays

@@ -246,6 +246,51 @@ def test_invalid_values_fail_and_leave_applied_untouched(make_sim, ca) -> None:
     assert c2.applied("/interface/swp2/link") == {}
 
 
+# issue #39: each is refused by a real switch at `nv config apply`; the simulator applied the first two over REST
+REFUSED_ON_APPLY = [
+    ("/interface/swp1/qos/pfc", {"profile": "NO_SUCH_PROFILE"}, "no such profile under qos pfc"),
+    ("/bridge/domain/br_default/vlan", {"5000": {}}, "VLAN 5000 is out of range 1-4094"),
+    (
+        "/interface/swp1",
+        {"bridge": {"domain": {"br_default": {}}}, "ip": {"address": {"10.9.9.1/31": {}}}},
+        "cannot be set on a bridge member",
+    ),
+    (
+        "/interface",
+        {"swp1": {"ip": {"address": {"10.9.9.1/31": {}}}}, "swp2": {"ip": {"address": {"10.9.9.1/31": {}}}}},
+        "address already in use on swp1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "message"), REFUSED_ON_APPLY, ids=[m for _p, _b, m in REFUSED_ON_APPLY])
+def test_rest_apply_refuses_what_the_switch_refuses(make_sim, ca, path: str, body: Any, message: str) -> None:
+    sim = make_sim()
+    c = Client(sim, ca)
+    before = c.applied()
+    rev = c.new_revision()
+    assert c.call("PATCH", f"{path}?rev={rev}", body)[0] == 200  # the schema takes it: the apply refuses it
+    result = c.apply(rev)
+    assert result["state"] == "apply_fail", result
+    assert any(message in i["message"] for i in result["transition"]["issue"].values()), result
+    assert c.applied() == before
+
+
+def test_rest_apply_takes_a_defined_pfc_profile_and_vlan_4094(make_sim, ca) -> None:
+    sim = make_sim()
+    c = Client(sim, ca)
+    rev = c.new_revision()
+    body = {
+        "qos": {"pfc": {"my_pfc_ports": {"switch-priority": {"3": {}}, "tx": "enable", "rx": "enable"}}},
+        "interface": {"swp2": {"qos": {"pfc": {"profile": "my_pfc_ports"}}}},
+        "bridge": {"domain": {"br_default": {"vlan": {"4094": {}}}}},
+    }
+    assert c.call("PATCH", f"/?rev={rev}", body)[0] == 200
+    result = c.apply(rev)
+    assert result["state"] == "applied_and_saved", result
+    assert c.applied("/interface/swp2/qos/pfc") == {"profile": "my_pfc_ports"}
+
+
 def test_unknown_interface_and_neighbor_without_remote_as_fail(make_sim, ca) -> None:
     c = Client(make_sim(), ca)
     rev = c.new_revision()

@@ -714,3 +714,29 @@ def test_error_and_pfc_counters_move_with_the_faults_through_napalm_cli(make_sim
     assert staged.pfc_counters(["Ethernet1/2"]) == {"Ethernet1/2": {"all": 0}}  # PFC not operational there
     status, body = nxapi(sim, rpc(["show version | json"], method="cli_ascii"))
     assert status == 200 and json.loads(body["result"]["msg"])["host_name"] == "leaf1"
+
+
+def test_replace_push_keeps_the_operators_snmp_ntp_and_logging(make_sim) -> None:
+    """A replace push of a config without snmp-server keeps the running snmp-server, ntp and logging lines: the
+    switch metrics are read over that SNMP agent (issue 38; a replace removed them before)."""
+    from fabconf.drivers.cli.remediation import keep_management
+
+    operator = (
+        "snmp-server community fabmon group network-operator\n"
+        "ntp server 10.9.9.1 use-vrf management\n"
+        "logging server 10.9.9.2\n"
+    )
+    sim = make_sim(startup=default_startup_config("leaf1", PORTS) + operator)
+    target = default_startup_config("leaf1", PORTS) + "feature bgp\nrouter bgp 65020\n"
+    d = driver(sim)
+    try:
+        assert "snmp-server community fabmon" in sim.running_config()
+        d.load_replace_candidate(config=keep_management("nxos", sim.running_config(), target))
+        assert "snmp-server" not in d.compare_config()
+        d.commit_config()
+        running = sim.running_config()
+        assert "router bgp 65020" in running
+        for line in operator.splitlines():
+            assert line in running
+    finally:
+        d.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from network import free_network
+from pristine import EXAMPLE
 
 from fabconf_lab import daemon
 from fabconf_lab.shards import DEVICES_PER_WORKER, default_workers, shares
@@ -42,7 +43,7 @@ def fabconf(state: Path, *args: str, check: bool = True) -> subprocess.Completed
 def sharded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     state = tmp_path_factory.mktemp("shards")
     up = fabconf(
-        state, "lab", "up", "-i", "inventory", "--state", str(state), "--network", free_network(), "--workers", "4"
+        state, "lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", free_network(), "--workers", "4"
     )
     assert "leaf3" in up.stdout
     yield state
@@ -108,7 +109,9 @@ def test_faults_reach_the_worker_that_runs_the_device(sharded: Path) -> None:
 
 def test_down_stops_every_worker(tmp_path: Path) -> None:
     state = tmp_path / "lab"
-    fabconf(state, "lab", "up", "-i", "inventory", "--state", str(state), "--network", free_network(), "--workers", "3")
+    fabconf(
+        state, "lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", free_network(), "--workers", "3"
+    )
     pids = daemon.request(state, {"cmd": "status"})["pids"]
     assert len(set(pids)) == 4
     fabconf(state, "lab", "down", "--state", str(state))

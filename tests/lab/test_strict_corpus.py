@@ -385,9 +385,29 @@ NVUE_CORPUS += [
     ),
     ("adaptive routing maybe", lambda t: t.setdefault("router", {}).update({"adaptive-routing": {"enable": "maybe"}})),
     ("adaptive routing profile flibble", lambda t: t["router"].update({"adaptive-routing": {"profile": "flibble"}})),
+    # issue #39: what a real switch refuses at `nv config apply` and the simulator applied over REST
+    (
+        "a port naming an undefined PFC profile",
+        lambda t: t["interface"]["swp1"].setdefault("qos", {}).update({"pfc": {"profile": "NO_SUCH_PROFILE"}}),
+    ),
+    (
+        "bridge VLAN 5000",
+        lambda t: (
+            t.setdefault("bridge", {})
+            .setdefault("domain", {})
+            .setdefault("br_default", {})
+            .setdefault("vlan", {})
+            .update({"5000": {}})
+        ),
+    ),
     # 5.12 has no NVUE gNMI server at all; 5.15 takes ports 1024-65535 (nvueschema)
     ("gNMI server port 80", lambda t: t["system"].update({"gnmi-server": {"port": 80, "state": "enabled"}})),
     ("gNMI server state on", lambda t: t["system"].update({"gnmi-server": {"state": "on"}})),
+    # dial-in needs a listening address [V: Cumulus Linux 5.13-5.19 "gNMI Streaming"] (issue 38)
+    (
+        "gNMI server without a listening address",
+        lambda t: t["system"].update({"gnmi-server": {"port": 9339, "state": "enabled"}}),
+    ),
 ]
 
 
@@ -670,6 +690,12 @@ NVUE_POSITIVE = [
     "vrf default router bgp neighbor swp52 remote-as external",
     "vrf default router bgp neighbor 10.0.0.0 remote-as external",
     "vrf default router bgp address-family ipv4-unicast network 10.10.10.1/32",
+    # a PFC profile of its own on a port (Cumulus Linux QoS page, "Priority Flow Control" [V]); the top VLAN ID
+    "qos pfc my_pfc_ports switch-priority 3",
+    "qos pfc my_pfc_ports tx enable",
+    "qos pfc my_pfc_ports rx enable",
+    "interface swp2 qos pfc profile my_pfc_ports",
+    "bridge domain br_default vlan 4094",
 ]
 # Adaptive routing: the NVUE reference's `nv set` examples [V], as each release spells them; the gNMI server: the
 # Cumulus Linux 5.13+ gNMI page's dial-in example [V] (with port 9339: the page's port 443 is below the 1024-65535

@@ -2,10 +2,12 @@
 
 ``.ci/run`` starts it before pytest and exports FABCONF_NAUTOBOT_URL and FABCONF_NAUTOBOT_TOKEN; without them the
 first xdist worker to get here starts (or reuses) the instance in FABCONF_NAUTOBOT_STATE (default
-/tmp/fabconf-nautobot-dev-UID) under a file lock, and the others wait for it and read the same two lines. The
-instance is left running for the next run (`scripts/nautobot-dev down --state DIR` stops it). The tests skip where
-PostgreSQL or Redis is not installed. Each test works in a Location (fabric name) of its own, so the tests share
-the database without resetting it.
+/tmp/fabconf-nautobot-dev-UID) under a file lock, and the others wait for it and read the same two lines. An
+instance this run started is stopped when the run ends (by the controller, after every worker: ``STARTED`` names a
+file the starting worker writes the state directory into); one that was already up is left as it was.
+FABCONF_NAUTOBOT_KEEP=1 keeps the one it started running, for a faster next run (its migrations take minutes;
+`scripts/nautobot-dev down --state DIR` stops it). The tests skip where PostgreSQL or Redis is not installed.
+Each test works in a Location (fabric name) of its own, so the tests share the database without resetting it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "nautobot-dev"
+STARTED = "FABCONF_TEST_NAUTOBOT_STARTED"  # the file that names the instance this run started, to stop at its end
 
 
 @dataclass(frozen=True)
@@ -46,12 +49,29 @@ def start(lock_dir: Path) -> Nautobot:
     state = Path(os.environ.get("FABCONF_NAUTOBOT_STATE") or f"/tmp/fabconf-nautobot-dev-{os.getuid()}")
     with open(lock_dir / "nautobot-dev.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one worker starts it, the others wait and reuse it
-        done = subprocess.run(
-            [sys.executable, str(SCRIPT), "up", "--state", str(state)], capture_output=True, text=True, check=False
-        )
+        was_up = _run("status", state).returncode == 0
+        done = _run("up", state)
+        marker = os.environ.get(STARTED)
+        if not was_up and marker and done.returncode == 0:
+            Path(marker).write_text(str(state))
     assert done.returncode == 0, done.stderr[-3000:]
     found = _lines(done.stdout)
     return Nautobot(found["FABCONF_NAUTOBOT_URL"], found["FABCONF_NAUTOBOT_TOKEN"])
+
+
+def _run(command: str, state: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), command, "--state", str(state)], capture_output=True, text=True, check=False
+    )
+
+
+def stop_started(marker: Path) -> None:
+    """Stop the instance this run started (``marker`` names its state directory), unless FABCONF_NAUTOBOT_KEEP;
+    ``marker``'s private directory is removed."""
+    state = marker.read_text().strip() if marker.exists() else ""
+    shutil.rmtree(marker.parent, ignore_errors=True)
+    if state and not os.environ.get("FABCONF_NAUTOBOT_KEEP"):
+        _run("down", Path(state))
 
 
 def fabric_copy(source: Path, target: Path, files: tuple[str, ...] | None = None) -> tuple[Path, str]:

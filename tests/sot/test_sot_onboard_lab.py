@@ -14,7 +14,8 @@ from pathlib import Path
 import pynautobot
 import pytest
 from labkit import fab, inv, lab_fixture, push_all
-from sotkit import ROOT, Nautobot, fabric_copy, rename, rendered
+from pristine import EXAMPLE
+from sotkit import Nautobot, fabric_copy, rename, rendered
 
 from fabconf.cli import main
 from fabconf_lab.orchestrator import Lab
@@ -23,7 +24,7 @@ from fabconf_lab.orchestrator import Lab
 @pytest.fixture
 def imported(nautobot: Nautobot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FABCONF_NAUTOBOT_TOKEN", nautobot.token)
-    source, name = fabric_copy(ROOT / "inventory", tmp_path / "source")
+    source, name = fabric_copy(EXAMPLE, tmp_path / "source")
     assert main(["sot", "export", "-i", str(source), "--to", nautobot.url]) == 0
     before = {p.name: p.read_bytes() for p in source.iterdir()}
     # the reverse direction: a planned rack recorded in Nautobot, nothing written locally

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pynautobot
 import pytest
+from pristine import EXAMPLE
 from sotkit import ROOT, Nautobot, fabric_copy, rename, rendered
 
 from fabconf.cli import main
 
-EXAMPLES = [ROOT / "inventory", ROOT / "examples" / "two-pods"]
+EXAMPLES = [EXAMPLE, ROOT / "examples" / "two-pods"]
 INTENT = ("fabric.yaml", "groups.yaml", "defaults.yaml")
 
 
@@ -56,12 +57,12 @@ def test_the_export_is_scoped_to_its_location(
     nautobot: Nautobot, token: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     nb = pynautobot.api(nautobot.url, token=token)
-    first, name = fabric_copy(ROOT / "inventory", tmp_path / "one")
+    first, name = fabric_copy(EXAMPLE, tmp_path / "one")
     assert run(capsys, "sot", "export", "-i", str(first), "--to", nautobot.url)[0] == 0
     location = nb.dcim.locations.get(name=name)
     before = {d.name: dict(d) for d in nb.dcim.devices.filter(location=location.id)}
     # the same devices under another fabric name: a Location (and namespace) of their own, the first untouched
-    second, other = fabric_copy(ROOT / "inventory", tmp_path / "two")
+    second, other = fabric_copy(EXAMPLE, tmp_path / "two")
     code, _out, err = run(capsys, "sot", "export", "-i", str(second), "--to", nautobot.url)
     assert code == 0, err
     after = {d.name: dict(d) for d in nb.dcim.devices.filter(location=location.id)}
@@ -76,7 +77,7 @@ def _unchanged(directory: Path) -> dict[str, bytes]:
 def test_an_unreachable_nautobot_or_a_wrong_token_is_one_line(
     nautobot: Nautobot, token: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source, _ = fabric_copy(ROOT / "inventory", tmp_path / "inv")
+    source, _ = fabric_copy(EXAMPLE, tmp_path / "inv")
     before = _unchanged(source)
     code, _out, err = run(capsys, "sot", "import", "--from", "http://127.0.0.1:9", "-i", str(source))
     assert code == 1 and err.count("\n") == 1 and "cannot reach Nautobot" in err, err
@@ -100,7 +101,7 @@ def test_a_missing_field_or_two_devices_of_one_name_is_one_line_and_writes_nothi
     nautobot: Nautobot, token: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     nb = pynautobot.api(nautobot.url, token=token)
-    source, name = fabric_copy(ROOT / "inventory", tmp_path / "inv")
+    source, name = fabric_copy(EXAMPLE, tmp_path / "inv")
     assert run(capsys, "sot", "export", "-i", str(source), "--to", nautobot.url)[0] == 0
     before = _unchanged(source)
     leaf1 = nb.dcim.devices.get(name="leaf1", location=nb.dcim.locations.get(name=name).id)
@@ -133,7 +134,7 @@ def test_a_cable_fabconf_cannot_represent_names_the_nautobot_object(
     nautobot: Nautobot, token: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     nb = pynautobot.api(nautobot.url, token=token)
-    source, name = fabric_copy(ROOT / "inventory", tmp_path / "inv")
+    source, name = fabric_copy(EXAMPLE, tmp_path / "inv")
     assert run(capsys, "sot", "export", "-i", str(source), "--to", nautobot.url)[0] == 0
     before = _unchanged(source)
     leaf1 = nb.dcim.devices.get(name="leaf1", location=nb.dcim.locations.get(name=name).id)

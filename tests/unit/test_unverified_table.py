@@ -1,4 +1,5 @@
-"""docs/reference/unverified.md lists every [U] left in the platform table, the templates and the drivers: one row
+"""docs/reference/unverified.md lists every [U] left in the platform table (the registry), the platform packages
+(rows, design, drivers), the templates and the shared drivers: one row
 per tagged line, found by file and a phrase of that line, and no row without its line (issue 29, "Open [U] items").
 """
 
@@ -9,13 +10,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "docs" / "reference" / "unverified.md"
-SCANNED = [ROOT / "fabconf" / "platforms.py", *sorted((ROOT / "templates").rglob("*.j2"))]
+SCANNED = [ROOT / "fabconf" / "platforms.py", *sorted((ROOT / "fabconf" / "platform").rglob("*.py"))]
+SCANNED += sorted((ROOT / "templates").rglob("*.j2"))
 SCANNED += sorted((ROOT / "fabconf" / "drivers").rglob("*.py"))
 TAG = re.compile(r"\[U[]:]")
 # lines that explain the tags rather than use one
 LEGENDS = {
     ("fabconf/platforms.py", "Source tags:"),
-    ("fabconf/drivers/cumulus/getters.py", "they are marked [U] where"),
+    ("fabconf/platform/cumulus/getters.py", "they are marked [U] where"),
 }
 
 

@@ -1,6 +1,6 @@
 """Host networking facts that the design writes into a GPU host's device data and the Linux driver applies: the
 per-NIC routing tables and rule priorities, the main table, and the per-NIC sysctls. They live in the compile half
-so that the design depends on no driver; ``fabconf.drivers.linux.routing`` uses the same names."""
+so that the design depends on no driver; ``fabconf.platform.linux.routing`` uses the same names."""
 
 from __future__ import annotations
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
-from fabconf.compile.design.qos import QOS_BUILDERS, Hardware
+from fabconf.compile.design.qos import Hardware
 from fabconf.compile.model import Device, Model, natural_key
 from fabconf.compile.topology import SwitchFacts, Topology
-from fabconf.platforms import PLATFORMS
+from fabconf.platforms import PLATFORMS, design_hooks
 
 
 def max_paths_for(dev: Device, fabric: dict[str, Any]) -> int:
@@ -43,10 +44,11 @@ def _telemetry(dev: Device, fabric: dict[str, Any]) -> dict[str, Any] | None:
     if not telemetry_for(dev, fabric):
         return None
     intent = fabric["monitoring"]["telemetry"]
-    return {"port": int(intent["port"]), "tls_profile": intent.get("tls_profile")}
-
-
-# keyed by the platform table's ``qos_dialect``
+    try:  # the server listens on the management address (validate refuses a name where the platform needs one)
+        listening: str | None = str(ipaddress.ip_address(dev.hostname))
+    except ValueError:
+        listening = None
+    return {"port": int(intent["port"]), "tls_profile": intent.get("tls_profile"), "listening_address": listening}
 
 
 def _fabric_ports(facts: SwitchFacts, topo: Topology, wd: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -147,7 +149,7 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
         "os_version": str(dev.data.get("os_version") or plat.default_version),
         "release_line": hw["line"],
         "hardware_family": hw["family"],
-        "qos": QOS_BUILDERS[plat.qos_dialect](fabric, mtu, hw),
+        "qos": design_hooks(plat.name).build_qos(fabric, mtu, hw),
         "load_balancing": {"mode": mode, "ports": adaptive_ports},
         "telemetry": _telemetry(dev, fabric),
         "verify": {"ecmp": ecmp_checks, "adaptive_ports": list(adaptive_ports)},

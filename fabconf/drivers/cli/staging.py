@@ -21,6 +21,9 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from napalm.base.exceptions import SessionLockedException
+
+from fabconf.drivers.cli import leftovers as crash
 from fabconf.drivers.cli import nxos_counters
 from fabconf.drivers.cli.remediation import (
     Remediation,
@@ -52,6 +55,7 @@ class StagedCliDriver:
         self._replace = False
         self._views: tuple[str, str] | None = None  # owned config (running, intended) of the last load
         self._intended: str | None = None  # replace mode: the whole intended configuration
+        self._run: str | None = None  # the push run this driver stages for (``own_run``)
 
     # -- connection -------------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -82,7 +86,7 @@ class StagedCliDriver:
         self._staged, self._replace = rem, False
         self._views = owned_views(*trees)
         if not rem.empty:
-            self.napalm.load_merge_candidate(config=rem.config)
+            self._load(self.napalm.load_merge_candidate, rem.config)
 
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         # the management plane runs over what a replace would otherwise drop: keep it from the running config
@@ -90,7 +94,36 @@ class StagedCliDriver:
         self._intended = intended
         self._staged, self._replace = None, True
         self._views = owned_views(*owned_trees(self.spec.name, self._running_config(), intended, whole=True))
-        self.napalm.load_replace_candidate(config=intended)
+        self._load(self.napalm.load_replace_candidate, intended)
+
+    def _load(self, load: Any, config: str) -> None:
+        if self._run is not None and self.spec.name == "eos" and self.napalm.config_session is None:
+            self.napalm.config_session = crash.session_name(self._run)  # a killed run's session is then known
+        try:
+            load(config=config)
+        except SessionLockedException as exc:
+            raise crash.named_lock(self.napalm, exc) from None
+
+    # -- what a killed run leaves (fabconf.drivers.cli.leftovers) ---------------------------------------------
+    def own_run(self, run: str) -> dict[str, str]:
+        self._run = run
+        return {"session": crash.session_name(run)} if self.spec.name == "eos" else {}
+
+    def leftovers(self) -> dict[str, str]:
+        if self.spec.name == "eos":
+            session = getattr(self.napalm, "config_session", None)
+            return {"session": str(session)} if session else {}
+        if self.spec.name == "nxos":
+            return {"checkpoint": str(self.napalm.rollback_cfg), "candidate": str(self.napalm.candidate_cfg)}
+        return {}
+
+    def clean_leftovers(self, recorded: list[dict[str, str]]) -> list[str]:
+        self._running = None
+        if self.spec.name == "eos":
+            return crash.clean_eos(self.napalm, recorded)
+        if self.spec.name == "nxos":
+            return crash.clean_nxos(self, recorded)
+        return []
 
     def compare_config(self) -> str:
         if self._replace:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from network import free_network
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
@@ -33,7 +34,7 @@ PASSWORD = "Contract-Pw-93k"
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     where = tmp_path_factory.mktemp("contract")
-    inventory = ROOT / "inventory"
+    inventory = EXAMPLE
     the_lab = Lab(compile_inventory(inventory), inventory, where / "lab", network=free_network(), password=PASSWORD)
     the_lab.start()
     try:

@@ -27,8 +27,9 @@ from napalm.base.exceptions import (
 )
 
 from fabconf.compile.render import render
-from fabconf.drivers.cumulus.driver import CumulusDriver
-from fabconf.drivers.cumulus.plan import (
+from fabconf.drivers.known_hosts import host_port_name
+from fabconf.platform.cumulus.driver import CumulusDriver
+from fabconf.platform.cumulus.plan import (
     DocumentError,
     diff_lines,
     merge_plan,
@@ -38,7 +39,6 @@ from fabconf.drivers.cumulus.plan import (
     tree_yaml,
     unowned_paths,
 )
-from fabconf.drivers.known_hosts import host_port_name
 from fabconf_lab.faults import Faults
 from fabconf_lab.metrics import Storm
 from fabconf_lab.nvue.sim import NvueSim, default_startup_config
@@ -350,6 +350,22 @@ def test_replace_candidate_becomes_the_whole_config_but_management(
     assert pending(sim) == []
 
 
+def test_replace_keeps_the_operators_snmp_agent(lab: Lab, leaf1_doc: str) -> None:
+    """The switch metrics are read over the operator's SNMP agent (system snmp-server), which fabconf does not
+    render: a replace push keeps it, as it keeps eth0 (issue 38; it was removed before)."""
+    startup = brownfield("leaf1")
+    snmp = {"state": "enabled", "listening-address": {"localhost": {}}}
+    startup["system"]["snmp-server"] = copy.deepcopy(snmp)
+    sim = lab.sim(startup_config=startup)
+    drv = lab.driver(sim)
+    drv.open()
+    assert "snmp-server" not in parse_document(leaf1_doc).get("system", {})
+    drv.load_replace_candidate(config=leaf1_doc)
+    assert not any(line.startswith("nv unset system snmp-server") for line in drv.compare_config().splitlines())
+    drv.commit_config()
+    assert sim.store.tree("applied")["system"]["snmp-server"] == snmp
+
+
 # -- commit-confirm over SSH ----------------------------------------------------------------------------
 def test_commit_with_revert_in_and_no_confirm_reverts_by_itself(
     lab: Lab, leaf1_doc: str, leaf1_tree: dict[str, Any]
@@ -628,7 +644,7 @@ def test_diff_lines_plan_and_printing() -> None:
 def test_merge_keeps_a_bridge_vlan_an_unowned_port_still_uses() -> None:
     """A brownfield access port fabconf does not own keeps its VLAN in the bridge (NVUE refuses an access VLAN
     outside the bridge on apply); an owned port's old VLAN is still removed."""
-    from fabconf.drivers.cumulus.plan import keep_used_vlans
+    from fabconf.platform.cumulus.plan import keep_used_vlans
 
     applied: dict[str, Any] = {
         "interface": {

@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 import yaml
 from napalm.base.exceptions import CommandErrorException, CommitError, MergeConfigException
+from pristine import EXAMPLE
 from trust import known_hosts
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
-from fabconf.drivers.linux.driver import HostCommandError, HostOutputError, LinuxDriver
-from fabconf.drivers.linux.parse import (
+from fabconf.platform.linux.driver import HostCommandError, HostOutputError, LinuxDriver
+from fabconf.platform.linux.parse import (
     ParseError,
     mlx_same,
     mlx_set_value,
@@ -31,7 +32,7 @@ from fabconf.drivers.linux.parse import (
     parse_rdma_link,
     parse_traffic_class,
 )
-from fabconf.drivers.linux.plan import HIDDEN_MAP
+from fabconf.platform.linux.plan import HIDDEN_MAP
 from fabconf_lab.host.sim import GpuHostSim
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,7 +86,7 @@ boot unit fabconf-roce.service: missing"""
 
 @pytest.fixture(scope="module")
 def doc() -> str:
-    return render(compile_inventory(ROOT / "inventory").data["gpu01"])
+    return render(compile_inventory(EXAMPLE).data["gpu01"])
 
 
 def start_host(tmp_path: Path, nics: list[dict[str, Any]] | None = None) -> GpuHostSim:

@@ -19,10 +19,10 @@ from test_linux_driver import connect, managed, start_host
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
-from fabconf.drivers.linux.driver import LinuxDriver
-from fabconf.drivers.linux.parse import mlx_same
-from fabconf.drivers.linux.plan import plan
-from fabconf.drivers.linux.state import target_from_document
+from fabconf.platform.linux.driver import LinuxDriver
+from fabconf.platform.linux.parse import mlx_same
+from fabconf.platform.linux.plan import plan
+from fabconf.platform.linux.state import target_from_document
 from fabconf_lab.host.sim import GpuHostSim
 
 
@@ -119,8 +119,8 @@ def test_exactly_one_value_of_each_kind_changes(tmp_path: Path, host: GpuHostSim
 
 def test_the_planner_never_leaves_a_change_without_its_command(tmp_path: Path) -> None:
     """Every planned change that can be applied carries the command that applies it."""
-    from fabconf.drivers.linux.parse import MlxValue
-    from fabconf.drivers.linux.state import HostObserved, NicObserved
+    from fabconf.platform.linux.parse import MlxValue
+    from fabconf.platform.linux.state import HostObserved, NicObserved
 
     target = target_from_document(profile_doc(tmp_path, PROFILE_B))
     old = {"CNP_DSCP_P1": "48", "CNP_802P_PRIO_P1": "6", "ROCE_CC_PRIO_MASK_P1": "255", "LINK_TYPE_P1": "ETH(2)"}

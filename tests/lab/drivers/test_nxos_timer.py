@@ -18,6 +18,7 @@ from fabconf.compile.pipeline import Compiled
 from fabconf.compile.render import render
 from fabconf.drivers.contract import Driver, RevertTimer
 from fabconf.drivers.factory import driver_for
+from fabconf.drivers.trust import Trust
 from fabconf_lab.faults import Faults
 from fabconf_lab.nxos.sim import NxosSim
 from fabconf_lab.tls import LabCA
@@ -50,9 +51,9 @@ def leaf4(example: Compiled, tmp_path: Path) -> Iterator[tuple[NxosSim, str]]:
 
 def _driver(sim: NxosSim):
     trusted = known_hosts(Path(tempfile.mkdtemp()) / "known_hosts", sim)
-    extras = {"optional_args": {"ssl_verify": False}, "known_hosts": trusted, "ssh_port": sim.ssh_port}
-    options = {"napalm": {"port": sim.http_port, "extras": extras}}
-    driver = driver_for("nxos", sim.address, USER, PASSWORD, connection_options=options, timeout=20)
+    trust = Trust(ca_file=str(sim.ca.ca_cert_path), known_hosts=trusted)  # an inventory's extras never set these
+    options = {"napalm": {"port": sim.http_port, "extras": {"ssh_port": sim.ssh_port}}}
+    driver = driver_for("nxos", sim.address, USER, PASSWORD, connection_options=options, timeout=20, trust=trust)
     driver.open()
     return driver
 

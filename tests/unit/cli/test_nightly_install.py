@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from nightlykit import as_user, run_install_block
+from pristine import EXAMPLE
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "jobs" / "nightly-drift.md"
@@ -57,7 +58,7 @@ def test_the_install_block_gives_the_service_user_read_access_and_nothing_more(
     scratch = tmp_path / "root"
     scratch.mkdir()
     scratch.chmod(0o755)
-    shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
+    shutil.copytree(EXAMPLE, tmp_path / "inventory")
     run_install_block(tmp_path, scratch, service_user)
     etc = scratch / "etc" / "fabconf"
     env, inventory = etc / "drift.env", etc / "inventory"

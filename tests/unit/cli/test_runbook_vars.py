@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pristine import EXAMPLE
 
 from fabconf.cli import runvars
 from fabconf.cli.main import main
@@ -47,7 +48,7 @@ def test_an_undefined_variable_stops_the_runbook_before_any_step(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inventory = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inventory)
+    shutil.copytree(EXAMPLE, inventory)
     before = (inventory / "hosts.yaml").read_bytes()
     assert main(["run", str(BOOK), "-i", str(inventory), "-e", "pod=pod1", "--check"]) == 1
     err = capsys.readouterr().err
@@ -61,7 +62,7 @@ def test_the_onboarding_runbook_takes_its_rack_and_pod(tmp_path: Path, capsys: p
     """`--check` (no lab): the rack named with -e is onboarded into a scratch copy and validated; the diff step
     then needs devices, which this unit test does not have, so only the first two steps are looked at."""
     inventory = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inventory)
+    shutil.copytree(EXAMPLE, inventory)
     before = {p.name: p.read_bytes() for p in inventory.iterdir()}
     main(["run", str(BOOK), "-i", str(inventory), "-e", "rack=rack9", "-e", "pod=pod1", "--check", "--timeout", "1"])
     err = capsys.readouterr()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pristine import EXAMPLE
 from test_validation import CASES, ROOT, _apply
 
 from fabconf.cli import main
@@ -35,7 +36,7 @@ def test_every_validation_case_reads_the_same_entry_by_entry(
 ) -> None:
     monkeypatch.setenv("FABCONF_CACHE", "off")
     inv = tmp_path / "inventory"
-    shutil.copytree(ROOT / case.get("base", "inventory"), inv)
+    shutil.copytree(EXAMPLE if case.get("base", "inventory") == "inventory" else ROOT / case["base"], inv)
     _apply(inv, case)
     whole = _validate(inv, capsys)
     monkeypatch.setattr(Entries, "MIN_BYTES", 0)
@@ -127,7 +128,7 @@ def test_a_file_far_past_the_values_limit_is_refused_by_one_pass(
 
     monkeypatch.setattr(inventory, "_read_entry", read_entry)
     inv = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     hosts = inv / "hosts.yaml"
     hosts.write_text(hosts.read_text() + "".join(f"bulk{n}:\n  hostname: h{n}\n" for n in range(2_000)))
     code, text = _validate(inv, capsys)

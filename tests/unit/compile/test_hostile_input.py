@@ -29,12 +29,13 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from pristine import EXAMPLE
 
 from fabconf.cli import main
 from fabconf.compile import limits
 
 ROOT = Path(__file__).resolve().parents[3]
-BASES = {"inventory": ROOT / "inventory", "two-pods": ROOT / "examples" / "two-pods"}
+BASES = {"inventory": EXAMPLE, "two-pods": ROOT / "examples" / "two-pods"}
 FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml", "fabric.yaml", "cabling.yaml")
 
 _COMMON: dict[str, Any] = {

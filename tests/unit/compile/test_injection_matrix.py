@@ -24,17 +24,18 @@ from typing import Any
 
 import pytest
 import yaml
+from pristine import EXAMPLE
 
 from fabconf.compile import schema
 from fabconf.compile.inventory import FILES, RawInventory
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.problems import InputError, Problems, brief, format_path
 from fabconf.compile.render import UnsafeValueError, render
-from fabconf.drivers.linux.plan import desired_target, plan
-from fabconf.drivers.linux.state import HostObserved, NicObserved
+from fabconf.platform.linux.plan import desired_target, plan
+from fabconf.platform.linux.state import HostObserved, NicObserved
 
 ROOT = Path(__file__).resolve().parents[3]
-INVENTORY = ROOT / "inventory"
+INVENTORY = EXAMPLE
 DOCS = {kind: yaml.safe_load((INVENTORY / name).read_text()) or {} for kind, (name, _) in FILES.items()}
 KIND = {name: kind for kind, (name, _) in FILES.items()}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.render import render
@@ -19,7 +20,7 @@ LOSSLESS_DSCP, CNP_DSCP = 26, 48
 
 @pytest.fixture(scope="module")
 def example() -> Compiled:
-    return compile_inventory(ROOT / "inventory")
+    return compile_inventory(EXAMPLE)
 
 
 def _nvue_qos(example: Compiled, name: str) -> dict:

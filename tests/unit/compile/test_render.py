@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from hier_config import Platform, get_hconfig
+from pristine import EXAMPLE
 
 from fabconf.cli import main
 from fabconf.compile.checks import check_device_data
@@ -168,8 +169,7 @@ def test_limit_patterns(example: Compiled, pattern: str, expected: list[str]) ->
 def test_limit_matching_nothing_is_an_error(example: Compiled, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SelectionError):
         select(example.model, "leaf9")
-    root = Path(__file__).resolve().parents[3]
-    assert main(["render", "-i", str(root / "inventory"), "--limit", "nope*", "-o", "/tmp/fabconf-none"]) == 1
+    assert main(["render", "-i", str(EXAMPLE), "--limit", "nope*", "-o", "/tmp/fabconf-none"]) == 1
     assert "'nope*' matches no device or group" in capsys.readouterr().err
 
 
@@ -214,21 +214,25 @@ def test_cumulus_output_validates_against_nvidias_nvue_schema(example: Compiled,
     assert lines == {"5.9", "5.15"}, "both release lines are rendered by the examples"
 
 
-def test_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
-    """`fabconf render | head -0`: the reader is gone before fabconf writes; no traceback, no error line."""
-    root = Path(__file__).resolve().parents[3]
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_a_closed_pipe_exits_quietly(tmp_path: Path, command: str) -> None:
+    """`fabconf render | head -0`: the reader is gone before fabconf writes; no traceback, no error line. Without
+    PYTHONUNBUFFERED (an ordinary user's shell): stdout is then block-buffered and met the closed pipe only at the
+    interpreter's final flush, which printed "Exception ignored ... BrokenPipeError" and exited 120."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     read, write = os.pipe()
     os.close(read)
+    args = ["-i", str(EXAMPLE)] + (["-o", str(tmp_path)] if command == "render" else [])
     proc = subprocess.run(
-        [sys.executable, "-m", "fabconf", "render", "-i", str(root / "inventory"), "-o", str(tmp_path)],
+        [sys.executable, "-m", "fabconf", command, *args],
         stdout=write,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
         check=False,
     )
     os.close(write)
-    assert proc.returncode == 141
-    assert proc.stderr == ""
+    assert (proc.returncode, proc.stderr) == (141, "")
 
 
 def test_library_log_lines_never_reach_the_terminal() -> None:
@@ -278,8 +282,7 @@ def test_a_mistyped_exclusion_stops_before_any_device(
 ) -> None:
     """The operator's form: nothing is connected to (the inventory's devices are unreachable here, so reaching
     one would fail differently), exit 1 with the pattern's error on stderr."""
-    root = Path(__file__).resolve().parents[3]
-    args = [command, "-i", str(root / "inventory"), "--limit", "leaves:!leaf9"]
+    args = [command, "-i", str(EXAMPLE), "--limit", "leaves:!leaf9"]
     if command == "push":
         args.append("--yes")
     assert main(args) == 1
@@ -291,10 +294,9 @@ def test_a_mistyped_exclusion_stops_before_any_device(
 def test_a_runbook_with_a_mistyped_step_limit_runs_no_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every step's `limit:` is checked before the first step runs: the diff step (which would reach for the
     unreachable example devices) never starts, and the problem names the runbook, the step and the term."""
-    root = Path(__file__).resolve().parents[3]
     book = tmp_path / "book.yaml"
     book.write_text('name: typo\nsteps:\n  - diff: {limit: "leaves"}\n  - push: {limit: "leaves,!lef1"}\n')
-    assert main(["run", str(book), "-i", str(root / "inventory"), "--yes"]) == 1
+    assert main(["run", str(book), "-i", str(EXAMPLE), "--yes"]) == 1
     captured = capsys.readouterr()
     assert "book.yaml: steps[1].push.limit: --limit: '!lef1' matches no device or group" in captured.err
     assert "did you mean 'leaf1'" in captured.err
@@ -306,8 +308,7 @@ def test_a_confirm_timeout_a_selected_platform_refuses_stops_before_any_device(
 ) -> None:
     """NX-OS's commit timer takes 30-3600 s: `--confirm-timeout 10` is refused from the platform table before
     anything is touched (it failed at leaf4's commit, after the devices before it had changed)."""
-    root = Path(__file__).resolve().parents[3]
-    args = ["push", "-i", str(root / "inventory"), "--confirm-timeout", "10", "--yes"]
+    args = ["push", "-i", str(EXAMPLE), "--confirm-timeout", "10", "--yes"]
     assert main([*args, "--limit", "leaves"]) == 1
     err = capsys.readouterr().err
     assert "--confirm-timeout 10: too short for the selected devices' commit timers (nxos at least 30 s)" in err

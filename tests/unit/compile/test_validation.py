@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from pristine import EXAMPLE
 
 from fabconf.cli import main
 
@@ -63,7 +64,7 @@ def _apply(inv: Path, case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_validation_case(case: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inventory_copy = tmp_path / "inventory"
-    shutil.copytree(ROOT / case.get("base", "inventory"), inventory_copy)
+    shutil.copytree(EXAMPLE if case.get("base", "inventory") == "inventory" else ROOT / case["base"], inventory_copy)
     _apply(inventory_copy, case)
     rc = main(["validate", "-i", str(inventory_copy)])
     err = capsys.readouterr().err
@@ -86,8 +87,7 @@ def test_case_names_are_unique() -> None:
 
 
 def test_example_inventory_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
-    root = Path(__file__).resolve().parents[3]
-    assert main(["validate", "-i", str(root / "inventory")]) == 0
+    assert main(["validate", "-i", str(EXAMPLE)]) == 0
     captured = capsys.readouterr()
     assert "valid: 6 switches, 8 GPU hosts, 24 links, 0 warning(s)" in captured.out
     assert captured.err == ""
@@ -119,7 +119,7 @@ def test_the_docs_validate_example_is_reproducible(
     """docs/inventory/validation.md's example, edit for edit, prints exactly what the page shows."""
     page = (ROOT / "docs" / "inventory" / "validation.md").read_text()
     block = page.split("```\n$ fabconf validate\n", 1)[1].split("```", 1)[0]
-    shutil.copytree(ROOT / "inventory", tmp_path / "inventory")
+    shutil.copytree(EXAMPLE, tmp_path / "inventory")
     fabric = tmp_path / "inventory" / "fabric.yaml"
     text = fabric.read_text()
     text = text.replace("\n  priority: 3 ", "\n  priority: 9 ", 1).replace("\n  switch: 9216 ", "\n  switch: 9216x", 1)

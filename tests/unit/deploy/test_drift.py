@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeDevice, FakeDriver, FakeHostDriver, FakeTimerDriver, Script
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import Compiled
 from fabconf.deploy import gitstore, rollout, tasks
@@ -366,7 +367,7 @@ def test_volatile_cli_lines_are_not_drift(example: Compiled, name: str) -> None:
 
 
 def test_host_state_comments_are_not_drift(example: Compiled) -> None:
-    from fabconf.drivers.linux.state import comparable_documents
+    from fabconf.platform.linux.state import comparable_documents
 
     job = _job(example, "gpu01")
     body = "\n".join(line for line in job.rendered.splitlines() if not line.startswith("#")) + "\n"
@@ -396,7 +397,7 @@ def test_remediate_pushes_the_drifted_devices_and_checks_them_again(
         return (FakeHostDriver if job.spec.is_host else FakeTimerDriver)(devices[job.name])
 
     monkeypatch.setattr(tasks, "build_driver", driver)
-    inventory = Path(__file__).resolve().parents[3] / "inventory"
+    inventory = EXAMPLE
     argv = ["drift", "-i", str(inventory), "--limit", "leaf1,leaf2,gpu01", "--backup-dir", str(tmp_path / "b")]
     code = main([*argv, "--remediate", "--yes", "--canary", "0", "--batch", "100%", "--bgp-wait", "0"])
     out = capsys.readouterr().out

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from fabconf.drivers.linux import routing as r
-from fabconf.drivers.linux.plan import sh
-from fabconf.drivers.linux.state import DocumentError, target_from_document
+from fabconf.platform.linux import routing as r
+from fabconf.platform.linux.plan import sh
+from fabconf.platform.linux.state import DocumentError, target_from_document
 
 DOC = """
 hostname: gpu1

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pristine import EXAMPLE
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabconf.cli import main
@@ -49,6 +50,8 @@ class Case:
     severity: str = "warning"
     minutes: int = 15  # when it is evaluated
     drift_devices: tuple[str, ...] = tuple(INFO)  # the devices with a drift state in the (fresh) drift report
+    needs_inventory: bool = False  # it cannot fire without the inventory textfile (which it reads)
+    own_role: str = ""  # the role label its input series carries itself (kept without the inventory)
 
 
 GNMI = 'job="fabconf-gnmi",instance="gnmic:9804",device="leaf2",port="swp63"'
@@ -83,15 +86,17 @@ CASES = [
         },
         {"device": "gpu01", "hca": "mlx5_0", "port": "1"},  # on(device, hca, port) keeps only those
     ),
+    # the NIC held paused 90 % of the time on priority 3 (mlx5's pause duration: microseconds)
     Case(
         "FabconfPfcPauseStorm",
-        {f'{N.per_priority(N.host_pfc_pauses, 3)}{{{HOST},port="ens1f0np0"}}': "0+12000000x30"},
+        {f'{N.per_priority(N.host_pfc_pause_duration_us, 3)}{{{HOST},port="ens1f0np0"}}': "0+54000000x30"},
         {"device": "gpu01", "port": "ens1f0np0", "priority": "3", **HOST_LABELS},
         "critical",
     ),
     Case(
         "FabconfPfcPauseStorm",
-        {f'{N.per_priority(N.switch_pfc_pauses, 3)}{{{SWITCH},device="leaf1",port="swp2"}}': "0+12000000x30"},
+        # a storm at 400G with the largest quanta, refreshed at half the quanta time: 23,840 frames/s
+        {f'{N.per_priority(N.switch_pfc_pauses, 3)}{{{SWITCH},device="leaf1",port="swp2"}}': "0+1430400x30"},
         {"device": "leaf1", "port": "swp2", "priority": "3", **SWITCH_LABELS},
         "critical",
     ),
@@ -117,17 +122,19 @@ CASES = [
         "FabconfPortBelowIntendedSpeed",
         {
             f'{N.switch_speed_mbps}{{{SWITCH},device="leaf1",port="swp3"}}': "200000x30",
-            f'{N.intended_speed}{{device="leaf1",port="swp3"}}': "400000000000x30",
+            f'{N.intended_speed}{{device="leaf1",port="swp3"}}': "50000000000x30",
         },
         {"device": "leaf1", "port": "swp3"},
+        needs_inventory=True,
     ),
     Case(
         "FabconfPortBelowIntendedSpeed",
         {
             f'{N.host_speed_bytes}{{{HOST},port="ens1f0np0"}}': "25000000000x30",
-            f'{N.intended_speed}{{device="gpu01",port="ens1f0np0"}}': "400000000000x30",
+            f'{N.intended_speed}{{device="gpu01",port="ens1f0np0"}}': "50000000000x30",
         },
         {"device": "gpu01", "port": "ens1f0np0"},
+        needs_inventory=True,
     ),
     # the peer is named: snmp_exporter labels bgpPeerState with its table index, bgpPeerRemoteAddr
     Case(
@@ -146,6 +153,7 @@ CASES = [
         "FabconfDrift",
         {f'{N.drift}{{device="leaf2",platform="cumulus",role="leaf"}}': "1x30"},
         {"device": "leaf2", "platform": "cumulus"},
+        own_role="leaf",
     ),
     # the drift report is older than a day: every device of the inventory
     Case("FabconfDriftReportStale", {}, {"device": "all"}, minutes=24 * 60 + 10),
@@ -155,14 +163,44 @@ CASES = [
         {},
         {"device": "leaf4", "platform": "nxos"},
         drift_devices=tuple(set(INFO) - {"leaf4"}),
+        needs_inventory=True,
     ),
 ]
+
+# 400G at line rate: 50e9 bytes/s of 84-byte frames on the wire (64 B + preamble and gap) is 595 Mpps
+LINE_RATE_PER_MIN = 35_700_000_000
+# every series an alert reads, healthy: ports at line rate with a few errors (well below 0.001 %), pauses and ECN
+# marks of a busy fabric, speeds as intended, sessions established, everything scraped, nothing drifted
+HEALTHY = {
+    f'{N.switch_in_errors}{{{SWITCH},device="leaf1",port="swp1"}}': "0+100x30",
+    f'{N.switch_in_packets}{{{SWITCH},device="leaf1",port="swp1"}}': f"0+{LINE_RATE_PER_MIN}x30",
+    f"{N.gnmi_in_errors}{{{GNMI}}}": "0+100x30",
+    f"{N.gnmi_in_packets}{{{GNMI}}}": f"0+{LINE_RATE_PER_MIN}x30",
+    f'{N.host_in_errors}{{{HOST},port="ens1f0np0"}}': "0x30",
+    f'{N.host_in_packets}{{{HOST},port="ens1f0np0"}}': f"0+{LINE_RATE_PER_MIN}x30",
+    f'{N.host_rdma_timeouts}{{{HOST},hca="mlx5_0",port="1"}}': "0x30",
+    f'{N.host_rdma_sent}{{{HOST},hca="mlx5_0",port="1"}}': f"0+{LINE_RATE_PER_MIN}x30",
+    f'{N.per_priority(N.host_pfc_pause_duration_us, 3)}{{{HOST},port="ens1f0np0"}}': "0+6000000x30",  # 10 %
+    f'{N.per_priority(N.host_pfc_pauses, 3)}{{{HOST},port="ens1f0np0"}}': "0+600000x30",
+    f'{N.per_priority(N.switch_pfc_pauses, 3)}{{{SWITCH},device="leaf1",port="swp2"}}': "0+60000x30",
+    f'{N.host_pfc_watchdog}{{{HOST},port="ens1f0np0"}}': "0x30",
+    f'{N.host_ecn_marked}{{{HOST},hca="mlx5_0",port="1"}}': "0+60000x30",
+    f'{N.host_cnp_sent}{{{HOST},hca="mlx5_0",port="1"}}': "0+60000x30",
+    f'{N.switch_speed_mbps}{{{SWITCH},device="leaf1",port="swp3"}}': "400000x30",
+    f'{N.intended_speed}{{device="leaf1",port="swp3"}}': "50000000000x30",
+    f'{N.host_speed_bytes}{{{HOST},port="ens1f0np0"}}': "50000000000x30",
+    f'{N.intended_speed}{{device="gpu01",port="ens1f0np0"}}': "50000000000x30",
+    f'{N.switch_bgp_peer_state}{{job="fabconf-switches",device="spine1",bgpPeerRemoteAddr="10.254.0.1"}}': "6x30",
+    'up{job="fabconf-hosts",instance="gpu02.example.net:9100",device="gpu02"}': "1x30",
+    'up{job="fabconf",instance="localhost:9100"}': "1x30",
+    f'{N.drift}{{device="leaf2",platform="cumulus",role="leaf"}}': "0x30",
+}
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("monitoring")
-    assert main(["monitoring", "-i", str(ROOT / "inventory"), "-o", str(out)]) == 0
+    assert main(["monitoring", "-i", str(EXAMPLE), "-o", str(out)]) == 0
     return out
 
 
@@ -173,8 +211,8 @@ def test_inventory_series_and_dashboard(generated: Path) -> None:
         for s in family.samples
     }
     assert samples[(N.device_info, (("device", "leaf3"), ("platform", "eos"), ("pod", "pod1"), ("role", "leaf")))] == 1
-    assert samples[(N.intended_speed, (("device", "gpu01"), ("port", "ens1f0np0")))] == 400e9
-    assert samples[(N.intended_speed, (("device", "leaf1"), ("port", "swp63")))] == 400e9
+    assert samples[(N.intended_speed, (("device", "gpu01"), ("port", "ens1f0np0")))] == 400e9 / 8  # bytes/s
+    assert samples[(N.intended_speed, (("device", "leaf1"), ("port", "swp63")))] == 400e9 / 8
     board = json.loads((generated / "fabconf-dashboard.json").read_text())
     exprs = " ".join(dashboard.queries((generated / "fabconf-dashboard.json").read_text()))
     for name in (
@@ -189,6 +227,15 @@ def test_inventory_series_and_dashboard(generated: Path) -> None:
     ):
         assert name in exprs
     assert {v["name"] for v in board["templating"]["list"]} == {"datasource", "device"}
+
+
+@needs_promtool
+def test_inventory_series_pass_promtool_check_metrics(generated: Path) -> None:
+    """Prometheus's naming conventions (base units: bytes, not bits): the old fabconf_port_intended_speed_bits
+    was flagged."""
+    text = (generated / "fabconf-inventory.prom").read_text()
+    checked = subprocess.run([str(PROMTOOL), "check", "metrics"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_telemetry_paths_are_the_intents_and_read_by_rules_and_dashboard(generated: Path) -> None:
@@ -215,7 +262,13 @@ def test_no_name_is_invented() -> None:
         assert invented not in text
 
 
-def _rules_test(rules_file: Path, cases: list[Case], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _rules_test(
+    rules_file: Path, cases: list[Case], tmp_path: Path, inventory: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Each case as one promtool test: its alert fires with exactly its labels, every other alert stays silent.
+    ``inventory=False``: the inventory textfile is not scraped (no ``fabconf_device_info``, no intended speeds):
+    the alert fires without ``role`` and ``pod`` (or, ``needs_inventory``, cannot fire), and
+    ``FabconfInventoryAbsent`` fires."""
     summaries = {
         r["alert"]: r["annotations"]["summary"] for r in yaml.safe_load(rules_file.read_text())["groups"][0]["rules"]
     }
@@ -226,31 +279,39 @@ def _rules_test(rules_file: Path, cases: list[Case], tmp_path: Path) -> subproce
         series = [
             {"series": f'{N.device_info}{{device="{d}",role="{r}",pod="{p}",platform="{pl}"}}', "values": f"1x{steps}"}
             for d, (r, p, pl) in INFO.items()
+            if inventory
         ]
         series += [
             {"series": f'{N.drift_state}{{device="{d}",state="in_sync"}}', "values": f"1x{steps}"}
             for d in case.drift_devices
         ]
         series.append({"series": N.drift_last_run, "values": f"0x{steps}"})
-        series += [{"series": k, "values": v} for k, v in case.inputs.items()]
+        series += [{"series": k, "values": v} for k, v in case.inputs.items() if inventory or N.intended_speed not in k]
         wanted = [case.labels] if case.labels else []  # no labels: it must not fire
-        if case.labels.get("device") == "all":
-            wanted = [{**case.labels, "device": d, "platform": INFO[d][2]} for d in INFO]
-        expected = []
-        for labels in wanted:
-            role, pod, _platform = INFO[labels["device"]]
-            full = {**labels, "role": role, "pod": pod, "severity": case.severity, "source": "fabconf"}
-            summary = summaries[case.alert]
+        if case.labels.get("device") == "all":  # once for the whole report without the inventory
+            wanted = [{**case.labels, "device": d, "platform": INFO[d][2]} for d in INFO] if inventory else [{}]
+        if not inventory and case.needs_inventory:
+            wanted = []
+        expected: dict[str, list[dict[str, object]]] = {}
+        for alert, labels, severity in [(case.alert, w, case.severity) for w in wanted] + (
+            [] if inventory else [("FabconfInventoryAbsent", {}, "warning")]
+        ):
+            full = {**labels, "severity": severity, "source": "fabconf"}
+            if inventory:
+                full["role"], full["pod"], _platform = INFO[labels["device"]]
+            elif case.own_role and alert == case.alert:
+                full["role"] = case.own_role
+            summary = summaries[alert]
             for key, value in full.items():
                 summary = summary.replace(f"{{{{ $labels.{key} }}}}", value)
-            expected.append({"exp_labels": full, "exp_annotations": {"summary": summary}})
+            summary = summary.replace("{{ $labels.device }}", "")
+            expected.setdefault(alert, []).append({"exp_labels": full, "exp_annotations": {"summary": summary}})
         tests.append(
             {
                 "interval": "1m",
                 "input_series": series,
                 "alert_rule_test": [
-                    {"eval_time": f"{case.minutes}m", "alertname": a, "exp_alerts": expected if a == case.alert else []}
-                    for a in every
+                    {"eval_time": f"{case.minutes}m", "alertname": a, "exp_alerts": expected.get(a, [])} for a in every
                 ],
             }
         )
@@ -265,9 +326,37 @@ def test_promtool_accepts_the_rules_and_each_alert_fires(generated: Path, tmp_pa
     checked = subprocess.run([str(PROMTOOL), "check", "rules", str(rules_file)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     alerts = {r["alert"] for r in yaml.safe_load(rules_file.read_text())["groups"][0]["rules"]}
-    assert alerts == {c.alert for c in CASES}
+    assert alerts == {c.alert for c in CASES} | {"FabconfInventoryAbsent"}
     tested = _rules_test(rules_file, CASES, tmp_path)
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+@needs_promtool
+def test_each_alert_fires_without_the_inventory_series(generated: Path, tmp_path: Path) -> None:
+    """The inventory textfile not scraped (collector not set up, file removed): every alert that does not read it
+    still fires, on its device, without role and pod; FabconfInventoryAbsent says the series is missing (the old
+    rules multiplied every alert by fabconf_device_info: none fired, and nothing said so)."""
+    tested = _rules_test(generated / "fabconf-rules.yml", CASES, tmp_path, inventory=False)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+@needs_promtool
+@pytest.mark.parametrize("inventory", [True, False], ids=["inventory", "no-inventory"])
+def test_healthy_fabric_at_line_rate_fires_nothing(generated: Path, tmp_path: Path, inventory: bool) -> None:
+    """Ports at line rate with a few errors, a busy fabric's pauses and ECN marks: no alert (the old port-error
+    expression compared only the last ``or`` operand with the threshold, so the SNMP ratio alerted on every port
+    with traffic). Without the inventory only FabconfInventoryAbsent fires."""
+    for minutes in (6, 15, 25):
+        healthy = Case("none", HEALTHY, {}, minutes=minutes)
+        tested = _rules_test(generated / "fabconf-rules.yml", [healthy], tmp_path, inventory=inventory)
+        assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_port_error_thresholds_apply_to_every_source() -> None:
+    """Each error ratio (SNMP, gNMI, host) is compared with the threshold inside its own parentheses."""
+    expr = rules.rule_groups(N, Thresholds(), [3], Timing(), ("port_errors", "port_packets"))["groups"][0]["rules"][0]
+    assert expr["alert"] == "FabconfPortErrorRate"
+    assert expr["expr"].count("> 1e-05") == 6  # three sources, in the joined and the plain branch
 
 
 @needs_promtool
@@ -288,7 +377,7 @@ def test_watchdog_fires_on_one_event_and_stops_after_a_window(generated: Path, t
 
 def _inventory_with(tmp_path: Path, monitoring: dict[str, object]) -> Path:
     inv = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     fabric = inv / "fabric.yaml"
     intent = yaml.safe_load(fabric.read_text())
     intent["monitoring"] = {**intent.get("monitoring", {}), **monitoring}  # the example's telemetry stays
@@ -362,7 +451,7 @@ def test_the_documented_scrape_config_is_the_one_fabconf_writes() -> None:
 
 def test_lab_targets_need_a_lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    assert main(["monitoring", "-i", str(ROOT / "inventory"), "-o", str(out), "--lab", "--state", str(tmp_path)]) != 0
+    assert main(["monitoring", "-i", str(EXAMPLE), "-o", str(out), "--lab", "--state", str(tmp_path)]) != 0
     err = capsys.readouterr().err
     assert "no lab state there" in err and "fabconf lab up" in err and "Traceback" not in err
     assert not out.exists()

@@ -7,6 +7,9 @@ import csv
 import shutil
 from pathlib import Path
 
+import pytest
+from pristine import EXAMPLE
+
 from fabconf.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -14,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_docs_cover_an_onboarded_rack_and_are_deterministic(tmp_path: Path) -> None:
     inv = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", inv)
+    shutil.copytree(EXAMPLE, inv)
     assert main(["onboard", "rack", "--pod", "pod1", "-i", str(inv)]) == 0
     out = tmp_path / "docs"
     assert main(["docs", "-i", str(inv), "-o", str(out)]) == 0
@@ -44,3 +47,16 @@ def test_docs_cover_an_onboarded_rack_and_are_deterministic(tmp_path: Path) -> N
     first = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert main(["docs", "-i", str(inv), "-o", str(out)]) == 0
     assert first == {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def test_docs_writes_beside_the_project_s_own_docs_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In a clone, ./docs is the project's documentation site: `fabconf docs` wrote into it by default and
+    `mkdocs build --strict` then failed (issue #40)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    assert main(["docs", "-i", str(EXAMPLE)]) == 0
+    assert list((tmp_path / "docs").iterdir()) == []
+    assert (tmp_path / "fabric-docs" / "cabling.csv").is_file()
+    assert "to fabric-docs/" in capsys.readouterr().out

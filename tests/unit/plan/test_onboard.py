@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pristine import EXAMPLE
 
 from fabconf.cli import main
 from fabconf.compile.pipeline import compile_inventory
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.fixture
 def inv(tmp_path: Path) -> Path:
     target = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", target)
+    shutil.copytree(EXAMPLE, target)
     return target
 
 
@@ -85,7 +86,7 @@ def test_a_dry_run_prints_exactly_the_change_it_would_write(
     writes (it previewed the wrong line of fabric.yaml for a pod). A one-pod fabric needs no --pod."""
     previewed, written = tmp_path / "previewed", tmp_path / "written"
     for copy in (previewed, written):
-        shutil.copytree(ROOT / inventory, copy)
+        shutil.copytree(EXAMPLE if inventory == "inventory" else ROOT / inventory, copy)
     assert main([*command, "--dry-run", "-i", str(previewed)]) == 0
     diff = capsys.readouterr().out
     assert diff.startswith("--- a/")
@@ -195,7 +196,7 @@ def test_a_pod_needs_a_declared_pods_block_and_free_super_spine_ports(
     assert "ss1 has no free port for p3-spine5" in capsys.readouterr().err
     assert _files(inv) == before
     single = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory", single)
+    shutil.copytree(EXAMPLE, single)
     assert main(["onboard", "pod", "-i", str(single)]) == 1
     assert "onboarding: has no pod: shape" in capsys.readouterr().err
 

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.preflight.bandwidth import Matrix, Measured, endpoints, plan_pairs, plan_rounds
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.mark.parametrize("inventory", ["inventory", "examples/two-pods"])
 def test_pairs_and_rounds(inventory: str) -> None:
-    compiled = compile_inventory(ROOT / inventory)
+    compiled = compile_inventory(EXAMPLE if inventory == "inventory" else ROOT / inventory)
     hosts = {n: d for n, d in compiled.data.items() if d.get("role") == "gpu_host"}
     uplinks = {
         n: sum(1 for i in d.get("interfaces", []) if i.get("kind") == "uplink") for n, d in compiled.data.items()
@@ -37,9 +38,7 @@ def test_pairs_and_rounds(inventory: str) -> None:
 
 
 def test_suspects_are_the_links_every_bad_pair_shares() -> None:
-    eps = endpoints(
-        {n: d for n, d in compile_inventory(ROOT / "inventory").data.items() if d.get("role") == "gpu_host"}
-    )
+    eps = endpoints({n: d for n, d in compile_inventory(EXAMPLE).data.items() if d.get("role") == "gpu_host"})
     pairs = plan_pairs(eps)
     slow = next(e for e in eps if e.host == "gpu03" and e.rail == 0)
     results = [Measured(p, 190.0 if slow in (p.client, p.server) else 385.0) for p in pairs]

@@ -12,7 +12,7 @@ import pytest
 from capturekit import ROOT, every, load
 
 from fabconf.drivers.cli.nxos_counters import interfaces_counters
-from fabconf.drivers.linux.parse import (
+from fabconf.platform.linux.parse import (
     IbPort,
     ParseError,
     parse_cma_roce_tos,

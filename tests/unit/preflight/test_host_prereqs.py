@@ -139,6 +139,10 @@ def test_version_specs_and_rows() -> None:
     assert compatible_row(found, DEFAULT_COMPATIBILITY) == {"cuda": ("12.4",), "nvidia_driver": (">=550.54.14",)}
     assert compatible_row({"nvidia_driver": "535.104.05", "cuda": "12.4"}, DEFAULT_COMPATIBILITY) is None
     assert compatible_row({"nvidia_driver": "550.90.07", "cuda": None}, DEFAULT_COMPATIBILITY) is None
+    # CUDA 13.1 and 13.2 (issue 38): a host with them had no row at all
+    assert compatible_row({"nvidia_driver": "590.44.01", "cuda": "13.1"}, DEFAULT_COMPATIBILITY) is not None
+    assert compatible_row({"nvidia_driver": "595.45.04", "cuda": "13.2"}, DEFAULT_COMPATIBILITY) is not None
+    assert compatible_row({"nvidia_driver": "590.44.01", "cuda": "13.2"}, DEFAULT_COMPATIBILITY) is None
 
 
 NCCL_READ = host.VERSION_READS["nccl"][0]
@@ -203,9 +207,24 @@ def test_the_default_table_notes_what_it_cannot_judge_and_an_intents_table_fails
     r = host._Reads(missing, host.HostFacts())
     host._compatibility(r, strict)
     assert r.facts.failed == ["[compatibility] `dpkg-query` is not installed on the host"]
-    newer = _compat(Policy(), "590.10.01", "2.30.1-1+cuda13.1")  # newer than the default table
+    newer = _compat(Policy(), "600.10.01", "2.30.1-1+cuda13.3")  # newer than the default table
     assert newer.facts.failed == []
-    assert newer.facts.evidence["compatibility"]["not checked"] == ["CUDA 13.1: not in the default table"]
-    assert _compat(strict, "590.10.01", "2.30.1-1+cuda13.1").facts.failed[0].startswith("[compatibility] nvidia_driver")
+    assert newer.facts.evidence["compatibility"]["not checked"] == ["CUDA 13.3: not in the default table"]
+    assert _compat(strict, "600.10.01", "2.30.1-1+cuda13.3").facts.failed[0].startswith("[compatibility] nvidia_driver")
     garbled = _compat(Policy(), "550.90.07", "2.21\x005-1+cu")  # garbled output is a failure, even by default
     assert garbled.facts.failed and garbled.facts.failed[0].startswith("[compatibility] `dpkg-query")
+
+
+def test_buffer_discards_are_not_link_errors() -> None:
+    """mlx5's rx_discards_phy counts frames dropped for lack of receive buffers (congestion), not link errors: a
+    busy port's discards do not fail [counters]; its CRC errors do (issue 38)."""
+    policy = Policy()
+    nic = {"netdev": "ens1f0np0"}
+    command = host._stats("ens1f0np0")
+    stats = "NIC statistics:\n     rx_packets_phy: {p}\n     rx_crc_errors_phy: {c}\n     rx_discards_phy: {d}\n"
+    first = _reads({command: stats.format(p=0, c=0, d=0)})
+    host._counters([nic], first, _reads({command: stats.format(p=1_000_000, c=0, d=5_000)}), policy)
+    assert first.facts.failed == []
+    crc = _reads({command: stats.format(p=0, c=0, d=0)})
+    host._counters([nic], crc, _reads({command: stats.format(p=1_000_000, c=500, d=0)}), policy)
+    assert crc.facts.failed and "500 errored of 1000000 frames" in crc.facts.failed[0]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fabconf.drivers.cli import nxos_counters
-from fabconf.drivers.cumulus import getters as nvue_getters
+from fabconf.platform.cumulus import getters as nvue_getters
 from fabconf.preflight.host import PAUSE_STORM_PER_S
 from fabconf.preflight.switch import check_counters, check_pfc, lossless_priorities, pfc_rates
 

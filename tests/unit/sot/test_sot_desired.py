@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.sot.desired import desired, extra_of
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_example_pod_as_nautobot_objects() -> None:
-    want = desired(compile_inventory(ROOT / "inventory"), ROOT / "inventory")
+    want = desired(compile_inventory(EXAMPLE), EXAMPLE)
     assert want.location == "pod1"
     leaf2 = want.devices["leaf2"]
     assert (leaf2.role, leaf2.platform, leaf2.model, leaf2.id, leaf2.mgmt) == (
@@ -84,4 +85,4 @@ def test_extra_keeps_what_nautobot_has_no_field_for() -> None:
         "port": 2222,
         "data": {"id": 1, "rack": "r1", "pod": "p", "os_version": "4.33", "asn": 65001},
     }
-    assert extra_of(entry) == {"port": 2222, "data": {"os_version": "4.33", "asn": 65001}}
+    assert extra_of(entry) == {"data": {"os_version": "4.33", "asn": 65001}}  # how to connect stays local

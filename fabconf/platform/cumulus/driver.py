@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shlex
 import time
 from dataclasses import dataclass
@@ -47,10 +48,11 @@ from fabconf.drivers.base import (
     MergeConfigException,
     ReplaceConfigException,
 )
-from fabconf.drivers.contract import RevertTimer
-from fabconf.drivers.cumulus import getters as nvue_getters
-from fabconf.drivers.cumulus.client import NvueApiError, NvueConnectionLost, NvueRestClient, path_of, tls_context
-from fabconf.drivers.cumulus.plan import (
+from fabconf.drivers.contract import CommitConflict, RevertTimer
+from fabconf.drivers.textdiff import unified
+from fabconf.platform.cumulus import getters as nvue_getters
+from fabconf.platform.cumulus.client import NvueApiError, NvueConnectionLost, NvueRestClient, path_of, tls_context
+from fabconf.platform.cumulus.plan import (
     DocumentError,
     Tree,
     copy_tree,
@@ -65,8 +67,7 @@ from fabconf.drivers.cumulus.plan import (
     tree_yaml,
     unowned_paths,
 )
-from fabconf.drivers.cumulus.ssh import NvSsh
-from fabconf.drivers.textdiff import unified
+from fabconf.platform.cumulus.ssh import NvSsh
 from fabconf.platforms import platform as platform_spec
 
 __all__ = ["CumulusDriver"]
@@ -433,6 +434,39 @@ class CumulusDriver(DriverBase, RevertTimer):
         """Take over the commit a lost connection made (what rollback returns to, the pending confirm)."""
         if isinstance(lost, CumulusDriver):
             self._last, self._confirm_rev, self._applied = lost._last, lost._confirm_rev, lost._applied
+
+    # -- what a killed run leaves (fabconf.deploy.leftovers) -------------------------------------------------
+    def own_run(self, run: str) -> dict[str, str]:
+        return {}  # NVUE numbers revisions itself: the committing record names the one a push applies
+
+    def leftovers(self) -> dict[str, str]:
+        return {"revision": self._candidate.rev_id} if self._candidate is not None else {}
+
+    def clean_leftovers(self, recorded: list[dict[str, str]]) -> list[str]:
+        """A revision a killed run staged and never applied is deleted; an apply it left waiting for its
+        confirmation is confirmed, so that this push can stage and verify anew (NVUE documents no way to refuse a
+        pending confirmation at once [U]; its timer would revert it). A confirmation pending for a revision no
+        killed run recorded stops the push."""
+        ours = {r["revision"]: r.get("run", "?") for r in recorded if r.get("revision")}
+        done: list[str] = []
+        for rev, run in ours.items():
+            state = str(self._revision(rev).get("state", "")) if rev else ""
+            if state == "pending" and self._delete_revision(rev):
+                done.append(f"deleted revision {rev} that killed run {run} staged and never applied")
+        if self.ssh_port is None or not self.has_pending_commit():
+            return done
+        output, _ = self._cli().run("nv config apply --confirm-status")
+        named = re.findall(r"[Rr]evision (\S+)", output)  # the lab names the revision [U]; else the recorded one
+        rev = named[0] if named else (list(ours)[-1] if ours else "")
+        if rev not in ours:
+            raise CommitConflict(f"an apply is waiting for confirmation, not recorded by fabconf: {output.strip()}")
+        self._confirm_rev = rev
+        self.confirm_commit()
+        done.append(
+            f"confirmed revision {rev} that killed run {ours[rev]} applied and left waiting for its confirmation; "
+            "this push verifies the switch anew"
+        )
+        return done
 
     # -- rollback ------------------------------------------------------------------------------------------
     def rollback(self) -> None:

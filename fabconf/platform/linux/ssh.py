@@ -26,7 +26,7 @@ from napalm.base.exceptions import (
 )
 
 from fabconf.drivers.known_hosts import trust_host
-from fabconf.drivers.linux.parse import ParseError, check_clean, excerpt
+from fabconf.platform.linux.parse import ParseError, check_clean, excerpt
 
 T = TypeVar("T")
 _FRAME_END = re.compile(r"@@[0-9a-f]+:\d+:(\d+)\n")  # a framed command's last line: @@NONCE:I:STATUS

@@ -31,9 +31,9 @@ from typing import Any
 import yaml
 
 from fabconf.compile.yamlc import SAFE_DUMPER, SAFE_LOADER
-from fabconf.drivers.linux import routing
-from fabconf.drivers.linux.parse import DSCPS, PRIOS, MlxValue
-from fabconf.drivers.linux.routing import Route, RoutingError, RoutingObserved, RoutingTarget, Rule
+from fabconf.platform.linux import routing
+from fabconf.platform.linux.parse import DSCPS, PRIOS, MlxValue
+from fabconf.platform.linux.routing import Route, RoutingError, RoutingObserved, RoutingTarget, Rule
 
 NCCL_CONF = "/etc/nccl.conf"
 UNIT_NAME = "fabconf-roce.service"

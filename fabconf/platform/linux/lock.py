@@ -23,8 +23,8 @@ import time
 from dataclasses import asdict, dataclass
 
 from fabconf.drivers.contract import CommitConflict
-from fabconf.drivers.linux.plan import file_write, sh
-from fabconf.drivers.linux.ssh import HostShell, LinuxHostError
+from fabconf.platform.linux.plan import file_write, sh
+from fabconf.platform.linux.ssh import HostShell, LinuxHostError
 
 LOCK_PARENT = "/run/fabconf"
 LOCK_DIR = f"{LOCK_PARENT}/commit.lock"

@@ -31,7 +31,7 @@ from fabconf.compile.design.hostnet import (  # the design writes what this modu
     RULE_BASE,
     RULE_PRIORITIES,
 )
-from fabconf.drivers.linux.parse import ParseError, check_clean
+from fabconf.platform.linux.parse import ParseError, check_clean
 
 _TABLE_NAMES = {"main": MAIN, "local": 255, "default": 253}
 

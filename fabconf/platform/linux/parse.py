@@ -292,16 +292,18 @@ def mlx_set_value(value: str) -> str:
 
 
 def parse_nccl_conf(text: str) -> dict[str, str]:
-    """``KEY=VALUE`` lines of ``/etc/nccl.conf`` (comments and blank lines skipped; the first ``=`` splits, so
-    ``NCCL_IB_HCA==mlx5_0:1`` has the value ``=mlx5_0:1``). A later line for the same key wins, as in NCCL.
-    [U] NCCL's own parser is assumed to strip surrounding whitespace the same way."""
+    """``KEY=VALUE`` lines of ``/etc/nccl.conf`` as NCCL reads them: a line starting with ``#`` and a line without
+    ``=`` are skipped, the first ``=`` splits (``NCCL_IB_HCA==mlx5_0:1`` has the value ``=mlx5_0:1``), and nothing
+    is stripped: ``KEY = VAL`` sets the variable ``KEY `` to `` VAL``, which NCCL never reads as ``KEY``, so it is
+    not in sync with ``KEY=VAL`` [V: NVIDIA/nccl ``src/misc/param.cc``, ``setEnvFile``]. A later line for the same
+    key wins here [U: NCCL's ``setenv(..., 0)`` keeps the first; the intent renders each key once]."""
     out: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
+    for line in text.splitlines():
+        if line.startswith("#"):
             continue
         key, eq, value = line.partition("=")
-        out[key.strip()] = value.strip() if eq else ""
+        if eq:
+            out[key] = value
     return out
 
 

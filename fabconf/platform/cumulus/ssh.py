@@ -17,8 +17,8 @@ import time
 import paramiko
 from napalm.base.exceptions import ConnectionException
 
-from fabconf.drivers.cumulus.client import NvueConnectionLost
 from fabconf.drivers.known_hosts import trust_host
+from fabconf.platform.cumulus.client import NvueConnectionLost
 
 log = logging.getLogger(__name__)
 

@@ -45,9 +45,10 @@ from napalm.base.exceptions import (
 
 from fabconf.drivers.base import DriverBase
 from fabconf.drivers.contract import CommitConflict
-from fabconf.drivers.linux import routing
-from fabconf.drivers.linux.lock import HostLock
-from fabconf.drivers.linux.parse import (
+from fabconf.drivers.textdiff import unified
+from fabconf.platform.linux import routing
+from fabconf.platform.linux.lock import HostLock
+from fabconf.platform.linux.parse import (
     ParseError,
     check_clean,
     parse_bus_info,
@@ -65,7 +66,7 @@ from fabconf.drivers.linux.parse import (
     parse_rdma_link,
     parse_traffic_class,
 )
-from fabconf.drivers.linux.plan import (
+from fabconf.platform.linux.plan import (
     HIDDEN_MAP,
     Change,
     desired_target,
@@ -77,9 +78,9 @@ from fabconf.drivers.linux.plan import (
     sh,
     target_from_snapshot,
 )
-from fabconf.drivers.linux.routing import RoutingObserved
-from fabconf.drivers.linux.ssh import HostCommandError, HostOutputError, HostShell, LinuxHostError, Output
-from fabconf.drivers.linux.state import (
+from fabconf.platform.linux.routing import RoutingObserved
+from fabconf.platform.linux.ssh import HostCommandError, HostOutputError, HostShell, LinuxHostError, Output
+from fabconf.platform.linux.state import (
     CHECKPOINT_PATH,
     NCCL_CONF,
     PRIOS,
@@ -94,7 +95,6 @@ from fabconf.drivers.linux.state import (
     comparable_documents,
     running_document,
 )
-from fabconf.drivers.textdiff import unified
 
 __all__ = ["HostCommandError", "HostOutputError", "LinuxDriver", "LinuxHostError"]
 

@@ -14,9 +14,9 @@ import base64
 import shlex
 from dataclasses import dataclass, replace
 
-from fabconf.drivers.linux import routing
-from fabconf.drivers.linux.parse import DSCPS, IbPort, RdmaLink, mlx_same, mlx_set_value, parse_nccl_conf
-from fabconf.drivers.linux.state import (
+from fabconf.platform.linux import routing
+from fabconf.platform.linux.parse import DSCPS, IbPort, RdmaLink, mlx_same, mlx_set_value, parse_nccl_conf
+from fabconf.platform.linux.state import (
     NCCL_CONF,
     SCRIPT_PATH,
     UNIT_NAME,

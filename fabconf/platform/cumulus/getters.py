@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabconf.drivers.cumulus.plan import natural_key
+from fabconf.platform.cumulus.plan import natural_key
 
 Tree = dict[str, Any]
 VENDOR = "NVIDIA"

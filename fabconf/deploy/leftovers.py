@@ -1,0 +1,110 @@
+"""What a killed push left on a device, found from what it recorded, and cleaned by the next push.
+
+A push killed between staging and the end of its commit (kill -9, a lost laptop, a cancelled CI runner) leaves a
+staged candidate or a commit waiting for its confirmation on the device: an EOS config session, an NVUE revision,
+an NX-OS configure replace with its checkpoint. Left there it blocks every later push (EOS refuses to stage while
+another session is pending) or reverts the device after a later push reported it green (a revert timer still
+running). So each push names what it leaves after its run id where the device lets it (EOS sessions are
+``fabconf_<run id>``) and writes those names into the audit's ``committing`` record (``leftovers``), fsync'ed
+before the commit; where staging itself leaves something named (the EOS session), a ``staging`` record names it
+before the staging request is sent.
+
+Before it stages, the next push of the device asks the audit log (``recorded``) for what killed runs left on that
+device at that target: the ``leftovers`` of the last ``staging`` or ``committing`` record of another run that is
+neither followed by that run's own end (it cleaned up after itself) nor cleaned since (a later run's record means
+that run cleaned before it staged: only the last run can have left something). The driver (``Leftovers``)
+removes what is still there and refuses, naming it, what is pending and recorded by no fabconf run. What was
+cleaned is written to the audit as a ``cleaned`` record, which also closes the killed run's unfinished commit
+(``fabconf.deploy.audit``).
+A run whose device lock another live fabconf process holds is never cleaned: its commit is in progress.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabconf.deploy import audit
+from fabconf.deploy.job import Job
+from fabconf.deploy.lock import lock_address, lock_dir, lock_key
+from fabconf.drivers.contract import Driver, Leftovers
+
+CLEANED = audit.CLEANED
+STAGING = "staging"  # written before staging where staging leaves something named on the device (EOS sessions)
+# a run's own outcome for a device after which nothing of it is left there (it ended its session itself); failed
+# and unreachable outcomes may leave a commit waiting for a timer, so those leftovers stay to be checked
+ENDED = frozenset({"applied", "rolled back", "unchanged", "untouched", "conflict"})
+
+
+def recorded(device: str, target: str, current_run: str, path: Path | None = None) -> list[dict[str, str]]:
+    """The leftovers killed runs recorded for ``device`` at ``target``, each with its ``run``; oldest first."""
+    path = path or audit.audit_path()
+    if not path.exists():
+        return []
+    found: dict[str, dict[str, str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        if not isinstance(entry, dict) or entry.get("device") != device or entry.get("target") != target:
+            continue
+        run, result = str(entry.get("run")), entry.get("result")
+        if result in (STAGING, audit.COMMITTING) and run != current_run:
+            left = entry.get("leftovers")
+            # a later run cleaned what was before it, before it committed: only its own leftovers can be left now
+            found = {run: {**{str(k): str(v) for k, v in left.items()}, "run": run}} if isinstance(left, dict) else {}
+        elif result == CLEANED:
+            for done in entry.get("resolves") or ():
+                found.pop(str(done), None)
+        elif result in ENDED:
+            found.pop(run, None)
+    return list(found.values())
+
+
+def held_by_another(platform: str, address: str) -> bool:
+    """A live fabconf process other than this one holds the device's lock (``fabconf.deploy.lock``)."""
+    if not audit.lock_held(platform, address):
+        return False
+    try:
+        holder = (lock_dir() / f"{lock_key(platform, address)}.lock").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return not holder.startswith(f"pid {os.getpid()} ")
+
+
+@dataclass
+class Cleaner:
+    """One push of one device: names what it leaves (``own_run``) and cleans what killed runs left."""
+
+    run: str
+    context: dict[str, str] | None = None
+    names: dict[str, str] = field(default_factory=dict)  # what this push leaves, for its committing record
+    staged: dict[str, str] = field(default_factory=dict)  # what its staging leaves, named in its staging record
+
+    def clean(self, job: Job, driver: Driver) -> str:
+        """Before staging: what was cleaned, for the device's outcome ("" when nothing was left). A retried
+        attempt (its connection was lost before the commit) also cleans what the lost attempt may have staged."""
+        if not isinstance(driver, Leftovers):
+            return ""
+        staging = driver.own_run(self.run)
+        address = lock_address(job.device.hostname, job.device.port)
+        target = audit.target_of(self.context, job.device.hostname)
+        found = recorded(job.name, target, self.run)
+        lost = [{**self.staged, "run": f"{self.run} (an earlier attempt of this push)"}] if self.staged else []
+        todo = found + lost
+        done = driver.clean_leftovers(todo) if todo and not held_by_another(job.platform, address) else []
+        if done:
+            runs = [r["run"] for r in found]
+            text = "; ".join(done)
+            audit.record(self.run, job.name, "", CLEANED, text, platform=job.platform, target=target, resolves=runs)
+        if staging and not self.staged:  # a kill while the staging request is in flight leaves it: named first
+            audit.record(self.run, job.name, "", STAGING, "about to stage", target=target, leftovers=staging)
+        self.staged = staging
+        return f"cleaned what a killed run left: {'; '.join(done)}" if done else ""
+
+    def note(self, driver: Driver) -> None:
+        """Just before the commit: what a kill from now on would leave."""
+        self.names = driver.leftovers() if isinstance(driver, Leftovers) else {}

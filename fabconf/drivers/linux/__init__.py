@@ -1,1 +1,0 @@
-"""GPU hosts with ConnectX NICs over SSH: a NAPALM-shaped driver of fabconf's own."""

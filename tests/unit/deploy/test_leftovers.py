@@ -1,0 +1,178 @@
+"""What killed runs left on a device, as the audit log records it (fabconf.deploy.leftovers.recorded): the
+next push of that device at that target cleans exactly these."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from fabconf.compile.pipeline import Compiled
+from fabconf.deploy import audit
+from fabconf.deploy.job import Job
+from fabconf.deploy.leftovers import Cleaner, recorded
+from fabconf.deploy.lock import DeviceLocks, lock_address
+from fabconf.drivers.contract import Driver
+
+T = "lab /tmp/x"
+
+
+@pytest.fixture(autouse=True)
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    return tmp_path / "audit.jsonl"
+
+
+def commit(run: str, device: str = "leaf3", target: str = T, **left: str) -> None:
+    extra: dict[str, Any] = {"leftovers": left} if left else {}
+    audit.record(run, device, "d", audit.COMMITTING, target=target, **extra)
+
+
+def test_a_killed_runs_recorded_leftovers_are_found_at_its_target_only() -> None:
+    commit("r1", session="fabconf_r1")
+    assert recorded("leaf3", T, "now") == [{"session": "fabconf_r1", "run": "r1"}]
+    assert recorded("leaf3", "10.0.0.3", "now") == []  # another fabric's leaf3
+    assert recorded("leaf4", T, "now") == []
+    assert recorded("leaf3", T, "r1") == []  # a run never cleans up after itself
+
+
+def test_a_run_that_ended_on_the_device_left_nothing() -> None:
+    commit("r1", session="fabconf_r1")
+    audit.record("r1", "leaf3", "d", "applied", target=T)
+    assert recorded("leaf3", T, "now") == []
+
+
+def test_a_failed_run_may_have_left_a_commit_waiting_for_its_timer() -> None:
+    commit("r1", checkpoint="rollback_config.txt")
+    audit.record("r1", "leaf3", "d", "failed", "device state unknown", target=T)
+    assert recorded("leaf3", T, "now") == [{"checkpoint": "rollback_config.txt", "run": "r1"}]
+
+
+def test_cleaned_leftovers_are_not_found_again_and_the_unfinished_commit_is_closed() -> None:
+    commit("r1", session="fabconf_r1")
+    assert [e["run"] for e in audit.unfinished()] == ["r1"]
+    audit.record("r2", "leaf3", "", audit.CLEANED, "aborted", target=T, resolves=["r1"])
+    assert recorded("leaf3", T, "now") == []
+    assert audit.unfinished() == []
+
+
+def test_acknowledged_or_resolved_commits_still_have_their_leftovers_cleaned() -> None:
+    commit("r1", session="fabconf_r1")
+    audit.acknowledge("leaf3", "looked at it")
+    audit.resolve("verify", [("leaf3", "verified", "ignored")], {"lab_state": "/tmp/x"})
+    assert audit.unfinished() == []
+    assert recorded("leaf3", T, "now") == [{"session": "fabconf_r1", "run": "r1"}]
+
+
+def test_a_later_commit_of_another_run_means_the_earlier_leftovers_were_cleaned_first() -> None:
+    commit("r1", session="fabconf_r1")
+    commit("r2", session="fabconf_r2")  # r2 cleaned r1's before it staged
+    assert recorded("leaf3", T, "now") == [{"session": "fabconf_r2", "run": "r2"}]
+    commit("r3")  # a commit that leaves nothing by name
+    assert recorded("leaf3", T, "now") == []
+
+
+class LeftDriver:
+    """The ``Leftovers`` side of a switch whose staging leaves a named session (as EOS's does)."""
+
+    def __init__(self, *open_sessions: str) -> None:
+        self.open = set(open_sessions)
+        self.asked: list[list[dict[str, str]]] = []
+
+    def own_run(self, run: str) -> dict[str, str]:
+        return {"session": f"fabconf_{run}"}
+
+    def leftovers(self) -> dict[str, str]:
+        return {}
+
+    def clean_leftovers(self, recorded: list[dict[str, str]]) -> list[str]:
+        self.asked.append(recorded)
+        gone = [r["session"] for r in recorded if r.get("session") in self.open]
+        self.open -= set(gone)
+        return [f"aborted {name}" for name in gone]
+
+
+def _job(example: Compiled) -> Job:
+    return Job(example.model.devices["leaf3"], example.data["leaf3"], "intended")
+
+
+def test_the_next_push_cleans_and_records_it_and_names_its_own_staging_first(example: Compiled) -> None:
+    job = _job(example)
+    target = audit.target_of(None, job.device.hostname)
+    commit("r1", target=target, session="fabconf_r1")
+    driver = LeftDriver("fabconf_r1", "operators_own")
+    said = Cleaner("r2").clean(job, cast(Driver, driver))
+    assert said == "cleaned what a killed run left: aborted fabconf_r1"
+    assert driver.open == {"operators_own"}  # not recorded by fabconf: the driver refuses it, never cleans it
+    log = [(e["run"], e["result"], e.get("resolves"), e.get("leftovers")) for e in audit_log()]
+    assert log[1:] == [("r2", "cleaned", ["r1"], None), ("r2", "staging", None, {"session": "fabconf_r2"})]
+    assert audit.unfinished() == []  # the killed run's commit is resolved by the cleaning
+
+
+def test_a_retried_attempt_cleans_what_its_lost_attempt_staged(example: Compiled) -> None:
+    job = _job(example)
+    cleaner = Cleaner("r2")
+    driver = LeftDriver()
+    assert cleaner.clean(job, cast(Driver, driver)) == ""  # nothing recorded: nothing asked of the device
+    assert driver.asked == []
+    driver.open.add("fabconf_r2")  # the connection was lost after the staging request was carried out
+    assert "aborted fabconf_r2" in cleaner.clean(job, cast(Driver, driver))
+    assert [e["result"] for e in audit_log()].count("staging") == 1  # named once per push
+
+
+def test_a_run_whose_device_lock_another_live_process_holds_is_left_alone(
+    example: Compiled, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _job(example)
+    commit("r1", target=audit.target_of(None, job.device.hostname), session="fabconf_r1")
+    monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _HOLD,
+            str(tmp_path / "locks"),
+            job.platform,
+            lock_address(job.device.hostname, job.device.port),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        driver = LeftDriver("fabconf_r1")
+        assert Cleaner("r2").clean(job, cast(Driver, driver)) == ""
+        assert driver.open == {"fabconf_r1"}  # its commit is in progress, not killed
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_lock_this_process_holds_is_no_other_run(
+    example: Compiled, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _job(example)
+    commit("r1", target=audit.target_of(None, job.device.hostname), session="fabconf_r1")
+    monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
+    address = lock_address(job.device.hostname, job.device.port)
+    with DeviceLocks([("leaf3", job.platform, address)]):  # `fabconf push` holds the lock itself
+        said = Cleaner("r2").clean(job, cast(Driver, LeftDriver("fabconf_r1")))
+    assert said == "cleaned what a killed run left: aborted fabconf_r1"
+
+
+_HOLD = """
+import sys, time
+from pathlib import Path
+from fabconf.deploy.lock import DeviceLocks
+with DeviceLocks([("leaf3", sys.argv[2], sys.argv[3])], Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def audit_log() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in audit.audit_path().read_text().splitlines()]
