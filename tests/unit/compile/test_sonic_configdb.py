@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from fabconf.compile.design.qos import Hardware
-from fabconf.compile.design.sonic import qos_sonic
+from fabconf.platform.sonic.design import qos_sonic
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import environment
 
@@ -141,7 +141,7 @@ def test_lossless_priorities_that_are_not_one_range_are_refused() -> None:
 
 
 def test_the_designed_qos_has_its_declared_shape_and_reads_back_the_chain() -> None:
-    from fabconf.compile.design.sonic import SonicQos, read_chain
+    from fabconf.platform.sonic.design import SonicQos, read_chain
     from fabconf.compile.devicedata import conforms
 
     for _name, _data, fabric in SWITCHES:
@@ -154,3 +154,21 @@ def test_the_designed_qos_has_its_declared_shape_and_reads_back_the_chain() -> N
     fabric["roce"]["pfc_watchdog"]["enabled"] = False
     q = qos_sonic(fabric, 9216, HW)
     assert "PFC_WD" not in q["tables"] and q["watchdog"]["action"] == ""
+
+
+def test_every_sonic_device_of_every_example_passes_the_yang_models(validator: Any) -> None:
+    """The rendered CONFIG_DB of each ``platform: sonic`` switch of every example, as ``fabconf render`` writes it."""
+    from fabconf.compile.render import render
+
+    found = []
+    for inv in sorted(p.parent for p in ROOT.glob("examples/*/fabric.yaml")) + [ROOT / "inventory"]:
+        compiled = compile_inventory(inv)
+        for name, data in sorted(compiled.data.items()):
+            if data["platform"] != "sonic":
+                continue
+            db = json.loads(render(data))
+            for n, row in enumerate(db["PORT"].values()):  # the device's own fields of each row
+                row.update(lanes=",".join(str(n * 8 + j) for j in range(8)), speed="400000")
+            assert validator.check(db) == [], f"{inv.name}/{name}"
+            found.append(f"{inv.name}/{name}")
+    assert found == ["sonic-mix/p1-leaf1", "sonic-mix/p2-leaf2"]

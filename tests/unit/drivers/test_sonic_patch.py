@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fabconf.drivers.sonic.patch import PatchError, describe, json_patch, parse, target
+from fabconf.platform.sonic.patch import PatchError, describe, json_patch, parse, target
 from fabconf_lab.sonic.gcu import PatchRefused, apply_patch
 
 RUNNING: dict[str, Any] = {
@@ -115,3 +115,12 @@ def test_the_lab_refuses_a_patch_rfc_6902_refuses() -> None:
         apply_patch(RUNNING, [{"op": "remove", "path": "/PORT/Ethernet99"}])
     with pytest.raises(PatchRefused):
         apply_patch(RUNNING, [{"op": "replace", "path": "/NOPE/x/y", "value": "1"}])
+
+
+def test_drift_sections_of_a_config_db_diff() -> None:
+    from fabconf.deploy.sections import classify
+    from fabconf.platforms import Candidate
+
+    ops = json_patch(RUNNING, target(RUNNING, RENDERED, replace=False))
+    # the hostname in DEVICE_METADATA is "other"
+    assert classify(describe(ops, RUNNING), "", Candidate.CONFIG_DB) == ["qos", "pfc", "interfaces", "bgp", "other"]

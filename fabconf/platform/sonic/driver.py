@@ -2,7 +2,7 @@
 
 - ``load_merge_candidate`` / ``load_replace_candidate`` take the rendered CONFIG_DB (``templates/sonic/device.j2``),
   read the running one (``show runningconfiguration all``) and stage the RFC 6902 patch from it to the target
-  (``fabconf.drivers.sonic.patch``: merge changes only what fabconf owns, replace also drops the fields it does not
+  (``fabconf.platform.sonic.patch``: merge changes only what fabconf owns, replace also drops the fields it does not
   render from its rows; the management plane and every other table are kept in both modes).
 - ``compare_config`` is that patch as people read it (``~ PORT|Ethernet0 mtu: "9100" -> "9216"``).
 - ``commit_config`` takes a checkpoint of the whole configuration (``config checkpoint``), sends the patch by SCP
@@ -28,7 +28,7 @@ import paramiko
 
 from fabconf.drivers.base import CommitConfirmException, CommitError, ConnectionException, DriverBase
 from fabconf.drivers.known_hosts import trust_host
-from fabconf.drivers.sonic.patch import ConfigDb, PatchError, describe, json_patch, parse, target
+from fabconf.platform.sonic.patch import ConfigDb, PatchError, describe, json_patch, parse, target
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 QoS tables and what every lossless port refers to. ``templates/sonic/device.j2`` assembles the whole CONFIG_DB
 document of a leaf from it and the common device data (ports, routed interfaces, loopback, VLANs, BGP neighbours).
 
-Not wired into the platform table yet (SONiC is not selectable by ``platform: sonic``): see docs/reference/sonic.md.
+``HOOKS`` is what compile asks the SONiC package for (the row's ``design``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from fabconf.compile.design.qos import DEFAULT_PRIORITY, Hardware, _ets, dscp_priorities, recovery_ms
+from fabconf.platforms import DesignHooks
 
 MAP = "FABCONF_ROCE"  # every map table's one entry; [V] sonic-*-map.yang name pattern [a-zA-Z0-9][-a-zA-Z0-9_]{0,31}
 WRED = "FABCONF_ROCE_ECN"
@@ -110,4 +111,4 @@ def read_chain(q: dict[str, Any], dscp: int) -> tuple[int | None, set[int], str 
     return (int(tc) if tc is not None else None), lossless, None
 
 
-QOS_BUILDERS = {"sonic_configdb": qos_sonic}
+HOOKS = DesignHooks(build_qos=qos_sonic, qos_type=SonicQos, read_chain=read_chain)

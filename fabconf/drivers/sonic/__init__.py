@@ -1,1 +1,0 @@
-"""SONiC: CONFIG_DB through the Generic Config Updater over SSH (docs/reference/sonic.md)."""
