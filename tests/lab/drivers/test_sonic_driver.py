@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from napalm.base.exceptions import CommitConfirmException, CommitError, ConnectionException
 
-from fabconf.platform.sonic.design import qos_sonic
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import environment
+from fabconf.platform.sonic.design import qos_sonic
 from fabconf.platform.sonic.driver import CHECKPOINT, SonicDriver
 from fabconf_lab.sonic.sim import SonicSim
 from fabconf_lab.world import World

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from fabconf.compile.design.qos import Hardware
-from fabconf.platform.sonic.design import qos_sonic
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import environment
+from fabconf.platform.sonic.design import qos_sonic
 
 yangcheck = pytest.importorskip("fabconf_lab.sonic.yangcheck")
 pytest.importorskip("yangson")
@@ -141,8 +141,8 @@ def test_lossless_priorities_that_are_not_one_range_are_refused() -> None:
 
 
 def test_the_designed_qos_has_its_declared_shape_and_reads_back_the_chain() -> None:
-    from fabconf.platform.sonic.design import SonicQos, read_chain
     from fabconf.compile.devicedata import conforms
+    from fabconf.platform.sonic.design import SonicQos, read_chain
 
     for _name, _data, fabric in SWITCHES:
         q = qos_sonic(fabric, 9216, HW)
@@ -161,7 +161,7 @@ def test_every_sonic_device_of_every_example_passes_the_yang_models(validator: A
     from fabconf.compile.render import render
 
     found = []
-    for inv in sorted(p.parent for p in ROOT.glob("examples/*/fabric.yaml")) + [ROOT / "inventory"]:
+    for inv in [*sorted(p.parent for p in ROOT.glob("examples/*/fabric.yaml")), ROOT / "inventory"]:
         compiled = compile_inventory(inv)
         for name, data in sorted(compiled.data.items()):
             if data["platform"] != "sonic":
