@@ -85,6 +85,7 @@ class SonicSim(SimBase):
         **common: Unpack[SimArgs],
     ) -> None:
         super().__init__(name, address, **common)
+        self.ssh_port = ssh_port
         self.db = ConfigDb(config if config is not None else default_config(name, self.ports))
         self.bgpraw = bgpraw
         self.files: dict[str, bytes] = {}
@@ -148,8 +149,13 @@ class SonicSim(SimBase):
 
     def start(self) -> None:
         self.ssh.start()
+        self.ssh_port = self.ssh.port
+        if self.world is not None:
+            self.world.register(self)
 
     def stop(self) -> None:
+        if self.world is not None:
+            self.world.unregister(self.name)
         self.ssh.stop()
 
     def _scp_sink(self, path: str, data: bytes) -> str | None:

@@ -15,7 +15,7 @@ PLATFORM = Platform(
     kind=Kind.SWITCH,
     description="SONiC (CONFIG_DB through the Generic Config Updater, over SSH)",
     driver="fabconf.platform.sonic.driver:SonicDriver",
-    connection_section="sonic",
+    connection_section="netmiko",  # an SSH section: port and trust extras reach the driver (fabconf.drivers.factory)
     default_port=22,
     candidate=Candidate.CONFIG_DB,
     # [V: sonic-utilities config/main.py] GCU has no commit timer: fabconf takes a checkpoint and rolls back to it

@@ -239,8 +239,7 @@ def test_lldp_and_bgp_read_back_from_the_world(tmp_path: Path) -> None:
                 name, ADDR, ssh_port=0, ports=sorted(ports.values()), username=USER, password=PASSWORD,
                 world=world, state_dir=tmp_path,
             )  # fmt: skip
-            sim.start()
-            world.register(sim)
+            sim.start()  # registers with the World
             sims.append(sim)
             key = sim.ssh.host_key
             with known.open("a") as fh:
