@@ -54,7 +54,7 @@ HOST_RULES = _rules(
     ("qos", r"(^|> )(qos|ecn|roce_tos)\b|trust|dscp2prio|roce_(np|rp)_enable|cnp_|\btos\b"),
     ("nic", r"(^|> )(nics|routing|sysctl)\b|\bmtu\b|address|netdev|rdma|\bvia\b|lookup|arp_|rp_filter"),
 )
-# SONiC: the lines of the staged JSON Patch as compare_config reads it (``~ PORT_QOS_MAP|Ethernet0 pfc_enable: …``)
+# SONiC: the lines of the staged JSON Patch as compare_config reads it (``+ PORT_QOS_MAP|Ethernet0 pfc_enable: …``)
 CONFIG_DB_RULES = _rules(
     ("pfc", r"^(PFC_WD|BUFFER_PG|MAP_PFC_PRIORITY_TO_QUEUE)\b|\bpfc_enable\b"),
     ("vlans", r"^VLAN"),
@@ -83,8 +83,8 @@ def classify(diff: str, commands: str, candidate: Candidate) -> list[str]:
     """The drifted sections of one device, in ``SECTIONS`` order ([] when nothing drifted)."""
     if candidate is Candidate.NVUE_TREE:
         paths: Iterator[str] | list[str] = nv_paths(commands)
-    elif candidate is Candidate.CONFIG_DB:  # one operation a line: "~ TABLE|KEY field: …", "+ …", "- …"
-        paths = [line[2:] for line in diff.splitlines() if line[:2] in ("~ ", "+ ", "- ")]
+    elif candidate is Candidate.CONFIG_DB:  # one line a value: "+ TABLE|KEY field: …", "- …"
+        paths = [line[2:] for line in diff.splitlines() if line[:2] in ("+ ", "- ")]
     else:
         paths = changed_paths(diff)
     found = {section_of(p, candidate) for p in paths}

@@ -4,7 +4,7 @@
   read the running one (``show runningconfiguration all``) and stage the RFC 6902 patch from it to the target
   (``fabconf.platform.sonic.patch``: merge changes only what fabconf owns, replace also drops the fields it does not
   render from its rows; the management plane and every other table are kept in both modes).
-- ``compare_config`` is that patch as people read it (``~ PORT|Ethernet0 mtu: "9100" -> "9216"``).
+- ``compare_config`` is that patch as a diff (``- PORT|Ethernet0 mtu: "9100"`` then ``+ … "9216"``).
 - ``commit_config`` takes a checkpoint of the whole configuration (``config checkpoint``), sends the patch by SCP
   and applies it (``config apply-patch``). GCU has no commit timer, so like NX-OS the platform reverts from the
   checkpoint (``rollback()``, ``config rollback``) when fabconf does not confirm: ``revert_in`` is accepted and

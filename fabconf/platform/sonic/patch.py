@@ -133,7 +133,8 @@ def _unpointer(path: str) -> list[str]:
 
 
 def describe(ops: list[dict[str, Any]], running: ConfigDb) -> str:
-    """The patch as people read it: one line per operation, ``TABLE|KEY field: old -> new``."""
+    """The patch as people read it, as a diff: ``- TABLE|KEY field: old`` / ``+ TABLE|KEY field: new`` (a row or
+    table added or removed: one line with its value)."""
     lines = []
     for op in ops:
         parts = _unpointer(op["path"])
@@ -146,6 +147,7 @@ def describe(ops: list[dict[str, Any]], running: ConfigDb) -> str:
         elif op["op"] == "add":
             lines.append(f"+ {where}: {json.dumps(op['value'], sort_keys=True)}")
         else:
-            old = running[parts[0]][parts[1]][parts[2]]
-            lines.append(f"~ {where}: {json.dumps(old)} -> {json.dumps(op['value'])}")
+            old = running[parts[0]][parts[1]][parts[2]]  # a replaced value: the old line and the new one
+            lines.append(f"- {where}: {json.dumps(old)}")
+            lines.append(f"+ {where}: {json.dumps(op['value'])}")
     return "\n".join(lines) + ("\n" if lines else "")

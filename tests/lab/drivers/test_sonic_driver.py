@@ -87,7 +87,7 @@ def test_merge_push_confirm_then_nothing_left_to_change(lab: tuple[SonicSim, Son
     sim, driver, text = lab
     driver.load_merge_candidate(config=text)
     diff = driver.compare_config()
-    assert '~ PORT|Ethernet0 mtu: "9100" -> "9216"' in diff
+    assert '- PORT|Ethernet0 mtu: "9100"\n+ PORT|Ethernet0 mtu: "9216"' in diff
     assert "- BGP_NEIGHBOR|10.9.9.1" in diff  # routing rows are fabconf's: the stale neighbour goes
     assert "+ PFC_WD" in diff
     driver.commit_config(revert_in=60)

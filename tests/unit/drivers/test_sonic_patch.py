@@ -95,7 +95,7 @@ def test_a_table_left_empty_is_removed_whole_and_a_new_one_added_whole() -> None
 def test_describe_reads_as_a_diff() -> None:
     ops = json_patch(RUNNING, target(RUNNING, RENDERED, replace=False))
     text = describe(ops, RUNNING)
-    assert '~ PORT|Ethernet0 mtu: "9100" -> "9216"' in text
+    assert '- PORT|Ethernet0 mtu: "9100"\n+ PORT|Ethernet0 mtu: "9216"' in text
     assert '- BGP_NEIGHBOR|10.9.9.1: {"asn": "65000", "name": "old-spine"}' in text
     assert "+ INTERFACE|Ethernet0|10.254.0.1/31: {}" in text
 
