@@ -10,7 +10,8 @@
   checkpoint (``rollback()``, ``config rollback``) when fabconf does not confirm: ``revert_in`` is accepted and
   left to fabconf. A refused patch changes nothing (GCU validates the whole result first) and raises
   ``CommitError`` with GCU's reason; a patch that fails part-way is rolled back from the checkpoint at once.
-- ``confirm_commit`` deletes the checkpoint (``config delete-checkpoint``).
+- ``confirm_commit`` deletes the checkpoint (``config delete-checkpoint``), as does a clean ``close`` after a
+  commit that was neither confirmed nor rolled back (fabconf confirms only drivers with a device timer).
 
 Connection settings (``optional_args``): ``port`` (SSH, default 22), ``ssh_known_hosts``, ``ssh_strict``.
 """
@@ -60,7 +61,7 @@ class SonicDriver(DriverBase):
 
     # -- connection ------------------------------------------------------------------------------------------
     def open(self) -> None:
-        self.close()
+        self._drop()
         client = paramiko.SSHClient()
         try:
             trust_host(client, self.hostname, self.port, self.known_hosts)
@@ -95,6 +96,21 @@ class SonicDriver(DriverBase):
         self._client = client
 
     def close(self) -> None:
+        """A commit of this session that was neither rolled back nor confirmed stands once the session ends
+        cleanly (fabconf confirms only drivers with a device timer, and rolls a checkpoint platform back when
+        verify fails): its checkpoint is deleted then. A run that dies leaves it, for the next run to roll back to."""
+        if self._pending and self._client is not None and self._transport_active():
+            try:
+                self._config("delete-checkpoint", CHECKPOINT)
+            except (CommitError, ConnectionException) as exc:
+                log.warning("%s: the checkpoint %s stays: %s", self.hostname, CHECKPOINT, exc)
+            self._pending = False
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _drop(self) -> None:
+        """Close the connection, nothing else (a reconnect keeps what this session committed pending)."""
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -123,11 +139,11 @@ class SonicDriver(DriverBase):
                 raise TimeoutError
             status = channel.recv_exit_status()
         except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
-            self.close()
+            self._drop()
             raise ConnectionException(f"{self.where}: the session broke during '{command}': {exc}") from None
         if status == -1 or self._client is None or not self._transport_active():
             # closed without an exit status (dropped mid-command): whether the command took effect is unknown
-            self.close()
+            self._drop()
             raise ConnectionException(f"{self.where}: the connection closed during '{command}' without an answer")
         return out.decode(errors="replace"), err.decode(errors="replace"), status
 
@@ -157,7 +173,7 @@ class SonicDriver(DriverBase):
             channel.shutdown_write()
             channel.recv_exit_status()
         except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
-            self.close()
+            self._drop()
             raise ConnectionException(f"{self.where}: the session broke while sending {path}: {exc}") from None
 
     def _config(self, *words: str) -> None:
