@@ -29,6 +29,7 @@ import paramiko
 
 from fabconf.drivers.base import CommitConfirmException, CommitError, ConnectionException, DriverBase
 from fabconf.drivers.known_hosts import trust_host
+from fabconf.drivers.textdiff import unified
 from fabconf.platform.sonic.patch import ConfigDb, PatchError, describe, json_patch, parse, target
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ class SonicDriver(DriverBase):
         self._client: paramiko.SSHClient | None = None
         self._patch: list[dict[str, Any]] | None = None
         self._running: ConfigDb | None = None
+        self._target: ConfigDb | None = None
         self._pending = False
 
     @property
@@ -202,10 +204,12 @@ class SonicDriver(DriverBase):
         try:
             rendered = parse(config, f"{self.hostname}: rendered configuration")
             running = self.running()
-            self._patch = json_patch(running, target(running, rendered, replace=replace))
+            want = target(running, rendered, replace=replace)
+            self._patch = json_patch(running, want)
         except PatchError as exc:
             raise CommitError(str(exc)) from None
         self._running = running
+        self._target = want
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         self._load(filename, config, replace=False)
@@ -218,9 +222,21 @@ class SonicDriver(DriverBase):
             return ""
         return describe(self._patch, self._running)
 
+    def config_diff(self) -> str:
+        """``ConfigDiff``: the running CONFIG_DB and the one the patch leads to, as a unified diff of their JSON
+        (keys sorted, indent 4)."""
+        if self._patch is None or self._running is None or self._target is None:
+            return ""
+
+        def text(db: ConfigDb) -> str:
+            return json.dumps(db, indent=4, sort_keys=True) + "\n"
+
+        return unified(text(self._running), text(self._target), self.hostname)
+
     def discard_config(self) -> None:
         self._patch = None
         self._running = None
+        self._target = None
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         if self._patch is None:

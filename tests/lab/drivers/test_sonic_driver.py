@@ -16,6 +16,7 @@ from napalm.base.exceptions import CommitConfirmException, CommitError, Connecti
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import environment
+from fabconf.drivers.contract import ConfigDiff, RevertTimer
 from fabconf.platform.sonic.design import qos_sonic
 from fabconf.platform.sonic.driver import CHECKPOINT, SonicDriver
 from fabconf_lab.sonic.sim import SonicSim
@@ -90,6 +91,11 @@ def test_merge_push_confirm_then_nothing_left_to_change(lab: tuple[SonicSim, Son
     assert '- PORT|Ethernet0 mtu: "9100"\n+ PORT|Ethernet0 mtu: "9216"' in diff
     assert "- BGP_NEIGHBOR|10.9.9.1" in diff  # routing rows are fabconf's: the stale neighbour goes
     assert "+ PFC_WD" in diff
+    assert isinstance(driver, ConfigDiff) and not isinstance(driver, RevertTimer)  # fabconf reverts: a checkpoint
+    unified = driver.config_diff()
+    lines = unified.splitlines()
+    assert any(ln.startswith("-") and '"mtu": "9100"' in ln for ln in lines)
+    assert any(ln.startswith("+") and '"mtu": "9216"' in ln for ln in lines)
     driver.commit_config(revert_in=60)
     assert CHECKPOINT in sim.db.checkpoints and driver.has_pending_commit()
     driver.confirm_commit()
