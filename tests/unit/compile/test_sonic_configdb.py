@@ -172,3 +172,18 @@ def test_every_sonic_device_of_every_example_passes_the_yang_models(validator: A
             assert validator.check(db) == [], f"{inv.name}/{name}"
             found.append(f"{inv.name}/{name}")
     assert found == ["sonic-mix/p1-leaf1", "sonic-mix/p2-leaf2"]
+
+
+def test_adaptive_routing_on_a_sonic_switch_is_refused_with_the_reason(tmp_path: Path) -> None:
+    import shutil
+
+    from fabconf.compile.problems import InputError
+
+    shutil.copytree(ROOT / "examples" / "sonic-mix", tmp_path / "inv")
+    groups = tmp_path / "inv" / "groups.yaml"
+    groups.write_text(groups.read_text().replace('"Ethernet{1-64}"], load_balancing: ecmp,', '"Ethernet{1-64}"],'))
+    with pytest.raises(InputError) as refused:
+        compile_inventory(tmp_path / "inv")
+    text = "\n".join(str(p) for p in refused.value.problems)
+    assert "load_balancing.mode: p1-leaf1: cannot run adaptive routing" in text, text
+    assert "no sonic-ars model" in text
