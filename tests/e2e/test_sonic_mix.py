@@ -1,5 +1,6 @@
 """The mixed example with SONiC leaves (examples/sonic-mix) end to end against the lab: diff, push, verify,
-``verify --cabling`` and drift; an out-of-band change on a SONiC leaf is drift in its section, pushed back."""
+``verify --cabling``, drift and preflight; an out-of-band change on a SONiC leaf is drift in its section, pushed
+back."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
 def test_the_mixed_fabric_with_sonic_leaves_through_every_job(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
     code, text = fab(capsys, "diff", "-i", inv(lab), "--limit", ",".join(SONIC))
     assert code in (0, 2), text  # a dry run: changes to show
-    assert "+ PORT_QOS_MAP:" in text and "+ BGP_NEIGHBOR:" in text, text[-3000:]
+    assert '+    "PORT_QOS_MAP": {' in text and '+    "BGP_NEIGHBOR": {' in text, text[-3000:]  # unified JSON
 
     code, text = push_all(lab, capsys)
     report = json.loads(text[text.index("{") :])
@@ -37,6 +38,10 @@ def test_the_mixed_fabric_with_sonic_leaves_through_every_job(lab: Lab, capsys: 
         assert code == 0, text[-3000:]
     code, text = fab(capsys, "drift", "-i", inv(lab))
     assert code == 0, text[-3000:]
+    # preflight's switch checks on the SONiC leaves: ports up at speed, error counters (no PFC read yet)
+    code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", ",".join(SONIC), "--format", "json")
+    assert code == 0, text[-3000:]
+    assert all(d["state"] == "verified" for d in json.loads(text[text.index("{") :])["devices"]), text
 
     # out of band, on the switch: PFC on a second priority of a host port
     leaf = sim(lab, "p1-leaf1")
