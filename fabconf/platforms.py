@@ -103,6 +103,10 @@ class Platform:
     manufacturer: str = ""
     network_driver: str = ""
     snmp_modules: tuple[str, ...] = ()  # monitoring: snmp_exporter modules beyond every switch's
+    # seconds one device's push takes to prepare (connect, read, stage the diff), commit, verify and confirm, for
+    # `fabconf push --plan` before any push to such a device is in the audit log: fabconf's planning defaults,
+    # not a vendor's figures
+    push_phases_s: tuple[float, float, float, float] = (3.0, 5.0, 15.0, 2.0)
 
     def release_line(self, version: str | None, assume: str | None = None) -> str:
         """The release line ``version`` (default: ``default_version``) belongs to; ValueError when fabconf does

@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabconf.cli import report
+from fabconf.cli import pushplan, report
 from fabconf.cli.lab import DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
 from fabconf.cli.progress import RunProgress
 from fabconf.deploy import rollout
@@ -27,7 +28,7 @@ from fabconf.drivers.inventory_transport import ALLOW_FLAG
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
 from fabconf.jobs.diff import diff
-from fabconf.jobs.push import push
+from fabconf.jobs.push import forecast, push
 from fabconf.jobs.target import Hooks, ProgressFactory, Target
 from fabconf.jobs.verify import verify
 
@@ -66,11 +67,14 @@ class Output:
     def side(self) -> Any:
         return sys.stderr if self.fmt == "json" else sys.stdout
 
-    def emit(self, outcomes: list[Outcome], command: str, code: int, title: str) -> int:
+    def emit(
+        self, outcomes: list[Outcome], command: str, code: int, title: str, extra: dict[str, Any] | None = None
+    ) -> int:
+        """The report; ``extra``: top-level fields a command adds to its JSON report (a push's ``waves``)."""
         if self.fmt == "json" and self.documents is not None:
-            self.documents.append(report.as_dict(outcomes, command, code))
+            self.documents.append({**report.as_dict(outcomes, command, code), **(extra or {})})
         elif self.fmt == "json":
-            print(report.as_json(outcomes, command, code))
+            print(json.dumps({**report.as_dict(outcomes, command, code), **(extra or {})}, indent=2))
         else:
             report.print_text(outcomes, title, commands=self.commands, diffs=self.diffs)
         return code
@@ -135,7 +139,13 @@ def run_push(
         return result.exit_code
     if result.previewed:
         out = dataclasses.replace(out, diffs=False)  # each diff is shown once, in the plan
-    return out.emit(result.outcomes, "push", result.exit_code, "fabconf push")
+    waves = None if result.plan is None or result.estimate is None else pushplan.timing(result.plan, result.estimate)
+    code = out.emit(
+        result.outcomes, "push", result.exit_code, "fabconf push", None if waves is None else {"waves": waves}
+    )
+    if waves is not None and out.fmt == "text":  # the estimate against what each wave took
+        pushplan.print_timing(waves)
+    return code
 
 
 # -- the argparse layer -------------------------------------------------------------------------------------------
@@ -195,6 +205,8 @@ def push_options_of(args: argparse.Namespace) -> PushOptions:
 
 def cmd_push(args: argparse.Namespace) -> int:
     push_options = push_options_of(args)
+    if args.plan:
+        return pushplan.run(forecast(target_of(args), device_options_of(args), push_options), args.format)
     out = Output(args.format, commands=args.commands)
     return run_push(target_of(args), device_options_of(args), push_options, out, args.yes)
 
@@ -306,4 +318,9 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
         help="GPU hosts: run mlxfwreset so pending mlxconfig changes take effect now (disrupts traffic)",
     )
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="touch no device: print the waves, the failure budget and the estimated duration of each",
+    )
     p.set_defaults(func=cmd_push)

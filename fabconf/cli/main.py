@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import sys
@@ -11,19 +12,23 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-import jinja2
-
-from fabconf.cli.compile import print_problems, run_render, run_validate
 from fabconf.cli.pipes import EXIT_BROKEN_PIPE, ReaderGone, guarded_stdout, silence_stdout
 from fabconf.compile.problems import InputError
-from fabconf.deploy.audit import audit_path
-from fabconf.deploy.private import open_private
 from fabconf.errors import FabconfError
+
+# Start-up imports only what a command needs: the compile stack (Jinja2, jsonschema, YAML) is imported when
+# `validate` or `render` runs, the device stack when a device command's parser is built; `--version` and the
+# parsing of a compile command load neither (`python -X importtime -m fabconf --version`; bench/bench_startup.py).
 
 EXIT_OK, EXIT_ERROR = 0, 1
 # commands that touch no device: their parser is built alone, without importing the device stack (NAPALM with
 # every driver, netmiko, paramiko, Nornir: half a second of a `fabconf render --limit` of one leaf)
 COMPILE_COMMANDS = ("validate", "render")
+# first words that the compile commands' parser answers alone: `fabconf --version` builds no device parser
+LIGHT_WORDS = (*COMPILE_COMMANDS, "--version")
+# commands that touch no device either, whose parser is built beside the compile commands' alone (CI runs
+# `fabconf report merge` and `fabconf audit` after every shard): the module that adds it
+LIGHT_COMMANDS = {"audit": "fabconf.cli.auditlog", "report": "fabconf.cli.report_merge"}
 
 
 def _version() -> str:
@@ -77,8 +82,21 @@ def _run_book(args: argparse.Namespace) -> int:
     return runbook.run(args.file, options)
 
 
-def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
-    """The whole command line (``compile_only``: only ``COMPILE_COMMANDS``, for a run of one of them)."""
+def _validate(args: argparse.Namespace) -> int:
+    from fabconf.cli.compile import run_validate
+
+    return run_validate(Path(args.inventory))
+
+
+def _render(args: argparse.Namespace) -> int:
+    from fabconf.cli.compile import run_render
+
+    return run_render(Path(args.inventory), Path(args.output), args.limit)
+
+
+def build_parser(compile_only: bool = False, only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line (``compile_only``: only ``COMPILE_COMMANDS``, for a run of one of them; ``only``:
+    those and the one of ``LIGHT_COMMANDS`` named, for a run of it)."""
     parser = argparse.ArgumentParser(
         prog="fabconf",
         description="Configuration-as-code for lossless RoCEv2 GPU fabrics (Cumulus, EOS, NX-OS, ConnectX hosts).",
@@ -92,7 +110,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
         description="validate the inventory: schemas and cross-checks, every problem at once",
     )
     _inventory_arg(v)
-    v.set_defaults(func=lambda a: run_validate(Path(a.inventory)))
+    v.set_defaults(func=_validate)
 
     r = sub.add_parser(
         "render",
@@ -109,11 +127,14 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="devices to render: names, groups or globs, ',' separated; !x excludes, &x intersects",
     )
-    r.set_defaults(func=lambda a: run_render(Path(a.inventory), Path(a.output), a.limit))
+    r.set_defaults(func=_render)
     if compile_only:
         return parser
+    if only is not None:
+        importlib.import_module(LIGHT_COMMANDS[only]).add_parser(sub)
+        return parser
 
-    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, sot
+    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, report_merge, sot
     from fabconf.cli import init as init_cli
     from fabconf.cli import plan as plan_cli
     from fabconf.deploy.options import DeviceOptions
@@ -152,6 +173,7 @@ def build_parser(compile_only: bool = False) -> argparse.ArgumentParser:
     plan_cli.add_parser(sub)
     sot.add_parser(sub, _inventory_arg)
     auditlog.add_parser(sub)
+    report_merge.add_parser(sub)
     return parser
 
 
@@ -162,6 +184,8 @@ QUIET_LOGGERS = ("paramiko", "pyeapi", "urllib3", "ncclient", "netmiko", "napalm
 
 def log_path() -> Path:
     """``FABCONF_LOG``, else ``fabconf.log`` beside the audit log (``~/.local/state/fabconf/``)."""
+    from fabconf.deploy.audit import audit_path
+
     return Path(os.environ.get("FABCONF_LOG") or audit_path().parent / "fabconf.log")
 
 
@@ -169,6 +193,8 @@ def quiet_libraries() -> None:
     """Third-party loggers never print on the terminal (FABCONF_DEBUG lets them through): what they say, and a
     traceback a library's own thread dies with, goes to the log file (``log_path()``, 0600); a device's
     failure is reported once, in its Outcome."""
+    from fabconf.deploy.private import open_private
+
     debug = bool(os.environ.get("FABCONF_DEBUG"))
     handler: logging.Handler | None = None
     with contextlib.suppress(OSError, FabconfError):  # no usable log file: the lines are dropped, never shown
@@ -208,9 +234,11 @@ def _from_library(args: threading.ExceptHookArgs) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    quiet_libraries()
     words = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(compile_only=bool(words) and words[0] in COMPILE_COMMANDS).parse_args(words)
+    first = words[0] if words else ""
+    parser = build_parser(compile_only=first in LIGHT_WORDS, only=first if first in LIGHT_COMMANDS else None)
+    args = parser.parse_args(words)
+    quiet_libraries()  # after parsing: `--version`, `--help` and a usage error open no log file
     try:
         with guarded_stdout():
             code = int(args.func(args))
@@ -220,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             return code
     except InputError as exc:
-        print_problems(exc.problems)
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
         print(f"fabconf: {len(exc.problems.errors)} error(s); nothing was rendered or changed", file=sys.stderr)
         return EXIT_ERROR
     except (ReaderGone, BrokenPipeError):  # `fabconf diff | head`: the reader is gone; exit quietly, as shell tools do
@@ -229,15 +258,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FabconfError, ValueError) as exc:
         print(f"fabconf: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except jinja2.TemplateError as exc:
-        print(f"fabconf: template error (a fabconf bug, please report): {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except OSError as exc:
         print(f"fabconf: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("fabconf: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if not _template_error(exc):
+            raise
+        print(f"fabconf: template error (a fabconf bug, please report): {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _template_error(exc: Exception) -> bool:
+    """A Jinja2 template error; Jinja2 is never imported for this: a run that did not load it raised none."""
+    jinja2 = sys.modules.get("jinja2")
+    return jinja2 is not None and isinstance(exc, jinja2.TemplateError)
 
 
 if __name__ == "__main__":

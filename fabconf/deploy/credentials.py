@@ -26,9 +26,12 @@ import shlex
 import subprocess
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from fabconf.compile.model import Device
 from fabconf.errors import FabconfError
+
+if TYPE_CHECKING:  # for the annotations only: the audit log (and so every command's start) needs no model
+    from fabconf.compile.model import Device
 
 
 class CredentialsError(FabconfError):

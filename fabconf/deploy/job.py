@@ -73,6 +73,9 @@ class Outcome:
     # what was read and found right: verify and a push's verify (``intent``, ``mtu``, ``lldp``, ``bgp``, ``ecmp``);
     # preflight (each check run -> the command -> the values it read)
     evidence: dict[str, Any] = field(default_factory=dict)
+    # push: seconds each phase took (``commit``, ``verify``, ``confirm``), recorded in the audit log for the
+    # estimates of later pushes (``fabconf.deploy.estimate``)
+    phases: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -86,4 +89,6 @@ class Outcome:
             "seconds": round(self.seconds, 3),
             "evidence": self.evidence,
         }
+        if self.phases:
+            out["phases"] = {k: round(v, 3) for k, v in self.phases.items()}
         return out

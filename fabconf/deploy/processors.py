@@ -91,5 +91,7 @@ class AuditProcessor(_Observer):
                 config_after_sha256=outcome.config_after or None,
                 target=audit.target_of(self.context, address),
                 address=address,
+                seconds=round(outcome.seconds, 3),
+                phases={k: round(v, 3) for k, v in outcome.phases.items()} or None,
                 **self.context,
             )

@@ -9,6 +9,7 @@ Switches and GPU hosts each get their own worker pool, and run side by side.
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -122,6 +123,7 @@ class Wave:
     jobs: list[Job]
     canary: bool
     label: str
+    seconds: float | None = None  # how long the wave took, once pushed (None: not pushed, or not reached)
 
 
 @dataclass
@@ -207,7 +209,7 @@ def push(
             for job in wave.jobs:
                 outcomes[job.name] = Outcome(job.name, job.platform, State.UNTOUCHED, message=stopped)
             continue
-        before = failures
+        before, started = failures, time.monotonic()
         results = run(
             wave.jobs,
             push_task,
@@ -222,6 +224,7 @@ def push(
             pending_peers=pending_peers or {},
             audit_context=audit.context,
         )
+        wave.seconds = time.monotonic() - started
         for outcome in results:
             outcomes[outcome.device] = outcome
             if outcome.state in (State.APPLIED, State.UNCHANGED):

@@ -507,6 +507,7 @@ def _push(
     if changed:
         _quietly(driver.discard_config)
         return _conflict(job, diff, "the device changed since its diff was computed (another changer?):\n" + changed)
+    phases, mark = {}, time.monotonic()
     try:
         if timer:
             driver.commit_config(revert_in=revert_in)
@@ -517,10 +518,12 @@ def _push(
         return _conflict(job, diff, str(exc))
     except Exception as exc:  # the commit's outcome is unknown: make sure the device is as it was
         return _recover(job, _reattaching(driver, reopen), before, diff, f"commit failed: {_err(exc)}")
+    phases["commit"], mark = time.monotonic() - mark, time.monotonic()
     try:
         failed = verify(job, driver, ctx)
     except Exception as exc:
         failed = [f"verification could not run: {_err(exc)}"]
+    phases["verify"], mark = time.monotonic() - mark, time.monotonic()
     if ctx.aborted:
         failed = [*failed, "the run was interrupted (Ctrl-C twice): not confirmed"]
     if failed:
@@ -530,9 +533,11 @@ def _push(
             driver.confirm_commit()
         except Exception as exc:  # its commit still pending: the reconnected driver must know it to undo it
             return _recover(job, _reattaching(driver, reopen), before, diff, f"confirm failed: {_err(exc)}")
+    phases["confirm"] = time.monotonic() - mark
     notes = (_pending_firmware(driver), peers.note(ctx.pending.get(job.name, ())))
     message = "; ".join(n for n in notes if n)
-    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=message, evidence=dict(ctx.evidence))
+    evidence = dict(ctx.evidence)
+    return Outcome(job.name, job.platform, State.APPLIED, diff=diff, message=message, evidence=evidence, phases=phases)
 
 
 def _changed_since(driver: Driver, before: str) -> str:

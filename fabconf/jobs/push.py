@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from dataclasses import dataclass
 
 from fabconf.deploy import audit, rollout
 from fabconf.deploy.audit import audit_path
+from fabconf.deploy.estimate import Estimate, estimate
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.lock import DeviceLocks, lock_address
 from fabconf.deploy.options import DeviceOptions, PushOptions
@@ -28,6 +31,33 @@ from fabconf.platforms import Revert
 from fabconf.platforms import platform as platform_spec
 
 READ_BACK = (State.VERIFIED, State.APPLIED, State.UNCHANGED, State.ROLLED_BACK)
+
+
+@dataclass
+class PushResult(Result):
+    """A push's Result with its waves (``plan``; each wave's ``seconds`` once pushed) and the ``estimate`` made
+    before it started."""
+
+    plan: rollout.Plan | None = None
+    estimate: Estimate | None = None
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """``fabconf push --plan``: the waves, the failure budget and how long each wave should take."""
+
+    plan: rollout.Plan
+    estimate: Estimate
+    max_fail: int
+
+
+def forecast(target: Target, options: DeviceOptions, push_options: PushOptions) -> Forecast:
+    """The push's waves and its estimated duration; no device is touched, and a lab is neither started nor read
+    (its latencies are still those of lab runs)."""
+    _compiled, jobs = prepare(dataclasses.replace(target, lab=False))
+    the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
+    mode = audit_context(target)["mode"]
+    return Forecast(the_plan, estimate(the_plan, options, mode), push_options.max_fail)
 
 
 def push_exit_code(outcomes: list[Outcome]) -> int:
@@ -54,7 +84,7 @@ def resolve_unfinished(command: str, jobs: list[Job], outcomes: list[Outcome], c
     audit.resolve(command, [(o.device, str(o.state), address[o.device]) for o in read], context)
 
 
-def push(target: Target, options: DeviceOptions, push_options: PushOptions, hooks: Hooks = QUIET) -> Result:
+def push(target: Target, options: DeviceOptions, push_options: PushOptions, hooks: Hooks = QUIET) -> PushResult:
     """Apply intent to every selected device. With ``hooks.approve`` the dry run and the waves are shown and
     the push goes ahead only when approved (``Result.declined`` otherwise, nothing changed); a dry run with a
     failed device is refused before the question."""
@@ -62,6 +92,7 @@ def push(target: Target, options: DeviceOptions, push_options: PushOptions, hook
     check_confirm_timeout(jobs, push_options.confirm_timeout)
     warn_unfinished(jobs, audit_context(target))
     the_plan = rollout.plan(jobs, canary=push_options.canary, batch=push_options.batch)
+    expected = estimate(the_plan, options, audit_context(target)["mode"])
     if push_options.confirm_timeout < push_options.bgp_wait + 30:
         print(
             f"fabconf: warning: --confirm-timeout {push_options.confirm_timeout}s leaves little time to verify "
@@ -78,7 +109,7 @@ def push(target: Target, options: DeviceOptions, push_options: PushOptions, hook
             if diff_exit_code(preview) == 1:
                 raise UsageError("some devices failed the dry run; fix them or --limit them out")
             if not hooks.approve.ask():
-                return Result([], 1, declined=True)
+                return PushResult([], 1, declined=True)
             previewed = True  # each diff is shown once, in the plan
         with interruptible() as interrupt, hooks.progress("push", jobs) as shown:
             outcomes = rollout.push(
@@ -93,4 +124,4 @@ def push(target: Target, options: DeviceOptions, push_options: PushOptions, hook
             )
     code = EXIT_INTERRUPTED if interrupt.stopping else push_exit_code(outcomes)
     resolve_unfinished("push", jobs, outcomes, audit_context(target))
-    return Result(outcomes, code, previewed=previewed)
+    return PushResult(outcomes, code, previewed=previewed, plan=the_plan, estimate=expected)

@@ -228,7 +228,7 @@ def operational_tree(
     (release, model) the switch reports; ``negotiated``: port -> Gb/s its link came up at (a cable/optic fault),
     else swp ports report 400G [U: the lab's fabric links run at 400G]; ``errors``: port -> share of received frames
     in error (``link PORT:errors=R``), shown in ``link stats`` (``in-pkts``, ``in-errors``: frames grow with time
-    while the link is up) [U: the leaf names of ``nv show interface swpN link stats``]; ``pauses``: PFC frames
+    while the link is up) [3P: tests/captures/nvue-interface]; ``pauses``: PFC frames
     received so far on the RoCE priority of every swp port that is up (``fabconf lab fault DEV pfc-storm``), in
     ``counters qos pfc-stats`` (``pfc_stats``).
 

@@ -227,7 +227,8 @@ def interface_row(s: IfState) -> dict[str, Any]:
     if kind == "Loopback":
         return row
     row["medium"] = "broadcast"
-    row["eth_mode"] = "routed" if s.routed else "access"
+    if not s.routed:  # a routed port has no eth_mode [3P: tests/captures/nxos-show-interface-json]
+        row["eth_mode"] = "access"
     row["eth_duplex"] = "full"
     row["eth_speed"] = f"{s.speed_mbps // 1000} Gb/s" if s.oper_up else "auto-speed"
     row["eth_autoneg"] = "off"

@@ -3,14 +3,19 @@ sizes. Where the lab must differ, the test says why."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from capturekit import load
 
+from fabconf.drivers.cli import nxos_counters
 from fabconf.platform.linux.parse import parse_mlxconfig_query
 from fabconf.preflight import hostparse as hp
+from fabconf_lab.eos.sim import EosSim, Session
 from fabconf_lab.host.nicstate import add_port_keys, nic_from_dict
 from fabconf_lab.host.sim import GpuHostSim
+from fabconf_lab.nvue.oper import operational_tree
+from fabconf_lab.nxos.show import IfState, interface_row
 from fabconf_lab.orchestrator import link_fault
 
 IF0, IF1 = "ens1f0np0", "ens1f1np1"
@@ -121,3 +126,60 @@ def test_ethtool_stats_has_a_real_ports_size_and_names() -> None:
     # Where the lab differs: it prints the per-priority counters for all eight priorities (359 in all), the real
     # port printed priority 0's only and no pause counters (it had no PFC); which priorities mlx5 prints is [U].
     assert {f"rx_prio{p}_buf_discard" for p in range(8)} <= set(lab)
+
+
+# -- switches -----------------------------------------------------------------------------------------------------
+
+
+def test_nxos_show_interface_rows_have_a_real_rows_keys_and_types() -> None:
+    """The lab's Ethernet row against a real routed 100G port's: every key the lab prints is a real one, and the
+    counters fabconf reads have the real types (numbers for unicast frames, strings for errors). A routed port
+    has no ``eth_mode`` (the lab printed ``routed``). The lab leaves out the real row's other counters (runts,
+    giants, pause, rates...), which fabconf does not read."""
+    body = json.loads(load("nxos-show-interface-json", "nxapi-14-interfaces").text)
+    real = next(
+        r for r in nxos_counters.rows(body["TABLE_interface"], "ROW_interface") if r["interface"] == "Ethernet1/1"
+    )
+    assert "eth_ip_addr" in real and "eth_mode" not in real  # routed
+    lab = interface_row(
+        IfState("Ethernet1/1", True, True, 9216, None, "0000.1111.2222", True, "10.0.0.1/31", 400000, 10.0, 5, 1)
+    )
+    assert set(lab) <= set(real) | {"desc"}
+    for key in ("eth_inucast", "eth_inerr", "eth_outucast", "eth_outerr", "eth_mtu", "eth_bw", "eth_ip_mask"):
+        assert type(lab[key]) is type(real[key]), key
+    assert real["eth_speed"] == "100 Gb/s" and lab["eth_speed"] == "400 Gb/s"
+    switched = interface_row(
+        IfState("Ethernet1/2", True, False, 9216, None, "0000.1111.2223", False, None, 400000, None)
+    )
+    assert switched["eth_mode"] == "access" and switched["eth_speed"] == "auto-speed"  # as real access ports
+
+
+def test_nvue_interface_link_has_a_real_replys_leaves() -> None:
+    """``GET /nvue_v1/interface``: the lab's ``link`` leaves and ``link stats`` counters are among a real 5.11+
+    reply's, and the speed is written as NVUE writes it (``1G``, ``400G``). The lab leaves out ``mac-address``,
+    ``flag``, ``state`` and the byte/drop/carrier counters: fabconf reads the MAC only for ``get_interfaces``,
+    where the lab's is empty."""
+    real = json.loads(load("nvue-interface", "cumulus-5x-eth0-lo-rest").text)
+    applied = {"interface": {"swp1": {"type": "swp", "link": {"state": {"up": {}}}}, "eth0": {"type": "eth"}}}
+    tree = operational_tree("leaf1", applied, ["swp1"], None)
+    for name in ("swp1", "eth0"):
+        link = tree["interface"][name]["link"]
+        assert set(link) - {"stats"} <= set(real["eth0"]["link"]), name
+        assert re.fullmatch(r"\d+G", link["speed"]) and real["eth0"]["link"]["speed"] == "1G"
+        assert link["oper-status"] in ("up", "down") and link["admin-status"] == "up"
+    stats = tree["interface"]["swp1"]["link"]["stats"]
+    assert set(stats) <= set(real["eth0"]["link"]["stats"])
+    assert all(type(v) is int for v in stats.values())
+
+
+def test_eos_configuration_sessions_have_a_real_replys_keys() -> None:
+    """``show configuration sessions``: the lab's reply and each session's keys are a real reply's; the lab gives
+    every session a ``completedTime`` (0.0 while pending), as EOS 4.3x does for a session once opened."""
+    real = json.loads(load("eos-show-configuration-sessions", "doublezero-open-in-vty5").text)
+    sim = EosSim("leaf1", "127.12.2.10", ports=["Ethernet1"], username="u", password="p", ca=None)
+    sim.sessions["fabconf_run1"] = Session("fabconf_run1", sim.running, user="admin")
+    lab = sim._sessions_json(detail=False)
+    assert set(lab) <= set(real)
+    real_keys = set().union(*(set(s) for s in real["sessions"].values()))
+    assert set(lab["sessions"]["fabconf_run1"]) <= real_keys
+    assert lab["sessions"]["fabconf_run1"]["state"] == "pending"

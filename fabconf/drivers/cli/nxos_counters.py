@@ -27,11 +27,16 @@ def rows(table: Any, row: str) -> list[dict[str, Any]]:
     return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
 
 
-def _int(value: Any) -> int:
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        return 0
+def _int(value: Any, command: str, port: str, name: str) -> int:
+    """A counter as NX-OS prints it (a number, or a string holding one); anything else is refused naming the
+    command, the port and the field: a counter that cannot be read is never taken as 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    shown = "missing" if value is None else f"not a counter ({value!r})"
+    raise ValueError(f"{command}: {port}: {name} is {shown}")
 
 
 def interfaces_counters(body: dict[str, Any]) -> dict[str, dict[str, int]]:
@@ -40,11 +45,15 @@ def interfaces_counters(body: dict[str, Any]) -> dict[str, dict[str, int]]:
     for row in rows(body.get("TABLE_interface"), "ROW_interface"):
         if "eth_inucast" not in row:
             continue  # loopbacks, SVIs
-        out[str(row.get("interface"))] = {
-            "rx_unicast_packets": _int(row.get("eth_inucast")),
-            "rx_errors": _int(row.get("eth_inerr")),
-            "tx_unicast_packets": _int(row.get("eth_outucast")),
-            "tx_errors": _int(row.get("eth_outerr")),
+        port = str(row.get("interface"))
+        out[port] = {
+            key: _int(row.get(name), INTERFACES, port, name)
+            for key, name in (
+                ("rx_unicast_packets", "eth_inucast"),
+                ("rx_errors", "eth_inerr"),
+                ("tx_unicast_packets", "eth_outucast"),
+                ("tx_errors", "eth_outerr"),
+            )
         }
     return out
 
@@ -55,5 +64,6 @@ def pfc_counters(body: dict[str, Any]) -> dict[str, dict[str, int]]:
     for module in rows(body.get("TABLE_module"), "ROW_module"):
         for row in rows(module.get("TABLE_pfc_interface"), "ROW_pfc_interface"):
             if "if_name_str" in row:
-                out[str(row["if_name_str"])] = {ALL_PRIORITIES: _int(row.get("rx-stats"))}
+                port = str(row["if_name_str"])
+                out[port] = {ALL_PRIORITIES: _int(row.get("rx-stats"), PFC, port, "rx-stats")}
     return out

@@ -546,7 +546,7 @@ class CumulusDriver(DriverBase, RevertTimer):
                 if exc.status == 404:
                     continue
                 raise
-            out[port] = nvue_getters.pfc_counters(_as_dict(stats))
+            out[port] = nvue_getters.pfc_counters(_as_dict(stats), port)
         return out
 
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:

@@ -80,27 +80,41 @@ def interfaces_counters(tree: Tree) -> dict[str, dict[str, int]]:
     """NAPALM's ``get_interfaces_counters`` shape from ``interface`` with ``link stats``; ports without stats are
     left out. The leaf names ``in-pkts``, ``in-errors``, ``out-pkts``, ``out-errors`` are NVIDIA's [V: Cumulus
     Linux user guide, "Interface Configuration and Management", Statistics: ``nv show interface swp1 counters``];
-    that they sit under ``link stats`` in the REST tree of the 5.x releases fabconf renders for is [U: the path]."""
+    that they sit under ``link stats`` in the REST tree is [3P: NVIDIA's Cumulus Linux 5.1 user guide, "NVUE API",
+    ``GET /cue_v1/interface``, and a published 5.11+ ``GET /nvue_v1/interface`` reply: tests/captures/nvue-interface].
+    A counter that is missing or not a number is refused, never read as 0."""
     out: dict[str, dict[str, int]] = {}
     for name, iface in sorted(_dict(tree).items()):
         stats = _dict(_dict(_dict(iface).get("link")).get("stats"))
         if stats:
+            where = f"interface {name} link stats"
             out[str(name)] = {
-                "rx_unicast_packets": _num(stats.get("in-pkts"), 0),
-                "rx_errors": _num(stats.get("in-errors"), 0),
-                "tx_unicast_packets": _num(stats.get("out-pkts"), 0),
-                "tx_errors": _num(stats.get("out-errors"), 0),
+                "rx_unicast_packets": _counter(stats, "in-pkts", where),
+                "rx_errors": _counter(stats, "in-errors", where),
+                "tx_unicast_packets": _counter(stats, "out-pkts", where),
+                "tx_errors": _counter(stats, "out-errors", where),
             }
     return out
 
 
-def pfc_counters(stats: Tree) -> dict[str, int]:
+def _counter(node: Tree, leaf: str, where: str) -> int:
+    """A counter leaf; one that is missing or not a count (NVUE prints ``n/a`` where a port has no such counter)
+    is refused naming the path and the leaf, never read as 0."""
+    number = _int(node.get(leaf))
+    if number is None or number < 0:
+        shown = "missing" if leaf not in node else f"not a counter ({node[leaf]!r})"
+        raise ValueError(f"NVUE {where}: {leaf} is {shown}")
+    return number
+
+
+def pfc_counters(stats: Tree, port: str = "IF") -> dict[str, int]:
     """Switch priority -> PFC frames received, from ``GET /interface/<IF>/counters/qos/pfc-stats`` (Cumulus Linux
     5.5 and later): the ``switch-priority`` rows' ``rx-pause-frames`` [V: NVIDIA's NVUE command reference, ``nv
     show interface <interface-id> counters qos pfc-stats``; U: the JSON layout, a map keyed by the table's first
     column]."""
     rows = _dict(stats.get("switch-priority"))
-    return {str(prio): _num(_dict(row).get("rx-pause-frames"), 0) for prio, row in rows.items()}
+    where = f"interface {port} counters qos pfc-stats switch-priority"
+    return {str(prio): _counter(_dict(row), "rx-pause-frames", f"{where} {prio}") for prio, row in rows.items()}
 
 
 def interfaces(tree: Tree) -> dict[str, dict[str, Any]]:
@@ -118,7 +132,7 @@ def interfaces(tree: Tree) -> dict[str, dict[str, Any]]:
             "last_flapped": -1.0,
             "mtu": _num(link.get("mtu")),
             "speed": speed_mbps(link.get("speed")),
-            "mac_address": str(link.get("mac") or link.get("mac-address") or ""),  # [U] leaf name
+            "mac_address": str(link.get("mac") or link.get("mac-address") or ""),  # [3P] mac-address: captures
         }
     return out
 

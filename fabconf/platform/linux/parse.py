@@ -133,6 +133,7 @@ class Link:
     admin_up: bool
     oper_up: bool
     mac: str
+    altnames: tuple[str, ...] = ()  # udev's other names for it (``ip link property add ... altname``)
 
 
 def _link(item: object) -> Link:
@@ -143,7 +144,9 @@ def _link(item: object) -> Link:
         raise ParseError("'flags' is not a list")
     oper = item.get("operstate")
     up = "LOWER_UP" in flags and oper in ("UP", "UNKNOWN")
-    return Link(item["ifname"], item["mtu"], "UP" in flags, up, str(item.get("address", "")))
+    altnames = item.get("altnames") or []
+    names = tuple(str(n) for n in altnames) if isinstance(altnames, list) else ()
+    return Link(item["ifname"], item["mtu"], "UP" in flags, up, str(item.get("address", "")), names)
 
 
 def parse_ip_links(text: str) -> list[Link]:
@@ -159,8 +162,12 @@ def parse_ip_links(text: str) -> list[Link]:
 
 
 def parse_ip_link(text: str, ifname: str) -> Link:
-    links = [link for link in parse_ip_links(text) if link.ifname == ifname]
+    every = parse_ip_links(text)
+    links = [link for link in every if link.ifname == ifname]
     if len(links) != 1:
+        owner = next((link.ifname for link in every if ifname in link.altnames), None)
+        if owner is not None:  # ip resolves an altname; sysfs and the RDMA tools know the port by its name only
+            raise ParseError(f"{ifname} is an alternative name of {owner}: name the port {owner} in the inventory")
         raise ParseError(f"expected exactly one interface named {ifname}")
     return links[0]
 
@@ -427,7 +434,8 @@ def parse_os_release(text: str) -> dict[str, str]:
 
 def parse_lldpctl(text: str) -> dict[str, list[dict[str, str]]]:
     """``lldpctl -f json`` -> {local port: [{"hostname", "port"}]}. lldpd prints ``interface`` as a list, or as
-    one mapping when there is a single neighbour [U: lldpd 1.0 JSON]; both are read."""
+    one mapping when there is a single neighbour [3P: lldpd's own integration test, ``test_lldpcli.py``
+    ``test_json_output``; tests/captures/lldpctl-f-json]; both are read."""
     check_clean(text)
     try:
         doc = json.loads(text)

@@ -11,13 +11,19 @@ from types import SimpleNamespace
 import pytest
 from capturekit import ROOT, every, load
 
-from fabconf.drivers.cli.nxos_counters import interfaces_counters
+from fabconf.drivers.cli.leftovers import open_sessions
+from fabconf.drivers.cli.nxos_counters import interfaces_counters, pfc_counters
+from fabconf.drivers.cli.staging import _via_lines
+from fabconf.platform.cumulus import getters as nvue_getters
 from fabconf.platform.linux.parse import (
     IbPort,
     ParseError,
+    parse_bus_info,
     parse_cma_roce_tos,
     parse_ibdev2netdev,
     parse_ibstat,
+    parse_ip_link,
+    parse_lldpctl,
     parse_mlnx_qos,
     parse_mlxconfig_query,
     parse_rdma_link,
@@ -408,6 +414,40 @@ def test_nxos_interface_counters_of_real_replies() -> None:
     }  # a single row given as the row itself, not a list
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [
+        ("eth_inerr", "n/a", "not a counter ('n/a')"),
+        ("eth_outucast", -1, "not a counter (-1)"),
+        ("eth_inerr", None, "missing"),
+    ],
+)
+def test_an_unreadable_nxos_counter_is_refused_not_read_as_zero(field: str, value: object, shown: str) -> None:
+    """The old reader turned a counter it could not read into 0: a port with errors read as clean."""
+    body = json.loads(load("nxos-show-interface-json", "nxapi-one-interface-with-errors").text)
+    row = body["TABLE_interface"]["ROW_interface"][0]
+    if value is None:
+        del row[field]
+    else:
+        row[field] = value
+    with pytest.raises(ValueError) as caught:
+        interfaces_counters(body)
+    assert str(caught.value) == f"show interface | json: Ethernet1/1: {field} is {shown}"
+
+
+def test_an_unreadable_nxos_pfc_counter_is_refused_not_read_as_zero() -> None:
+    row = {"if_name_str": "Ethernet1/1", "admin": "On", "oper": "On", "rx-stats": "--", "tx-stats": 0}
+    body = {"TABLE_module": {"ROW_module": {"TABLE_pfc_interface": {"ROW_pfc_interface": row}}}}
+    with pytest.raises(ValueError) as caught:
+        pfc_counters(body)
+    assert (
+        str(caught.value)
+        == "show interface priority-flow-control | json: Ethernet1/1: rx-stats is not a counter ('--')"
+    )
+    row["rx-stats"] = "39027"
+    assert pfc_counters(body) == {"Ethernet1/1": {"all": 39027}}
+
+
 def test_ibstat_with_a_fractional_rate_is_read() -> None:
     """A down ConnectX-3 port shows ``Rate: 2.5``; the integer-only parser refused the whole ibstat and with it the
     host's [rdma] check."""
@@ -415,3 +455,144 @@ def test_ibstat_with_a_fractional_rate_is_read() -> None:
     assert ports == {"mlx4_0": {1: IbPort("Down", "Disabled", 2.5), 2: IbPort("Active", "LinkUp", 56)}}
     with pytest.raises(ParseError, match=r"ibstat: mlx4_0 port 1: Rate is not a number \('400 Gb/sec \(4X NDR\)'\)"):
         parse_ibstat(load("ibstat", "connectx3-two-ports-one-down-rate-2.5").text.replace("2.5", "400 Gb/sec (4X NDR)"))
+
+
+# -- Cumulus NVUE REST ------------------------------------------------------------------------------------------
+
+
+def test_nvue_interface_replies_of_real_switches() -> None:
+    """``GET /nvue_v1/interface``: the counters under ``link stats``, ``oper-status``, ``mac-address`` and a speed
+    written ``1G``, as a 5.11+ switch answers; the loopback's ``oper-status`` is ``unknown`` (not up)."""
+    tree = json.loads(load("nvue-interface", "cumulus-5x-eth0-lo-rest").text)
+    assert nvue_getters.interfaces_counters(tree) == {
+        "eth0": {"rx_unicast_packets": 14, "rx_errors": 0, "tx_unicast_packets": 86, "tx_errors": 0},
+        "lo": {"rx_unicast_packets": 2283, "rx_errors": 0, "tx_unicast_packets": 2283, "tx_errors": 0},
+    }
+    ports = nvue_getters.interfaces(tree)
+    assert ports["eth0"] == {
+        "is_up": True,
+        "is_enabled": True,
+        "description": "",
+        "last_flapped": -1.0,
+        "mtu": 1500,
+        "speed": 1000.0,
+        "mac_address": "0c:32:43:f2:00:00",
+    }
+    assert (ports["lo"]["is_up"], ports["lo"]["mtu"], ports["lo"]["speed"]) == (False, 65536, -1.0)
+    # Cumulus Linux 5.1 (the user guide's example): the same counters; no oper-status leaf, so the port reads as
+    # not up (a preflight then fails the port rather than passing it on a guess)
+    old = json.loads(load("nvue-interface", "cumulus-51-eth0-link-stats-docs").text)
+    assert nvue_getters.interfaces_counters(old)["eth0"] == {
+        "rx_unicast_packets": 2371,
+        "rx_errors": 0,
+        "tx_unicast_packets": 762,
+        "tx_errors": 0,
+    }
+    assert nvue_getters.interfaces(old)["eth0"]["is_up"] is False
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [("n/a", "not a counter ('n/a')"), (None, "missing"), (-3, "not a counter (-3)")]
+)
+def test_an_unreadable_nvue_counter_is_refused_not_read_as_zero(value: object, shown: str) -> None:
+    """NVUE prints ``n/a`` for a counter a port does not have; the old reader took it (or a missing leaf) as 0."""
+    tree = json.loads(load("nvue-interface", "cumulus-5x-eth0-lo-rest").text)
+    stats = tree["eth0"]["link"]["stats"]
+    if value is None:
+        del stats["in-errors"]
+    else:
+        stats["in-errors"] = value
+    with pytest.raises(ValueError) as caught:
+        nvue_getters.interfaces_counters(tree)
+    assert str(caught.value) == f"NVUE interface eth0 link stats: in-errors is {shown}"
+    pfc = {"switch-priority": {"3": {"rx-pause-frames": "n/a", "tx-pause-frames": 0}}}
+    with pytest.raises(ValueError) as caught:
+        nvue_getters.pfc_counters(pfc, "swp1")
+    assert str(caught.value) == (
+        "NVUE interface swp1 counters qos pfc-stats switch-priority 3: rx-pause-frames is not a counter ('n/a')"
+    )
+
+
+# -- EOS eAPI -----------------------------------------------------------------------------------------------------
+
+
+class _Eapi:
+    """What NAPALM's ``_run_commands`` hands back: the list of eAPI replies, here one capture."""
+
+    def __init__(self, reply: dict[str, object]) -> None:
+        self.reply = reply
+
+    def _run_commands(self, commands: list[str], encoding: str = "json") -> list[dict[str, object]]:
+        assert commands == ["show configuration sessions"] and encoding == "json"
+        return [self.reply]
+
+
+def test_eos_open_sessions_of_real_replies() -> None:
+    """Only ``pending`` and ``pendingCommitTimer`` sessions are open; a ``completed`` one is history."""
+    reply = json.loads(load("eos-show-configuration-sessions", "aio-eapi-pending-and-completed").text)
+    assert open_sessions(_Eapi(reply)) == {"jeremy1": "pending"}
+    reply = json.loads(load("eos-show-configuration-sessions", "doublezero-open-in-vty5").text)
+    assert open_sessions(_Eapi(reply)) == {"doublezero-agent-12345678": "pending", "blah1": "pending"}
+
+
+def test_nxos_route_next_hops_of_a_real_table() -> None:
+    """``show ip route PREFIX`` read for the ECMP check: the best (``*via``) next hops under the prefix's header,
+    from a whole real table; a next hop in another VRF keeps NX-OS's ``%VRF`` suffix."""
+    text = load("nxos-show-ip-route", "ntc-templates-default-vrf-ecmp").text
+    assert _via_lines(text, "2.2.2.2/32") == ["10.10.30.2", "10.10.40.2"]  # two OSPF paths
+    assert _via_lines(text, "10.10.80.0/24") == ["10.10.30.2", "10.10.40.2"]
+    assert _via_lines(text, "7.7.7.7/32") == ["10.10.50.1"]  # a static route: no interface column
+    assert _via_lines(text, "0.0.0.0/0") == ["10.1.100.1%management"]
+    assert _via_lines(text, "9.9.9.9/32") == []  # no route
+
+
+# -- lldpctl -f json ------------------------------------------------------------------------------------------
+
+
+def test_lldpctl_json_in_both_of_lldpds_shapes() -> None:
+    """One neighbour: ``interface`` is a mapping (lldpd's own test); several: a list of one-key mappings. The
+    neighbour's name is its chassis key, its port the port id's value, whatever the id's type."""
+    one = parse_lldpctl(load("lldpctl-f-json", "lldpd-test-one-neighbour-as-a-map").text)
+    assert one == {"eth0": [{"hostname": "ns-2.example.com", "port": "00:00:00:00:00:02"}]}  # a Linux peer: a MAC
+    two = parse_lldpctl(load("lldpctl-f-json", "lldpd-1.0.19-two-neighbours-trimmed").text)
+    assert two == {
+        "eno1": [{"hostname": "netlab-leaf2", "port": "swp1"}],  # port id type ifname
+        "eno3": [{"hostname": "netlab-mgmt0", "port": "Ethernet2"}],  # port id type local (SONiC)
+    }
+
+
+# -- ethtool -i, /proc/driver/nvidia/version ------------------------------------------------------------------
+
+
+def test_ethtool_driver_info_gives_the_ports_pci_address() -> None:
+    """An empty ``expansion-rom-version:`` line and the firmware's PSID in brackets do not disturb the read."""
+    assert parse_bus_info(load("ethtool-i", "mlx5-connectx4lx-lkml").text) == "0000:3b:00.0"
+
+
+def test_nvidia_driver_version_of_the_open_and_the_proprietary_modules() -> None:
+    open_ = load("proc-driver-nvidia-version", "open-555.58.02-fedora").text
+    assert (hp.parse_nvidia_version(open_), hp.parse_nvidia_open(open_)) == ("555.58.02", True)
+    closed = load("proc-driver-nvidia-version", "proprietary-515.76-ubuntu1804").text
+    assert (hp.parse_nvidia_version(closed), hp.parse_nvidia_open(closed)) == ("515.76", False)
+
+
+# -- ip -j link, ofed_info -s -----------------------------------------------------------------------------------
+
+
+def test_ip_link_of_a_real_connectx_uplink_and_its_altname() -> None:
+    """``ip -j link show dev ALTNAME`` answers with the port's own name (``p0``), and sysfs knows only that name:
+    fabconf read "expected exactly one interface named enp3s0f0np0" and now says which name to use."""
+    text = load("ip-j-link", "connectx-p0-ovs-altname").text
+    link = parse_ip_link(text, "p0")
+    assert (link.ifname, link.mtu, link.admin_up, link.oper_up) == ("p0", 9216, True, True)
+    assert (link.mac, link.altnames) == ("b8:3f:d2:90:97:fa", ("enp3s0f0np0",))
+    with pytest.raises(
+        ParseError, match=r"enp3s0f0np0 is an alternative name of p0: name the port p0 in the inventory"
+    ):
+        parse_ip_link(text, "enp3s0f0np0")
+    with pytest.raises(ParseError, match=r"expected exactly one interface named ens9"):
+        parse_ip_link(text, "ens9")
+
+
+def test_ofed_info_short_form() -> None:
+    assert hp.parse_ofed(load("ofed_info-s", "mlnx-ofed-5.8-1.1.2.1").text) == "5.8-1.1.2.1"

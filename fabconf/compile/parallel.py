@@ -1,0 +1,79 @@
+"""Work split over every core the process may use (issue 42): rendering many devices, checking many entries.
+
+``fork_map`` deals the items round-robin to forked worker processes, which inherit the function and the items
+(nothing is pickled but indices and results), and returns the results in the items' order. Below its
+threshold, or with one core, or where ``fork`` is not available, it runs in this process: a process start costs
+more than a small run's whole work. ``write_all`` renders and writes device files with it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+THRESHOLD = 1024  # devices: below this a process pool costs more than it saves (bench/README.md)
+
+# the work of the forked workers: set before the pool starts, inherited by fork, never sent
+_WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _share(indices: range) -> list[Any]:
+    assert _WORK is not None
+    fn, items = _WORK
+    return [fn(items[i]) for i in indices]
+
+
+def fork_map(fn: Callable[[Any], Any], items: Sequence[Any], threshold: int, workers: int | None = None) -> list[Any]:
+    """``[fn(item) for item in items]``, on ``workers`` forked processes (default: the usable cores) when there
+    are at least ``threshold`` items. An exception in a worker is raised here."""
+    global _WORK
+    count = min(workers or cores(), len(items))
+    if count < 2 or len(items) < threshold or "fork" not in multiprocessing.get_all_start_methods():
+        return [fn(item) for item in items]
+    from concurrent.futures import ProcessPoolExecutor  # only for a large run: a small one never pays for it
+
+    _WORK = (fn, items)
+    try:
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+            shares = list(pool.map(_share, [range(i, len(items), count) for i in range(count)]))
+    finally:
+        _WORK = None
+    out: list[Any] = [None] * len(items)
+    for i, share in enumerate(shares):
+        out[i::count] = share
+    return out
+
+
+def write_all(data: dict[str, dict[str, Any]], output: Path, workers: int | None = None) -> None:
+    """Render every device of ``data`` into ``output`` (one file each), on every usable core when there are at
+    least ``THRESHOLD`` devices; raises ``RenderError`` with a worker's error."""
+    from fabconf.compile.render import filename, render  # Jinja2: only once fork_map's callers render
+
+    def one(name: str) -> str:
+        try:
+            (output / filename(name, data[name]["platform"])).write_text(render(data[name]), encoding="utf-8")
+        except Exception as exc:  # an exception type may not survive pickling: its text does
+            if multiprocessing.parent_process() is None:
+                raise  # in this process: the error itself
+            return "".join(traceback.format_exception_only(exc)).strip()
+        return ""
+
+    errors = [e for e in fork_map(one, sorted(data), THRESHOLD, workers) if e]
+    if errors:
+        raise RenderError(f"rendering failed in a worker process (a fabconf bug, please report): {errors[0]}")
+
+
+class RenderError(ValueError):
+    """A device that failed to render in a worker process."""

@@ -1,0 +1,62 @@
+"""Start-up imports only what a command needs (issue 42): measured by the benchmark (bench/bench_startup.py),
+kept here as what a run loads, never as a time."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+PROBE = """
+import json, sys
+from fabconf.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))
+"""
+DEVICE_STACK = {"napalm", "nornir", "netmiko", "paramiko"}
+cli_main = importlib.import_module("fabconf.cli.main")  # the module (fabconf.cli.main is also the function)
+
+
+def loaded(*words: str) -> set[str]:
+    run = subprocess.run([sys.executable, "-c", PROBE, *words], capture_output=True, text=True, check=True, cwd=ROOT)
+    return set(json.loads(run.stdout.splitlines()[-1]))
+
+
+def test_version_loads_neither_the_compile_nor_the_device_stack() -> None:
+    modules = loaded("--version")
+    assert not ({"jinja2", "yaml", "jsonschema"} | DEVICE_STACK) & modules
+
+
+def test_validate_loads_no_device_stack_and_no_jinja2() -> None:
+    modules = loaded("validate", "-i", str(ROOT / "inventory"))
+    assert not (DEVICE_STACK | {"jinja2"}) & modules
+
+
+def test_a_template_error_is_still_reported_as_a_fabconf_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(_args: object) -> int:
+        jinja2.Environment().from_string("{{ x | no_such_filter }}")
+        return 0
+
+    monkeypatch.setattr(cli_main, "_validate", broken)
+    assert cli_main.main(["validate"]) == cli_main.EXIT_ERROR
+    assert "template error (a fabconf bug" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("words", [("audit", "--format", "json"), ("report", "merge", "--help")])
+def test_audit_and_report_merge_load_no_device_stack(
+    words: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    assert not DEVICE_STACK & loaded(*words)
