@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 _VALIDATOR: Any = None
@@ -103,11 +104,16 @@ def validate(config: dict[str, Any], touched: set[str] | None = None) -> list[st
 class ConfigDb:
     """One switch's CONFIG_DB and checkpoints. Thread-safe: every SSH channel shares it."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], save: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.config = copy.deepcopy(config)
         self.checkpoints: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         self.fail_next_apply: str | None = None  # a fault: the next apply-patch fails with this error
+        self._save = save  # called with the new configuration after every change (GCU writes CONFIG_DB)
+
+    def _changed(self) -> None:
+        if self._save is not None:
+            self._save(copy.deepcopy(self.config))
 
     def running(self) -> dict[str, Any]:
         with self.lock:
@@ -131,6 +137,7 @@ class ConfigDb:
                 raise PatchRefused(f"Given patch will produce invalid config. Error: {'; '.join(problems)}")
             if not dry_run:
                 self.config = new
+                self._changed()
 
     def checkpoint(self, name: str) -> None:
         with self.lock:
@@ -141,6 +148,7 @@ class ConfigDb:
             if name not in self.checkpoints:
                 raise PatchRefused(f"Checkpoint '{name}' does not exist")
             self.config = copy.deepcopy(self.checkpoints[name])
+            self._changed()
 
     def delete_checkpoint(self, name: str) -> None:
         with self.lock:

@@ -17,11 +17,13 @@ applied the patch, so the client never learns the result.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import shlex
 from typing import Any, Unpack
 
+from fabconf.private import UnsafePath, read_private, write_private
 from fabconf_lab.contract import SimArgs, SimBase
 from fabconf_lab.sonic.gcu import ConfigDb, PatchRefused
 from fabconf_lab.sshd import SessionContext, ShellSession, SshService
@@ -86,7 +88,13 @@ class SonicSim(SimBase):
     ) -> None:
         super().__init__(name, address, **common)
         self.ssh_port = ssh_port
-        self.db = ConfigDb(config if config is not None else default_config(name, self.ports))
+        # the CONFIG_DB survives `lab down` / `lab up` in the device's own state directory (as /etc/sonic does)
+        self._saved = self.state_dir / "config_db.json" if self.state_dir is not None else None
+        start = config if config is not None else default_config(name, self.ports)
+        if config is None and self._saved is not None and self._saved.exists():
+            with contextlib.suppress(OSError, UnsafePath, ValueError):
+                start = json.loads(read_private(self._saved, limit=64 << 20))
+        self.db = ConfigDb(start, save=self._save if self._saved is not None else None)
         self.bgpraw = bgpraw
         self.files: dict[str, bytes] = {}
         self.counters: dict[str, dict[str, int]] = {}  # port -> RX_OK, RX_ERR, RX_DRP, TX_OK, TX_ERR, TX_DRP
@@ -107,6 +115,10 @@ class SonicSim(SimBase):
                 127,
             ),
         )
+
+    def _save(self, config: dict[str, Any]) -> None:
+        assert self._saved is not None
+        write_private(self._saved, json.dumps(config, indent=4, sort_keys=True) + "\n")
 
     def running_config(self) -> str:
         return json.dumps(self.db.running(), indent=4, sort_keys=True) + "\n"

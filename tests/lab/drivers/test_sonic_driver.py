@@ -283,3 +283,27 @@ def test_lldp_and_bgp_read_back_from_the_world(tmp_path: Path) -> None:
             driver.close()
         for sim in sims:
             sim.stop()
+
+
+def test_the_config_db_survives_a_restart_of_the_simulator(tmp_path: Path) -> None:
+    """As /etc/sonic/config_db.json does on a switch: what GCU applied is there after ``lab down`` / ``lab up``."""
+    ports = ["Ethernet0", "Ethernet8"]
+    state = tmp_path / "leaf1"
+
+    def start() -> SonicSim:
+        sim = SonicSim("leaf1", ADDR, ssh_port=0, ports=ports, username=USER, password=PASSWORD, state_dir=state)
+        sim.start()
+        return sim
+
+    sim = start()
+    try:
+        sim.db.apply([{"op": "replace", "path": "/PORT/Ethernet0/mtu", "value": "9216"}])
+        applied = sim.db.running()
+    finally:
+        sim.stop()
+    assert (state / "config_db.json").stat().st_mode & 0o077 == 0  # the operator's only
+    sim = start()
+    try:
+        assert sim.db.running() == applied and applied["PORT"]["Ethernet0"]["mtu"] == "9216"
+    finally:
+        sim.stop()
