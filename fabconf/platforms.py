@@ -32,6 +32,7 @@ class Candidate(StrEnum):
     CLI = "cli text"  # EOS / NX-OS configuration lines, staged as hier_config remediation in merge mode
     NVUE_TREE = "nvue tree"  # the NVUE object tree (startup.yaml form)
     HOST_STATE = "host state"  # the desired NIC state document of a GPU host
+    CONFIG_DB = "config db"  # a SONiC CONFIG_DB document (JSON), staged as a JSON Patch
 
 
 class Revert(StrEnum):

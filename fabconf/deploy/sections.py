@@ -54,10 +54,19 @@ HOST_RULES = _rules(
     ("qos", r"(^|> )(qos|ecn|roce_tos)\b|trust|dscp2prio|roce_(np|rp)_enable|cnp_|\btos\b"),
     ("nic", r"(^|> )(nics|routing|sysctl)\b|\bmtu\b|address|netdev|rdma|\bvia\b|lookup|arp_|rp_filter"),
 )
+# SONiC: the lines of the staged JSON Patch as compare_config reads it (``+ PORT_QOS_MAP|Ethernet0 pfc_enable: …``)
+CONFIG_DB_RULES = _rules(
+    ("pfc", r"^(PFC_WD|BUFFER_PG|MAP_PFC_PRIORITY_TO_QUEUE)\b|\bpfc_enable\b"),
+    ("vlans", r"^VLAN"),
+    ("qos", r"^(DSCP_TO_TC_MAP|TC_TO_QUEUE_MAP|TC_TO_PRIORITY_GROUP_MAP|WRED_PROFILE|SCHEDULER|QUEUE|PORT_QOS_MAP)\b"),
+    ("bgp", r"^(BGP_NEIGHBOR|LOOPBACK_INTERFACE)\b|\bbgp_asn\b"),
+    ("interfaces", r"^(PORT|INTERFACE)\b"),
+)
 RULES: dict[Candidate, Rules] = {
     Candidate.CLI: CLI_RULES,
     Candidate.NVUE_TREE: NVUE_RULES,
     Candidate.HOST_STATE: HOST_RULES,
+    Candidate.CONFIG_DB: CONFIG_DB_RULES,
 }
 
 
@@ -72,7 +81,12 @@ def section_of(path: str, candidate: Candidate) -> str:
 
 def classify(diff: str, commands: str, candidate: Candidate) -> list[str]:
     """The drifted sections of one device, in ``SECTIONS`` order ([] when nothing drifted)."""
-    paths = nv_paths(commands) if candidate is Candidate.NVUE_TREE else changed_paths(diff)
+    if candidate is Candidate.NVUE_TREE:
+        paths: Iterator[str] | list[str] = nv_paths(commands)
+    elif candidate is Candidate.CONFIG_DB:  # one line a value: "+ TABLE|KEY field: …", "- …"
+        paths = [line[2:] for line in diff.splitlines() if line[:2] in ("+ ", "- ")]
+    else:
+        paths = changed_paths(diff)
     found = {section_of(p, candidate) for p in paths}
     return [s for s in SECTIONS if s in found]
 

@@ -27,7 +27,9 @@ from fabconf.platforms import Revert
 from fabconf_lab.orchestrator import Lab
 
 ROOT = Path(__file__).resolve().parents[3]
-ONE_PER_PLATFORM = {"cumulus": "leaf1", "eos": "leaf3", "nxos": "leaf4", "linux": "gpu01"}
+ONE_PER_PLATFORM = {"cumulus": "leaf1", "eos": "leaf3", "nxos": "leaf4", "linux": "gpu01", "sonic": "p1-leaf1"}
+# platforms the example pod has none of: a device of another example, in a lab of its own
+OTHER_EXAMPLE = {"sonic": ROOT / "examples" / "sonic-mix"}
 PASSWORD = "Contract-Pw-93k"
 
 
@@ -44,12 +46,27 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="module")
-def jobs(lab: Lab) -> dict[str, Job]:
-    compiled = compile_inventory(lab.state_dir / "inventory")
-    return {
-        platform: Job(compiled.model.devices[n], compiled.data[n], render(compiled.data[n]))
-        for platform, n in ONE_PER_PLATFORM.items()
-    }
+def other_labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Lab]]:
+    labs: dict[str, Lab] = {}
+    try:
+        for platform, inventory in OTHER_EXAMPLE.items():
+            where = tmp_path_factory.mktemp(f"contract-{platform}")
+            compiled = compile_inventory(inventory)
+            labs[platform] = Lab(compiled, inventory, where / "lab", network=free_network(), password=PASSWORD)
+            labs[platform].start()
+        yield labs
+    finally:
+        for other in labs.values():
+            other.stop()
+
+
+@pytest.fixture(scope="module")
+def jobs(lab: Lab, other_labs: dict[str, Lab]) -> dict[str, Job]:
+    out = {}
+    for platform, n in ONE_PER_PLATFORM.items():
+        compiled = compile_inventory((other_labs.get(platform) or lab).state_dir / "inventory")
+        out[platform] = Job(compiled.model.devices[n], compiled.data[n], render(compiled.data[n]))
+    return out
 
 
 @pytest.fixture

@@ -1,0 +1,126 @@
+"""SONiC's JSON Patch: what merge and replace mode change, and that the patch, applied as RFC 6902 says, turns the
+running CONFIG_DB into the target (checked by an independent applier, the lab's)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from fabconf.platform.sonic.patch import PatchError, describe, json_patch, parse, target
+from fabconf_lab.sonic.gcu import PatchRefused, apply_patch
+
+RUNNING: dict[str, Any] = {
+    "DEVICE_METADATA": {"localhost": {"hostname": "old", "hwsku": "Mellanox-SN5600", "mac": "00:11:22:33:44:55"}},
+    "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
+    "PORT": {
+        "Ethernet0": {"lanes": "0,1,2,3", "speed": "400000", "mtu": "9100", "fec": "rs"},
+        "Ethernet8": {"lanes": "8,9,10,11", "speed": "400000", "mtu": "9100"},
+    },
+    "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.9.9.0/31": {}},
+    "BGP_NEIGHBOR": {"10.9.9.1": {"asn": "65000", "name": "old-spine"}},
+    "DSCP_TO_TC_MAP": {"AZURE": {"0": "1"}, "FABCONF_OLD": {"0": "0"}},
+    "PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3,4"}, "Ethernet8": {"pfc_enable": "3"}},
+}
+RENDERED: dict[str, Any] = {
+    "DEVICE_METADATA": {"localhost": {"hostname": "leaf1", "bgp_asn": "65101"}},
+    "PORT": {"Ethernet0": {"mtu": "9216", "admin_status": "up"}},
+    "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.254.0.1/31": {}},
+    "BGP_NEIGHBOR": {"10.254.0.0": {"asn": "65100", "name": "spine1"}},
+    "DSCP_TO_TC_MAP": {"FABCONF_ROCE": {"26": "3"}},
+    "PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3", "dscp_to_tc_map": "FABCONF_ROCE"}},
+}
+
+
+def test_merge_changes_what_fabconf_owns_and_keeps_the_rest() -> None:
+    want = target(RUNNING, RENDERED, replace=False)
+    assert want["MGMT_INTERFACE"] == RUNNING["MGMT_INTERFACE"]  # the management plane is never touched
+    assert want["DEVICE_METADATA"]["localhost"] == {
+        "hostname": "leaf1",
+        "bgp_asn": "65101",
+        "hwsku": "Mellanox-SN5600",
+        "mac": "00:11:22:33:44:55",
+    }
+    assert want["PORT"]["Ethernet0"] == {
+        "lanes": "0,1,2,3",
+        "speed": "400000",
+        "mtu": "9216",
+        "fec": "rs",
+        "admin_status": "up",
+    }
+    assert want["PORT"]["Ethernet8"] == RUNNING["PORT"]["Ethernet8"]  # a port fabconf does not manage
+    assert want["INTERFACE"] == RENDERED["INTERFACE"]  # the old /31 is removed: routing rows are all fabconf's
+    assert want["BGP_NEIGHBOR"] == RENDERED["BGP_NEIGHBOR"]
+    assert want["DSCP_TO_TC_MAP"] == {"AZURE": {"0": "1"}, "FABCONF_ROCE": {"26": "3"}}  # FABCONF_OLD removed
+    # another port's QoS row stays; the managed port's row keeps fields fabconf does not render (merge)
+    assert want["PORT_QOS_MAP"]["Ethernet8"] == {"pfc_enable": "3"}
+    assert want["PORT_QOS_MAP"]["Ethernet0"] == {"pfc_enable": "3", "dscp_to_tc_map": "FABCONF_ROCE"}
+
+
+def test_replace_drops_unrendered_fields_of_owned_rows_but_never_the_devices_port_fields() -> None:
+    running = copy.deepcopy(RUNNING)
+    running["PORT_QOS_MAP"]["Ethernet0"]["pfcwd_sw_enable"] = "3"
+    merged = target(running, RENDERED, replace=False)
+    replaced = target(running, RENDERED, replace=True)
+    assert merged["PORT_QOS_MAP"]["Ethernet0"]["pfcwd_sw_enable"] == "3"
+    assert "pfcwd_sw_enable" not in replaced["PORT_QOS_MAP"]["Ethernet0"]
+    assert replaced["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3"
+    assert replaced["MGMT_INTERFACE"] == RUNNING["MGMT_INTERFACE"]
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_the_patch_turns_running_into_the_target(replace: bool) -> None:
+    want = target(RUNNING, RENDERED, replace=replace)
+    ops = json_patch(RUNNING, want)
+    assert apply_patch(RUNNING, ops) == want
+    assert json_patch(want, want) == []  # idempotent: nothing left to change
+
+
+def test_a_key_with_a_slash_is_escaped_as_rfc_6901_says() -> None:
+    ops = json_patch(RUNNING, target(RUNNING, RENDERED, replace=False))
+    paths = {o["path"] for o in ops}
+    assert "/INTERFACE/Ethernet0|10.254.0.1~131" in paths
+    assert "/INTERFACE/Ethernet0|10.9.9.0~131" in paths
+
+
+def test_a_table_left_empty_is_removed_whole_and_a_new_one_added_whole() -> None:
+    running = {"PORT": {"Ethernet0": {"lanes": "0", "speed": "1000"}}, "BGP_NEIGHBOR": {"10.0.0.1": {"asn": "1"}}}
+    rendered = {"PORT": {"Ethernet0": {"mtu": "9216"}}, "VLAN": {"Vlan10": {"vlanid": "10"}}}
+    ops = json_patch(running, target(running, rendered, replace=False))
+    assert {"op": "remove", "path": "/BGP_NEIGHBOR"} in ops
+    assert {"op": "add", "path": "/VLAN", "value": {"Vlan10": {"vlanid": "10"}}} in ops
+
+
+def test_describe_reads_as_a_diff() -> None:
+    ops = json_patch(RUNNING, target(RUNNING, RENDERED, replace=False))
+    text = describe(ops, RUNNING)
+    assert '- PORT|Ethernet0 mtu: "9100"\n+ PORT|Ethernet0 mtu: "9216"' in text
+    assert '- BGP_NEIGHBOR|10.9.9.1: {"asn": "65000", "name": "old-spine"}' in text
+    assert "+ INTERFACE|Ethernet0|10.254.0.1/31: {}" in text
+
+
+def test_bad_documents_are_refused_with_a_message() -> None:
+    with pytest.raises(PatchError, match="not JSON"):
+        parse("{", "leaf1.json")
+    with pytest.raises(PatchError, match="object of rows"):
+        parse('{"PORT": []}', "leaf1.json")
+    assert "bgpraw" not in parse('{"PORT": {}, "bgpraw": "router bgp 65101"}')
+    with pytest.raises(PatchError, match="tables fabconf does not own: MGMT_INTERFACE"):
+        target(RUNNING, {"MGMT_INTERFACE": {}}, replace=False)
+
+
+def test_the_lab_refuses_a_patch_rfc_6902_refuses() -> None:
+    with pytest.raises(PatchRefused):
+        apply_patch(RUNNING, [{"op": "remove", "path": "/PORT/Ethernet99"}])
+    with pytest.raises(PatchRefused):
+        apply_patch(RUNNING, [{"op": "replace", "path": "/NOPE/x/y", "value": "1"}])
+
+
+def test_drift_sections_of_a_config_db_diff() -> None:
+    from fabconf.deploy.sections import classify
+    from fabconf.platforms import Candidate
+
+    ops = json_patch(RUNNING, target(RUNNING, RENDERED, replace=False))
+    # the hostname in DEVICE_METADATA is "other"
+    assert classify(describe(ops, RUNNING), "", Candidate.CONFIG_DB) == ["qos", "pfc", "interfaces", "bgp", "other"]
