@@ -8,7 +8,9 @@
 - ``commit_config`` takes a checkpoint of the whole configuration (``config checkpoint``), sends the patch by SCP
   and applies it (``config apply-patch``). GCU has no commit timer, so like NX-OS the platform reverts from the
   checkpoint (``rollback()``, ``config rollback``) when fabconf does not confirm: ``revert_in`` is accepted and
-  left to fabconf. A refused patch changes nothing (GCU validates the whole result first) and raises
+  left to fabconf. The patch carries RFC 6902 ``test`` operations on the tables it touches, with the values
+  read: when another changer moved them meanwhile, GCU refuses it whole and ``CommitConflict`` is raised (the
+  other change stays). A refused patch changes nothing (GCU validates the whole result first) and raises
   ``CommitError`` with GCU's reason; a patch that fails part-way is rolled back from the checkpoint at once.
 - ``confirm_commit`` deletes the checkpoint (``config delete-checkpoint``), as does a clean ``close`` after a
   commit that was neither confirmed nor rolled back (fabconf confirms only drivers with a device timer).
@@ -28,9 +30,19 @@ from typing import Any
 import paramiko
 
 from fabconf.drivers.base import CommitConfirmException, CommitError, ConnectionException, DriverBase
+from fabconf.drivers.contract import CommitConflict
 from fabconf.drivers.known_hosts import trust_host
 from fabconf.drivers.textdiff import unified
-from fabconf.platform.sonic.patch import ConfigDb, PatchError, describe, json_patch, parse, target
+from fabconf.platform.sonic.patch import (
+    ConfigDb,
+    PatchError,
+    base_moved,
+    describe,
+    guarded,
+    json_patch,
+    parse,
+    target,
+)
 
 log = logging.getLogger(__name__)
 
@@ -245,10 +257,17 @@ class SonicDriver(DriverBase):
         if not patch:
             return
         self._config("checkpoint", CHECKPOINT)
-        self._send(PATCH_FILE, json.dumps(patch).encode())
+        # the tables the patch touches must still be as read: GCU refuses the whole patch otherwise (#43)
+        self._send(PATCH_FILE, json.dumps(guarded(patch, self._running or {})).encode())
         try:
             self._config("apply-patch", PATCH_FILE)
-        except CommitError:
+        except CommitError as exc:
+            if base_moved(str(exc)):  # refused before any step: the other change stays, the checkpoint goes
+                self._config("delete-checkpoint", CHECKPOINT)
+                raise CommitConflict(
+                    f"{self.hostname}: the device changed since its diff was computed (another changer?): "
+                    f"GCU refused the patch: {exc}"
+                ) from None
             # GCU validates the whole result before it writes, but applies the sorted steps one by one: whatever a
             # failure left is undone from the checkpoint before the error is reported
             self._config("rollback", CHECKPOINT)

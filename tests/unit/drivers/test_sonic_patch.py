@@ -124,3 +124,23 @@ def test_drift_sections_of_a_config_db_diff() -> None:
     ops = json_patch(RUNNING, target(RUNNING, RENDERED, replace=False))
     # the hostname in DEVICE_METADATA is "other"
     assert classify(describe(ops, RUNNING), "", Candidate.CONFIG_DB) == ["qos", "pfc", "interfaces", "bgp", "other"]
+
+
+def test_the_patch_tests_every_table_it_touches_as_read() -> None:
+    from fabconf.platform.sonic.patch import base_moved, guarded
+
+    running = {"PORT": {"Ethernet0": {"mtu": "9100"}}, "BGP_NEIGHBOR": {"10.0.0.1": {"asn": "1"}}, "AAA": {}}
+    ops = [
+        {"op": "replace", "path": "/PORT/Ethernet0/mtu", "value": "9216"},
+        {"op": "remove", "path": "/BGP_NEIGHBOR"},
+        {"op": "add", "path": "/PFC_WD", "value": {"GLOBAL": {"POLL_INTERVAL": "100"}}},
+    ]
+    assert guarded(ops, running) == [
+        {"op": "test", "path": "/BGP_NEIGHBOR", "value": {"10.0.0.1": {"asn": "1"}}},
+        {"op": "test", "path": "/PORT", "value": {"Ethernet0": {"mtu": "9100"}}},
+        *ops,
+    ]  # a table added whole was absent: RFC 6902 cannot test absence; a table not touched is not tested
+    assert guarded([], running) == []
+    assert base_moved("Failed to apply patch due to: 9100 (<class 'str'>) is not equal to tested value 1500")
+    assert base_moved("member 'PORT' not found in {}")
+    assert not base_moved("Given patch will produce invalid config. Error: pfc_enable")
