@@ -109,11 +109,9 @@ class SonicSim(SimBase):
             scp_sink=self._scp_sink,
             faults=self.faults,
             state_dir=self.state_dir,
-            refuse=lambda command: (
-                "",
-                f"-bash: {command.split()[0] if command.split() else ''}: command not found\n",
-                127,
-            ),
+            refuse=self._refuse,
+            moment=self._moment,
+            connect_moment=True,
         )
 
     def _save(self, config: dict[str, Any]) -> None:
@@ -176,6 +174,43 @@ class SonicSim(SimBase):
 
     def _session(self, ctx: SessionContext) -> ShellSession:
         return _Session(self)
+
+    # -- step faults (fabconf_lab.faults) ------------------------------------------------------------------------
+    def _moment(self, kind: str, command: str) -> str | None:
+        """A request's moment of a push: SSH authentication is ``connect``; ``config checkpoint`` and the patch's
+        upload (SCP) ``stage``; ``config apply-patch`` ``commit``; while a checkpoint is kept (a commit waiting for
+        fabconf to confirm it, or to roll back) every read is ``verify``, ``config delete-checkpoint`` ``confirm``
+        and ``config rollback`` ``rollback``; reads before that ``read``."""
+        if kind == "scp":
+            return "stage"
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return None
+        words = words[1:] if words[:1] == ["sudo"] else words
+        pending = bool(self.db.checkpoints)
+        verb = words[1] if words[:1] == ["config"] and len(words) > 1 else ""
+        if verb == "checkpoint":
+            return "stage"
+        if verb == "apply-patch":
+            return "commit"
+        if verb == "rollback":
+            return "rollback"
+        if verb == "delete-checkpoint":
+            return "confirm" if pending else "stage"
+        return "verify" if pending else "read"
+
+    @staticmethod
+    def _refuse(command: str) -> tuple[str, str, int]:
+        """The ``reject`` step fault: a ``config`` command fails as GCU's click command does (exit 2, the failure
+        line, the usage and ``Error: …``); any other command is unknown to the shell."""
+        words = command.split()
+        words = words[1:] if words[:1] == ["sudo"] else words
+        verb = words[1] if words[:1] == ["config"] and len(words) > 1 else ""
+        if verb in _FAILED:
+            reason = "rejected by the switch"
+            return "", f"{_FAILED[verb].format(reason)}\n{_CLICK_USAGE[verb]}Error: {reason}\n", 2
+        return "", f"-bash: {words[0] if words else ''}: command not found\n", 127
 
     # -- commands -----------------------------------------------------------------------------------------------
     def run(self, command: str) -> tuple[str, str, int]:
