@@ -441,6 +441,16 @@ class SonicDriver(DriverBase):
             }
         return {"global": {"router_id": str(summary.get("routerId") or ""), "peers": peers}}
 
+    def pfc_counters(self, ports: list[str]) -> dict[str, dict[str, int]]:
+        """port -> priority -> PFC frames received so far, from ``show pfc counters`` (sonic-utilities'
+        ``scripts/pfcstat``: a ``Port Rx`` table, then a ``Port Tx`` one, counts with thousands commas; ``N/A``
+        where the ASIC counts none: left out). After ``sonic-clear pfccounters`` the counts are since the clear,
+        which still only grow between preflight's two reads. A port not in the table is left out."""
+        out, err, status = self._run("show pfc counters")
+        if status != 0:
+            raise ConnectionException(f"{self.hostname}: show pfc counters: {err.strip() or out.strip()}")
+        return {k: v for k, v in parse_pfc_rx(out).items() if k in set(ports)}
+
     def get_interfaces_counters(self) -> dict[str, dict[str, int]]:
         """``show interfaces counters`` (sonic-utilities' portstat) in NAPALM's shape. portstat's RX_OK / TX_OK
         count every good frame; NAPALM's unicast counters take them [U: no per-cast split in that table]."""
@@ -494,3 +504,20 @@ class SonicDriver(DriverBase):
         if selected is None:
             return []
         return sorted(h["ip"] for h in selected.get("nexthops", []) if h.get("active") and h.get("ip"))
+
+
+def parse_pfc_rx(text: str) -> dict[str, dict[str, int]]:
+    """The received (``Port Rx``) table of ``show pfc counters``: port -> "0".."7" -> frames."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.split()[:2] == ["Port", "Rx"]), None)
+    if start is None:
+        return {}
+    titles = lines[start].split()[2:]  # PFC0 … PFC7
+    out: dict[str, dict[str, int]] = {}
+    for line in lines[start + 2 :]:
+        cells = line.split()
+        if not cells:
+            break  # the blank line before the Tx table
+        values = dict(zip((t.removeprefix("PFC") for t in titles), cells[1:], strict=False))
+        out[cells[0]] = {p: int(v.replace(",", "")) for p, v in values.items() if v.replace(",", "").isdigit()}
+    return out

@@ -186,6 +186,19 @@ def test_the_simulator_refuses_a_failed_test_operation_in_jsonpatch_words(
     assert sim.run("sudo config apply-patch /tmp/p.json")[2] == 0
 
 
+def test_preflight_reads_the_pfc_frames_received(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    sim, driver, _text = lab
+    assert driver.pfc_counters(["Ethernet0", "Ethernet8"]) == {
+        "Ethernet0": {str(p): 0 for p in range(8)},
+        "Ethernet8": {str(p): 0 for p in range(8)},
+    }
+    sim.pfc_pauses = lambda: 1234567  # a pause storm (the lab's pfc-storm fault), on priority 3 of ports up
+    got = driver.pfc_counters(["Ethernet0", "Ethernet96", "Ethernet404"])
+    assert set(got) == {"Ethernet0", "Ethernet96"}  # a port the switch does not have is left out
+    assert got["Ethernet0"]["3"] == 1234567 and got["Ethernet0"]["4"] == 0
+    assert "1,234,567" in sim.run("show pfc counters")[0]  # printed with thousands commas, as pfcstat does
+
+
 def test_the_reads_verify_and_preflight_use(lab: tuple[SonicSim, SonicDriver, str]) -> None:
     sim, driver, text = lab
     driver.load_merge_candidate(config=text)

@@ -144,3 +144,27 @@ def test_the_patch_tests_every_table_it_touches_as_read() -> None:
     assert base_moved("Failed to apply patch due to: 9100 (<class 'str'>) is not equal to tested value 1500")
     assert base_moved("member 'PORT' not found in {}")
     assert not base_moved("Given patch will produce invalid config. Error: pfc_enable")
+
+
+# `show pfc counters` as sonic-utilities' scripts/pfcstat prints it (tabulate "simple", right-aligned, counts with
+# thousands commas, N/A where the ASIC counts none); after `sonic-clear pfccounters` a line names the cached time
+PFCSTAT = """Last cached time was 2026-12-05 01:00:00.123456
+  Port Rx    PFC0    PFC1    PFC2       PFC3    PFC4    PFC5    PFC6    PFC7
+---------  ------  ------  ------  ---------  ------  ------  ------  ------
+Ethernet0       0       0       0  1,234,567       0       0       0       0
+Ethernet8       0     N/A       0         12       0       0       0       0
+
+  Port Tx    PFC0    PFC1    PFC2       PFC3    PFC4    PFC5    PFC6    PFC7
+---------  ------  ------  ------  ---------  ------  ------  ------  ------
+Ethernet0       0       0       0        999       0       0       0       0
+"""
+
+
+def test_the_pfc_frames_received_are_read_from_the_rx_table() -> None:
+    from fabconf.platform.sonic.driver import parse_pfc_rx
+
+    got = parse_pfc_rx(PFCSTAT)
+    assert got["Ethernet0"] == {"0": 0, "1": 0, "2": 0, "3": 1234567, "4": 0, "5": 0, "6": 0, "7": 0}
+    assert "1" not in got["Ethernet8"] and got["Ethernet8"]["3"] == 12  # N/A: not counted, left out
+    assert set(got) == {"Ethernet0", "Ethernet8"}  # the Tx table is not read
+    assert parse_pfc_rx("") == {}
