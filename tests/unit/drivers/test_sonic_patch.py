@@ -130,7 +130,7 @@ def test_the_patch_tests_every_table_it_touches_as_read() -> None:
     from fabconf.platform.sonic.patch import base_moved, guarded
 
     running = {"PORT": {"Ethernet0": {"mtu": "9100"}}, "BGP_NEIGHBOR": {"10.0.0.1": {"asn": "1"}}, "AAA": {}}
-    ops = [
+    ops: list[dict[str, Any]] = [
         {"op": "replace", "path": "/PORT/Ethernet0/mtu", "value": "9216"},
         {"op": "remove", "path": "/BGP_NEIGHBOR"},
         {"op": "add", "path": "/PFC_WD", "value": {"GLOBAL": {"POLL_INTERVAL": "100"}}},
