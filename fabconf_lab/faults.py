@@ -21,22 +21,24 @@ armed at once (e.g. ``reject --at verify`` to force a rollback, and ``drop --at 
 fault or ``clear`` removes them. Each simulator sorts its requests into moments:
 
 - ``connect``: the driver's opening request (EOS ``show version``, NX-API ``show hostname``, NVUE
-  ``GET /system``; a GPU host: SSH authentication);
+  ``GET /system``; a GPU host and SONiC: SSH authentication);
 - ``read``: reads before a commit (running configuration, facts, NIC state);
 - ``stage``: loading a candidate (EOS ``configure session`` with its lines, or its abort; NX-OS the
-  candidate's upload over SSH/SCP and a checkpoint sent on its own; NVUE revision create/patch/delete). GPU hosts stage
+  candidate's upload over SSH/SCP and a checkpoint sent on its own; NVUE revision create/patch/delete; SONiC
+  ``config checkpoint`` and the patch's SCP upload). GPU hosts stage
   nothing on the host (the candidate is computed by fabconf): no stage moment;
 - ``commit``: EOS ``configure session X commit timer``; NX-OS ``configure replace ... commit-timeout`` (the
   whole request: fabconf sends its checkpoint and ``show running-config`` in it, first);
-  NVUE ``nv config apply REV --confirm`` (or a REST apply); a GPU host: each command that changes its state
-  inside a commit (``--after N``: the Nth of them, so the first N-1 are applied);
+  NVUE ``nv config apply REV --confirm`` (or a REST apply); SONiC ``config apply-patch``; a GPU host: each
+  command that changes its state inside a commit (``--after N``: the Nth of them, so the first N-1 are applied);
 - ``verify``: any read while a commit waits for its confirmation (GPU host: after the commit released its
   commit lock);
 - ``confirm``: EOS ``configure session X commit``; NX-OS ``configure replace commit``; NVUE
-  ``nv config apply --confirm-yes``. GPU hosts have no confirm;
+  ``nv config apply --confirm-yes``; SONiC ``config delete-checkpoint`` of a kept checkpoint (reads while one is
+  kept are ``verify``). GPU hosts have no confirm;
 - ``rollback``: EOS ``configure replace`` or the abort of a session pending a timer; NX-OS
-  ``rollback running-config``; NVUE an apply while a confirm is pending; a GPU host: each state-changing
-  command of a restore (rollback or the restore of an interrupted commit).
+  ``rollback running-config``; NVUE an apply while a confirm is pending; SONiC ``config rollback``; a GPU host:
+  each state-changing command of a restore (rollback or the restore of an interrupted commit).
 
 Kinds at a moment: ``drop`` (close the connection without a reply; the request is not carried out),
 ``reject`` (the platform's own error for the request, nothing carried out; a host tool exits non-zero with

@@ -64,7 +64,11 @@ def check_counters(
 
 def lossless_priorities(qos: dict[str, Any]) -> list[int]:
     """The PFC (lossless) priorities of a switch's compiled ``qos``, in each QoS dialect's shape (NVUE
-    ``pfc.priorities``, EOS ``pfc_priorities``, NX-OS the network-qos classes' ``pause_cos``)."""
+    ``pfc.priorities``, EOS ``pfc_priorities``, NX-OS the network-qos classes' ``pause_cos``, SONiC the ports'
+    ``pfc_enable``)."""
+    port = qos.get("port")
+    if isinstance(port, dict) and port.get("pfc_enable"):
+        return sorted(int(p) for p in str(port["pfc_enable"]).split(",") if p)
     pfc = qos.get("pfc")
     if isinstance(pfc, dict) and pfc.get("priorities"):
         return sorted(int(p) for p in pfc["priorities"])

@@ -42,15 +42,30 @@ def _parts(path: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
 
 
+def _test(doc: Any, parts: list[str], value: Any) -> None:
+    found: Any = doc
+    for p in parts:
+        if not isinstance(found, dict) or p not in found:
+            raise PatchRefused(f"member '{p}' not found in {found}")
+        found = found[p]
+    if found != value:
+        raise PatchRefused(f"{found} ({type(found)}) is not equal to tested value {value} ({type(value)})")
+
+
 def apply_patch(config: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
-    """RFC 6902 ``add``, ``remove``, ``replace`` (what GCU's patches use) on a copy of ``config``."""
+    """RFC 6902 ``add``, ``remove``, ``replace`` and ``test`` on a copy of ``config``. GCU simulates the whole
+    patch with python-jsonpatch before it sorts and applies any step, so a failed ``test`` refuses the patch with
+    nothing applied, in jsonpatch's words [U: GCU's patch simulation, python-jsonpatch's TestOperation]."""
     doc = copy.deepcopy(config)
     if not isinstance(ops, list):
         raise PatchRefused("Given patch is not valid")
     for op in ops:
-        if not isinstance(op, dict) or op.get("op") not in ("add", "remove", "replace") or "path" not in op:
+        if not isinstance(op, dict) or op.get("op") not in ("add", "remove", "replace", "test") or "path" not in op:
             raise PatchRefused("Given patch is not valid")
         parts = _parts(str(op["path"]))
+        if op["op"] == "test":
+            _test(doc, parts, op.get("value"))
+            continue
         if not parts:
             raise PatchRefused("Wrong patch with empty path.")
         parent: Any = doc

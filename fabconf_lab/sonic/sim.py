@@ -21,6 +21,7 @@ import contextlib
 import ipaddress
 import json
 import shlex
+from collections.abc import Callable
 from typing import Any, Unpack
 
 from fabconf.private import UnsafePath, read_private, write_private
@@ -48,6 +49,15 @@ _DONE = {
     "checkpoint": "Checkpoint created successfully.",
     "delete-checkpoint": "Checkpoint deleted successfully.",
 }
+
+
+STORM_PRIORITY = 3  # a lab pause storm's priority, as on the lab's NVUE (fabconf_lab.nvue.oper) [U: a lab model]
+
+
+def _natural(name: str) -> tuple[str, int]:
+    """natsort's order for port names (Ethernet2 before Ethernet10), as pfcstat sorts them."""
+    head = name.rstrip("0123456789")
+    return head, int(name[len(head) :] or 0)
 
 
 def table(header: list[str], rows: list[list[str]], right: bool = True) -> str:
@@ -99,6 +109,7 @@ class SonicSim(SimBase):
         self.files: dict[str, bytes] = {}
         self.counters: dict[str, dict[str, int]] = {}  # port -> RX_OK, RX_ERR, RX_DRP, TX_OK, TX_ERR, TX_DRP
         self.storms: dict[str, tuple[int, int]] = {}  # "Ethernet0:3" -> (detected, restored)
+        self.pfc_pauses: Callable[[], int] = lambda: 0  # PFC frames received so far (``lab fault DEV pfc-storm``)
         self.ssh = SshService(
             name,
             address,
@@ -109,11 +120,9 @@ class SonicSim(SimBase):
             scp_sink=self._scp_sink,
             faults=self.faults,
             state_dir=self.state_dir,
-            refuse=lambda command: (
-                "",
-                f"-bash: {command.split()[0] if command.split() else ''}: command not found\n",
-                127,
-            ),
+            refuse=self._refuse,
+            moment=self._moment,
+            connect_moment=True,
         )
 
     def _save(self, config: dict[str, Any]) -> None:
@@ -177,6 +186,43 @@ class SonicSim(SimBase):
     def _session(self, ctx: SessionContext) -> ShellSession:
         return _Session(self)
 
+    # -- step faults (fabconf_lab.faults) ------------------------------------------------------------------------
+    def _moment(self, kind: str, command: str) -> str | None:
+        """A request's moment of a push: SSH authentication is ``connect``; ``config checkpoint`` and the patch's
+        upload (SCP) ``stage``; ``config apply-patch`` ``commit``; while a checkpoint is kept (a commit waiting for
+        fabconf to confirm it, or to roll back) every read is ``verify``, ``config delete-checkpoint`` ``confirm``
+        and ``config rollback`` ``rollback``; reads before that ``read``."""
+        if kind == "scp":
+            return "stage"
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return None
+        words = words[1:] if words[:1] == ["sudo"] else words
+        pending = bool(self.db.checkpoints)
+        verb = words[1] if words[:1] == ["config"] and len(words) > 1 else ""
+        if verb == "checkpoint":
+            return "stage"
+        if verb == "apply-patch":
+            return "commit"
+        if verb == "rollback":
+            return "rollback"
+        if verb == "delete-checkpoint":
+            return "confirm" if pending else "stage"
+        return "verify" if pending else "read"
+
+    @staticmethod
+    def _refuse(command: str) -> tuple[str, str, int]:
+        """The ``reject`` step fault: a ``config`` command fails as GCU's click command does (exit 2, the failure
+        line, the usage and ``Error: …``); any other command is unknown to the shell."""
+        words = command.split()
+        words = words[1:] if words[:1] == ["sudo"] else words
+        verb = words[1] if words[:1] == ["config"] and len(words) > 1 else ""
+        if verb in _FAILED:
+            reason = "rejected by the switch"
+            return "", f"{_FAILED[verb].format(reason)}\n{_CLICK_USAGE[verb]}Error: {reason}\n", 2
+        return "", f"-bash: {words[0] if words else ''}: command not found\n", 127
+
     # -- commands -----------------------------------------------------------------------------------------------
     def run(self, command: str) -> tuple[str, str, int]:
         try:
@@ -191,6 +237,8 @@ class SonicSim(SimBase):
             return json.dumps(doc, indent=4) + "\n", "", 0
         if words[:2] == ["show", "pfcwd"] and words[2:] in (["config"], ["stats"]):
             return (self._pfcwd_config() if words[2] == "config" else self._pfcwd_stats()), "", 0
+        if words == ["show", "pfc", "counters"]:
+            return self._pfc_counters(), "", 0
         if words == ["show", "interfaces", "counters"]:
             return self._counters(), "", 0
         if words == ["show", "interfaces", "status"]:
@@ -279,6 +327,20 @@ class SonicSim(SimBase):
         head = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
                 "RX LAST OK/DROP"]  # fmt: skip
         return table(head, rows)
+
+    def _pfc_counters(self) -> str:
+        """``show pfc counters`` (sonic-utilities ``scripts/pfcstat``): the received table (``Port Rx``), a blank
+        line, the sent one (``Port Tx``); tabulate "simple", right-aligned, counts with thousands commas. A lab
+        pause storm is received on priority 3 of every port that is up, as on the lab's other switches."""
+        pauses = self.pfc_pauses()
+        ports = sorted(self.db.running().get("PORT", {}).items(), key=lambda kv: _natural(kv[0]))
+        titles = [f"PFC{p}" for p in range(8)]
+        rx = [
+            [port, *(f"{pauses if p == STORM_PRIORITY and f.get('admin_status') == 'up' else 0:,}" for p in range(8))]
+            for port, f in ports
+        ]
+        tx = [[port, *("0" for _ in range(8))] for port, _f in ports]
+        return table(["Port Rx", *titles], rx) + "\n" + table(["Port Tx", *titles], tx)
 
     def _counters(self) -> str:
         rows = []

@@ -16,7 +16,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-DEVICES = {"cumulus": "leaf1", "eos": "leaf3", "nxos": "leaf4", "linux": "gpu01"}
+DEVICES = {"cumulus": "leaf1", "eos": "leaf3", "nxos": "leaf4", "linux": "gpu01", "sonic": "p1-leaf1"}
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+INVENTORIES = {"sonic": EXAMPLES / "sonic-mix"}  # platforms the example pod has no device of: their example
 MOMENTS = ("connect", "read", "stage", "commit", "verify", "confirm", "rollback")
 FAULTS = ("drop", "reject", "delay", "hang", "auth-refuse", "garbled", "killed")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fault-matrix.md"
@@ -62,6 +64,13 @@ linux    commit   rb         rb         rb         rb         rb          ok    
 linux    verify   rb         rb         rb         rb         rb          rb           intent
 linux    confirm  na:confirm na:confirm na:confirm na:confirm na:confirm  na:confirm   na:confirm
 linux    rollback rb         rb         rb         rb         rb          rb           intent
+sonic    connect  unr        unr        unr        unr        unr         unr          before
+sonic    read     fail       fail       fail       fail       fail        fail         before
+sonic    stage    rb         rb         rb         rb         rb          ok           before
+sonic    commit   rb         rb         rb         rb         rb          ok           before
+sonic    verify   rb         rb         rb         rb         rb          rb           intent
+sonic    confirm  ok         ok         ok         ok         ok          ok           intent
+sonic    rollback rb         rb         rb         rb         rb          rb           intent
 """
 
 
@@ -137,7 +146,8 @@ def document() -> str:
         "**killed**: fabconf runs as a process that is SIGKILLed while the lab holds the request of that moment",
         "(`--confirm-timeout 3`). The cell is the device's end state (**before** or **intent**, at intent meaning",
         "verified) once the switch's own revert timer ran out, or, on a GPU host, after the next push, which first",
-        "restores a commit or rollback the killed run left half-done.",
+        "restores a commit or rollback the killed run left half-done. SONiC has no commit timer either: its end state",
+        "is read before the next push, which then rolls back to the checkpoint the killed run left and applies.",
         "",
         "**The kill matrix** (`test_killed_push_never_blocks_the_next`, one test per platform and moment from",
         "connect to confirm): the push is SIGKILLed the same way but with a revert timer far longer than the test, and",
@@ -147,7 +157,8 @@ def document() -> str:
         "([Pushing a pod: a killed push](jobs/push.md#a-killed-push-what-it-leaves-and-how-the-next-one-cleans-it)).",
     ]
     for platform, device in DEVICES.items():
-        lines += ["", f"## {platform} ({device} of the example pod)", ""]
+        where = f"examples/{INVENTORIES[platform].name}" if platform in INVENTORIES else "the example pod"
+        lines += ["", f"## {platform} ({device} of {where})", ""]
         lines += ["| moment | " + " | ".join(FAULTS) + " |", "|---" * (1 + len(FAULTS)) + "|"]
         for moment in MOMENTS:
             shown = []

@@ -22,12 +22,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import napalm
 import pytest
-from labkit import PASSWORD, napalm_merge, running, sim, ssh_change
+from labkit import PASSWORD, ROOT, lab_fixture, napalm_merge, running, sim, ssh_change
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
@@ -204,6 +205,39 @@ def test_a_change_made_while_the_commit_is_on_its_way_is_not_lost(lab: Lab, name
     assert outcome.state is State.CONFLICT, (outcome.state, outcome.message)
     assert "changed since its diff was computed (another changer?)" in outcome.message, outcome.message
     assert MARK in outcome.message, "the conflict names what changed"
+    assert _in_sync(job) is False, "none of the push's change was left on the device"
+
+
+SONIC_MIX = ROOT / "examples" / "sonic-mix"
+
+
+@pytest.fixture
+def sonic_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+    yield from lab_fixture(tmp_path, monkeypatch, SONIC_MIX)
+
+
+def test_a_sonic_change_made_while_the_patch_is_on_its_way_is_not_lost(sonic_lab: Lab) -> None:
+    """Issue #43 on SONiC: the lab holds ``config apply-patch`` while another changer edits a table the patch
+    touches (a port's description, as ``config interface description`` writes it). The patch's RFC 6902 ``test``
+    operations make GCU refuse it whole: the other change survives, fabconf says ``conflict`` and names it."""
+    lab, name = sonic_lab, "p1-leaf1"
+    job = _job(lab, name)
+    lab.fault(name, "hold", at="commit")
+    results: list[Outcome] = []
+    pusher = threading.Thread(target=lambda: results.append(_push(job)))
+    pusher.start()
+    try:
+        assert sim(lab, name).faults.wait_fired(1, timeout=60), "the push never reached its commit"
+        sim(lab, name).db.apply([{"op": "add", "path": "/PORT/Ethernet1/description", "value": MARK}])
+    finally:
+        lab.fault(name, "clear")
+        pusher.join(timeout=120)
+    (outcome,) = results
+    assert sim(lab, name).db.running()["PORT"]["Ethernet1"]["description"] == MARK, outcome.message
+    assert outcome.state is State.CONFLICT, (outcome.state, outcome.message)
+    assert "changed since its diff was computed (another changer?)" in outcome.message, outcome.message
+    assert MARK in outcome.message, "the conflict names what changed"
+    assert not sim(lab, name).db.checkpoints, "the refused commit's checkpoint is gone"
     assert _in_sync(job) is False, "none of the push's change was left on the device"
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from faultmatrix import CELLS, DEVICES, Cell, document
+from faultmatrix import CELLS, DEVICES, INVENTORIES, Cell, document
 from labkit import PASSWORD, ROOT
 from network import free_network
 from pristine import EXAMPLE
@@ -57,7 +57,7 @@ def mlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base = tmp_path_factory.mktemp("matrix")
     compiled = compile_inventory(inventory)
     the_lab = Lab(
-        compiled, inventory, base / "lab", network=free_network(), password=PASSWORD, names=sorted(DEVICES.values())
+        compiled, inventory, base / "lab", network=free_network(), password=PASSWORD, names=sorted(_POD_DEVICES)
     )
     the_lab.start()
     hosts_file = the_lab.state_dir / "inventory" / "hosts.yaml"
@@ -68,7 +68,7 @@ def mlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     _JOBS.update(
         {
             n: Job(lab_compiled.model.devices[n], lab_compiled.data[n], render(lab_compiled.data[n]))
-            for n in DEVICES.values()
+            for n in _POD_DEVICES
         }
     )
     try:
@@ -77,16 +77,44 @@ def mlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         the_lab.stop()
 
 
+@pytest.fixture(scope="module")
+def slab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The SONiC leaf of examples/sonic-mix (the example pod has none), in a lab of its own; started only when a
+    SONiC cell runs."""
+    inventory = INVENTORIES["sonic"]
+    compiled = compile_inventory(inventory)
+    base = tmp_path_factory.mktemp("matrix-sonic")
+    the_lab = Lab(
+        compiled, inventory, base / "lab", network=free_network(), password=PASSWORD, names=[DEVICES["sonic"]]
+    )
+    the_lab.start()
+    hosts_file = the_lab.state_dir / "inventory" / "hosts.yaml"
+    hosts = yaml.safe_load((inventory / "hosts.yaml").read_text())
+    hosts.update(yaml.safe_load(hosts_file.read_text()))
+    hosts_file.write_text(yaml.safe_dump(hosts, sort_keys=False))
+    lab_compiled = compile_inventory(the_lab.state_dir / "inventory")
+    name = DEVICES["sonic"]
+    _JOBS[name] = Job(lab_compiled.model.devices[name], lab_compiled.data[name], render(lab_compiled.data[name]))
+    try:
+        yield the_lab
+    finally:
+        the_lab.stop()
+
+
 _JOBS: dict[str, Job] = {}
+_POD_DEVICES = [n for p, n in DEVICES.items() if p not in INVENTORIES]  # the example pod's
 
 
 @pytest.fixture
-def lab_env(mlab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lab:
-    monkeypatch.setenv("FABCONF_USERNAME", mlab.username)
+def lab_env(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lab:
+    """The lab of the test's cell: the example pod's, or the SONiC leaf's."""
+    cell = getattr(getattr(request.node, "callspec", None), "params", {}).get("cell")
+    the_lab: Lab = request.getfixturevalue("slab" if cell is not None and cell.platform == "sonic" else "mlab")
+    monkeypatch.setenv("FABCONF_USERNAME", the_lab.username)
     monkeypatch.setenv("FABCONF_PASSWORD", PASSWORD)
     monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
-    return mlab
+    return the_lab
 
 
 def _job(lab: Lab, name: str) -> Job:
@@ -130,6 +158,8 @@ def _pending(lab: Lab, name: str) -> bool:
         return sim.device.config_replace.pending is not None
     if platform == "cumulus":
         return sim.store.confirm_status() is not None
+    if platform == "sonic":  # no device timer: a kept checkpoint is a commit fabconf never confirmed nor undid
+        return bool(sim.db.checkpoints)
     return False
 
 
@@ -234,7 +264,7 @@ def test_killed(lab_env: Lab, cell: Cell) -> None:
     _kill_at(lab, cell, KILLED_REVERT, faults=2 if cell.moment == "rollback" else 1)
     _settle(lab, name, KILLED_REVERT + 3)
     end = "before" if _state(lab, name) == before else "intent" if not _at_intent(lab, job) else "neither"
-    if cell.platform == "linux":  # the next push restores an interrupted commit first, then applies
+    if cell.platform in ("linux", "sonic"):  # no device timer: the next push cleans what the killed one left
         outcome = _push(job)
         assert outcome.state in (State.APPLIED, State.UNCHANGED), f"{cell.id}: {outcome.state}: {outcome.message}"
         assert _at_intent(lab, job) == [], cell.id

@@ -38,10 +38,20 @@ def test_the_mixed_fabric_with_sonic_leaves_through_every_job(lab: Lab, capsys: 
         assert code == 0, text[-3000:]
     code, text = fab(capsys, "drift", "-i", inv(lab))
     assert code == 0, text[-3000:]
-    # preflight's switch checks on the SONiC leaves: ports up at speed, error counters (no PFC read yet)
+    # preflight's switch checks on the SONiC leaves: ports up at speed, error counters, PFC pauses received
     code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", ",".join(SONIC), "--format", "json")
     assert code == 0, text[-3000:]
-    assert all(d["state"] == "verified" for d in json.loads(text[text.index("{") :])["devices"]), text
+    devices = json.loads(text[text.index("{") :])["devices"]
+    assert all(d["state"] == "verified" for d in devices), text
+    for d in devices:  # both counters were read twice
+        assert {"counters", "pfc"} <= set(d["evidence"]), d["evidence"].keys()
+        assert d["evidence"]["pfc"]["pfc_counters"]["Ethernet1"]["3"] == 0, d["evidence"]["pfc"]
+    lab.fault("p1-leaf1", "pfc-storm")  # `show pfc counters` counts pause frames received on priority 3
+    code, text = fab(capsys, "preflight", "-i", inv(lab), "--limit", "p1-leaf1", "--format", "json")
+    lab.fault("p1-leaf1", "clear")
+    assert code != 0, text[-3000:]
+    (device,) = json.loads(text[text.index("{") :])["devices"]
+    assert any(c.startswith("[pfc] Ethernet1 ") and "pause storm" in c for c in device["failed_checks"]), device
 
     # out of band, on the switch: PFC on a second priority of a host port
     leaf = sim(lab, "p1-leaf1")

@@ -8,8 +8,12 @@
 - ``commit_config`` takes a checkpoint of the whole configuration (``config checkpoint``), sends the patch by SCP
   and applies it (``config apply-patch``). GCU has no commit timer, so like NX-OS the platform reverts from the
   checkpoint (``rollback()``, ``config rollback``) when fabconf does not confirm: ``revert_in`` is accepted and
-  left to fabconf. A refused patch changes nothing (GCU validates the whole result first) and raises
+  left to fabconf. The patch carries RFC 6902 ``test`` operations on the tables it touches, with the values
+  read: when another changer moved them meanwhile, GCU refuses it whole and ``CommitConflict`` is raised (the
+  other change stays). A refused patch changes nothing (GCU validates the whole result first) and raises
   ``CommitError`` with GCU's reason; a patch that fails part-way is rolled back from the checkpoint at once.
+- ``Leftovers``: a push names its checkpoint after its run id (``own_run``) and records it before the commit
+  (``leftovers``); the next push rolls back to a checkpoint a killed run left and deletes it (``clean_leftovers``).
 - ``confirm_commit`` deletes the checkpoint (``config delete-checkpoint``), as does a clean ``close`` after a
   commit that was neither confirmed nor rolled back (fabconf confirms only drivers with a device timer).
 
@@ -28,13 +32,25 @@ from typing import Any
 import paramiko
 
 from fabconf.drivers.base import CommitConfirmException, CommitError, ConnectionException, DriverBase
+from fabconf.drivers.contract import CommitConflict
 from fabconf.drivers.known_hosts import trust_host
 from fabconf.drivers.textdiff import unified
-from fabconf.platform.sonic.patch import ConfigDb, PatchError, describe, json_patch, parse, target
+from fabconf.platform.sonic.patch import (
+    ConfigDb,
+    PatchError,
+    base_moved,
+    describe,
+    guarded,
+    json_patch,
+    parse,
+    target,
+)
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT = "fabconf_before_commit"  # one name: a checkpoint a killed run left is simply overwritten
+# the checkpoint of a commit outside a push (no run id); a push names its own after fabconf's run id (``own_run``), so
+# that the next push finds the one a killed run left (``clean_leftovers``)
+CHECKPOINT = "fabconf_before_commit"
 PATCH_FILE = "/tmp/fabconf-patch.json"
 
 
@@ -56,6 +72,7 @@ class SonicDriver(DriverBase):
         self._running: ConfigDb | None = None
         self._target: ConfigDb | None = None
         self._pending = False
+        self.checkpoint = CHECKPOINT
 
     @property
     def where(self) -> str:
@@ -103,9 +120,9 @@ class SonicDriver(DriverBase):
         verify fails): its checkpoint is deleted then. A run that dies leaves it, for the next run to roll back to."""
         if self._pending and self._client is not None and self._transport_active():
             try:
-                self._config("delete-checkpoint", CHECKPOINT)
+                self._config("delete-checkpoint", self.checkpoint)
             except (CommitError, ConnectionException) as exc:
-                log.warning("%s: the checkpoint %s stays: %s", self.hostname, CHECKPOINT, exc)
+                log.warning("%s: the checkpoint %s stays: %s", self.hostname, self.checkpoint, exc)
             self._pending = False
         if self._client is not None:
             self._client.close()
@@ -244,15 +261,22 @@ class SonicDriver(DriverBase):
         patch, self._patch = self._patch, None
         if not patch:
             return
-        self._config("checkpoint", CHECKPOINT)
-        self._send(PATCH_FILE, json.dumps(patch).encode())
+        self._config("checkpoint", self.checkpoint)
+        # the tables the patch touches must still be as read: GCU refuses the whole patch otherwise (#43)
+        self._send(PATCH_FILE, json.dumps(guarded(patch, self._running or {})).encode())
         try:
             self._config("apply-patch", PATCH_FILE)
-        except CommitError:
+        except CommitError as exc:
+            if base_moved(str(exc)):  # refused before any step: the other change stays, the checkpoint goes
+                self._config("delete-checkpoint", self.checkpoint)
+                raise CommitConflict(
+                    f"{self.hostname}: the device changed since its diff was computed (another changer?): "
+                    f"GCU refused the patch: {exc}"
+                ) from None
             # GCU validates the whole result before it writes, but applies the sorted steps one by one: whatever a
             # failure left is undone from the checkpoint before the error is reported
-            self._config("rollback", CHECKPOINT)
-            self._config("delete-checkpoint", CHECKPOINT)
+            self._config("rollback", self.checkpoint)
+            self._config("delete-checkpoint", self.checkpoint)
             raise
         self._pending = True
 
@@ -260,21 +284,63 @@ class SonicDriver(DriverBase):
         if not self._pending:
             raise CommitConfirmException(f"{self.hostname}: no commit is waiting for confirmation")
         try:
-            self._config("delete-checkpoint", CHECKPOINT)
+            self._config("delete-checkpoint", self.checkpoint)
         except CommitError as exc:
             raise CommitConfirmException(str(exc)) from None
         self._pending = False
 
     def has_pending_commit(self) -> bool:
-        out, _, status = self._run("sudo config list-checkpoints")
         try:
-            return status == 0 and CHECKPOINT in json.loads(out or "[]")
-        except json.JSONDecodeError:
+            return self.checkpoint in self._checkpoints()
+        except CommitError:
             return False
 
+    def _checkpoints(self) -> list[str]:
+        out, err, status = self._run("sudo config list-checkpoints")
+        if status != 0:
+            raise CommitError(f"{self.hostname}: 'sudo config list-checkpoints' failed: {err.strip() or out.strip()}")
+        try:
+            names = json.loads(out or "[]")
+        except json.JSONDecodeError:
+            raise CommitError(f"{self.hostname}: config list-checkpoints: not a JSON list: {out[:200]!r}") from None
+        return [str(n) for n in names] if isinstance(names, list) else []
+
+    def reattach(self, lost: Any) -> None:
+        """``Reattach``: recovery on a new connection rolls back to the checkpoint the lost one took (named after
+        the push's run id)."""
+        if isinstance(lost, SonicDriver):
+            self.checkpoint, self._pending = lost.checkpoint, lost._pending
+
+    # -- what a killed run leaves (fabconf.deploy.leftovers) -------------------------------------------------
+    def own_run(self, run: str) -> dict[str, str]:
+        """This push's checkpoint is named after its run id (GCU keeps it as a file: letters, digits and ``_``);
+        staging leaves nothing on the switch (the patch is computed here)."""
+        self.checkpoint = f"fabconf_{''.join(c for c in run if c.isalnum())}"
+        return {}
+
+    def leftovers(self) -> dict[str, str]:
+        return {"checkpoint": self.checkpoint}
+
+    def clean_leftovers(self, recorded: list[dict[str, str]]) -> list[str]:
+        """A checkpoint a killed run left means its patch may stand unverified (killed after ``apply-patch``) or
+        was never applied (killed before): either way the switch is rolled back to it (a no-op in the second case)
+        and the checkpoint deleted, so this push starts from the configuration before the killed one. Checkpoints
+        fabconf did not record (an operator's) are left alone: a checkpoint is no pending change."""
+        ours = {r["checkpoint"]: r.get("run", "?") for r in recorded if r.get("checkpoint")}
+        if not ours:
+            return []
+        present = set(self._checkpoints())
+        done: list[str] = []
+        for name, run in ours.items():
+            if name in present:
+                self._config("rollback", name)
+                self._config("delete-checkpoint", name)
+                done.append(f"rolled back to checkpoint {name} that killed run {run} left, and deleted it")
+        return done
+
     def rollback(self) -> None:
-        self._config("rollback", CHECKPOINT)
-        self._config("delete-checkpoint", CHECKPOINT)
+        self._config("rollback", self.checkpoint)
+        self._config("delete-checkpoint", self.checkpoint)
         self._pending = False
 
     # -- getters --------------------------------------------------------------------------------------------
@@ -375,6 +441,16 @@ class SonicDriver(DriverBase):
             }
         return {"global": {"router_id": str(summary.get("routerId") or ""), "peers": peers}}
 
+    def pfc_counters(self, ports: list[str]) -> dict[str, dict[str, int]]:
+        """port -> priority -> PFC frames received so far, from ``show pfc counters`` (sonic-utilities'
+        ``scripts/pfcstat``: a ``Port Rx`` table, then a ``Port Tx`` one, counts with thousands commas; ``N/A``
+        where the ASIC counts none: left out). After ``sonic-clear pfccounters`` the counts are since the clear,
+        which still only grow between preflight's two reads. A port not in the table is left out."""
+        out, err, status = self._run("show pfc counters")
+        if status != 0:
+            raise ConnectionException(f"{self.hostname}: show pfc counters: {err.strip() or out.strip()}")
+        return {k: v for k, v in parse_pfc_rx(out).items() if k in set(ports)}
+
     def get_interfaces_counters(self) -> dict[str, dict[str, int]]:
         """``show interfaces counters`` (sonic-utilities' portstat) in NAPALM's shape. portstat's RX_OK / TX_OK
         count every good frame; NAPALM's unicast counters take them [U: no per-cast split in that table]."""
@@ -428,3 +504,20 @@ class SonicDriver(DriverBase):
         if selected is None:
             return []
         return sorted(h["ip"] for h in selected.get("nexthops", []) if h.get("active") and h.get("ip"))
+
+
+def parse_pfc_rx(text: str) -> dict[str, dict[str, int]]:
+    """The received (``Port Rx``) table of ``show pfc counters``: port -> "0".."7" -> frames."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.split()[:2] == ["Port", "Rx"]), None)
+    if start is None:
+        return {}
+    titles = lines[start].split()[2:]  # PFC0 … PFC7
+    out: dict[str, dict[str, int]] = {}
+    for line in lines[start + 2 :]:
+        cells = line.split()
+        if not cells:
+            break  # the blank line before the Tx table
+        values = dict(zip((t.removeprefix("PFC") for t in titles), cells[1:], strict=False))
+        out[cells[0]] = {p: int(v.replace(",", "")) for p, v in values.items() if v.replace(",", "").isdigit()}
+    return out

@@ -128,6 +128,21 @@ def json_patch(running: ConfigDb, want: ConfigDb) -> list[dict[str, Any]]:
     return ops
 
 
+def guarded(ops: list[dict[str, Any]], running: ConfigDb) -> list[dict[str, Any]]:
+    """``ops`` behind RFC 6902 ``test`` operations on every table they touch that ``running`` had, with the value
+    read: applied over a base that moved since (another changer's edit in one of those tables), the patch fails
+    as a whole before it changes anything, and nothing of the other change is overwritten. A table the patch adds
+    whole was absent when read: RFC 6902 cannot test that a path is absent, so it goes unguarded."""
+    tables = sorted({_unpointer(op["path"])[0] for op in ops} & set(running))
+    return [{"op": "test", "path": _pointer(t), "value": running[t]} for t in tables] + ops
+
+
+def base_moved(error: str) -> bool:
+    """GCU's refusal of a patch whose ``test`` failed (python-jsonpatch's ``JsonPatchTestFailed``, or
+    jsonpointer's message for a tested path that is gone): the base moved, nothing was applied."""
+    return "is not equal to tested value" in error or ("member '" in error and "not found in" in error)
+
+
 def _unpointer(path: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
 

@@ -16,7 +16,7 @@ from napalm.base.exceptions import CommitConfirmException, CommitError, Connecti
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import environment
-from fabconf.drivers.contract import ConfigDiff, RevertTimer
+from fabconf.drivers.contract import CommitConflict, ConfigDiff, RevertTimer
 from fabconf.platform.sonic.design import qos_sonic
 from fabconf.platform.sonic.driver import CHECKPOINT, SonicDriver
 from fabconf_lab.sonic.sim import SonicSim
@@ -140,6 +140,63 @@ def test_a_patch_the_yang_models_refuse_changes_nothing(lab: tuple[SonicSim, Son
         driver.commit_config()
     assert sim.db.running() == before
     assert not sim.db.checkpoints  # the checkpoint of the refused commit is gone too
+
+
+def test_a_change_made_between_read_and_apply_is_a_conflict_and_survives(
+    lab: tuple[SonicSim, SonicDriver, str],
+) -> None:
+    """#43 on SONiC: another changer edits a table fabconf's patch touches after fabconf read the running CONFIG_DB.
+    The patch's ``test`` operations make GCU refuse it whole: nothing of fabconf's is applied, the other change
+    stays (no rollback from a checkpoint taken before it), no checkpoint is left, and the driver says conflict."""
+    sim, driver, text = lab
+    driver.load_merge_candidate(config=text)
+    assert '+ PORT|Ethernet0 mtu: "9216"' in driver.compare_config()
+    sim.db.apply([{"op": "add", "path": "/PORT/Ethernet0/fec", "value": "rs"}])  # the other changer
+    moved = sim.db.running()
+    with pytest.raises(CommitConflict, match=r"changed since its diff was computed.*is not equal to tested value"):
+        driver.commit_config(revert_in=60)
+    assert sim.db.running() == moved
+    assert sim.db.running()["PORT"]["Ethernet0"]["fec"] == "rs"
+    assert not sim.db.checkpoints and not driver.has_pending_commit()
+    driver.load_merge_candidate(config=text)  # read again: the next push applies over the new base
+    driver.commit_config(revert_in=60)
+    driver.confirm_commit()
+    assert sim.db.running()["PORT"]["Ethernet0"]["mtu"] == "9216"
+    assert sim.db.running()["PORT"]["Ethernet0"]["fec"] == "rs"  # a field fabconf does not render stays
+
+
+def test_the_simulator_refuses_a_failed_test_operation_in_jsonpatch_words(
+    lab: tuple[SonicSim, SonicDriver, str],
+) -> None:
+    sim, _driver, _text = lab
+    before = sim.db.running()
+    sim.files["/tmp/p.json"] = json.dumps(
+        [
+            {"op": "test", "path": "/PORT/Ethernet0/mtu", "value": "1500"},
+            {"op": "replace", "path": "/PORT/Ethernet0/mtu", "value": "9216"},
+        ]
+    ).encode()
+    _out, err, status = sim.run("sudo config apply-patch /tmp/p.json")
+    assert status == 2 and "Failed to apply patch due to: 9100 (<class 'str'>) is not equal to tested value 1500" in err
+    sim.files["/tmp/p.json"] = json.dumps([{"op": "test", "path": "/NO_SUCH/x", "value": {}}]).encode()
+    _out, err, status = sim.run("sudo config apply-patch /tmp/p.json")
+    assert status == 2 and "member 'NO_SUCH' not found in" in err
+    assert sim.db.running() == before
+    sim.files["/tmp/p.json"] = json.dumps([{"op": "test", "path": "/PORT/Ethernet0/mtu", "value": "9100"}]).encode()
+    assert sim.run("sudo config apply-patch /tmp/p.json")[2] == 0
+
+
+def test_preflight_reads_the_pfc_frames_received(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    sim, driver, _text = lab
+    assert driver.pfc_counters(["Ethernet0", "Ethernet8"]) == {
+        "Ethernet0": {str(p): 0 for p in range(8)},
+        "Ethernet8": {str(p): 0 for p in range(8)},
+    }
+    sim.pfc_pauses = lambda: 1234567  # a pause storm (the lab's pfc-storm fault), on priority 3 of ports up
+    got = driver.pfc_counters(["Ethernet0", "Ethernet96", "Ethernet404"])
+    assert set(got) == {"Ethernet0", "Ethernet96"}  # a port the switch does not have is left out
+    assert got["Ethernet0"]["3"] == 1234567 and got["Ethernet0"]["4"] == 0
+    assert "1,234,567" in sim.run("show pfc counters")[0]  # printed with thousands commas, as pfcstat does
 
 
 def test_the_reads_verify_and_preflight_use(lab: tuple[SonicSim, SonicDriver, str]) -> None:

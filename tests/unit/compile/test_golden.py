@@ -7,13 +7,14 @@ and every case must have its file.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from fabconf.compile.pipeline import Compiled
+from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.render import environment, filename, render
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
@@ -30,6 +31,10 @@ FEATURES = {
 DESIGN_DEVICES = ["leaf1", "leaf3", "leaf4", "spine1", "spine2", "gpu01"]
 # the three-tier example: every device rendered, and the design of one device per role and attachment
 TWO_PODS_DESIGN = ["ss1", "ss2", "p1-spine1", "p2-leaf1", "p1-gpu01", "p2-gpu01"]
+# the mixed example with SONiC leaves: its SONiC devices rendered (CONFIG_DB, indented: the rendered document is
+# one line of JSON), and the design of one of them
+SONIC_MIX = GOLDEN.parents[1] / "examples" / "sonic-mix"
+SONIC_MIX_DESIGN = ["p1-leaf1"]
 
 
 def _cases(example_names: list[str], platforms: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -48,6 +53,8 @@ def _cases(example_names: list[str], platforms: dict[str, str]) -> dict[str, tup
 def _produce(example: Compiled, kind: str, arg: str) -> str:
     if kind == "device":
         return render(example.data[arg])
+    if kind == "configdb":  # one line of JSON as rendered: kept indented so that a change reads as a diff
+        return json.dumps(json.loads(render(example.data[arg])), indent=4, sort_keys=True) + "\n"
     if kind == "feature":
         platform, feature = arg.split("/")
         data = example.data[REPRESENTATIVE[platform]]
@@ -64,17 +71,41 @@ def _two_pods_cases(compiled: Compiled) -> dict[str, tuple[str, str]]:
     return cases
 
 
+def _sonic_mix_cases(compiled: Compiled) -> dict[str, tuple[str, str]]:
+    sonic = [n for n, d in compiled.data.items() if d["platform"] == "sonic"]
+    cases = {f"sonic-mix/devices/{filename(n, 'sonic')}": ("configdb", n) for n in sonic}
+    cases.update({f"sonic-mix/design/{n}.yaml": ("design", n) for n in SONIC_MIX_DESIGN})
+    return cases
+
+
 @pytest.fixture(scope="module")
-def cases(example: Compiled, two_pods: Compiled) -> dict[str, tuple[str, str]]:
+def sonic_mix() -> Compiled:
+    return compile_inventory(SONIC_MIX)
+
+
+@pytest.fixture(scope="module")
+def cases(example: Compiled, two_pods: Compiled, sonic_mix: Compiled) -> dict[str, tuple[str, str]]:
     platforms = {n: d["platform"] for n, d in example.data.items()}
-    return {**_cases(sorted(example.data), platforms), **_two_pods_cases(two_pods)}
+    return {**_cases(sorted(example.data), platforms), **_two_pods_cases(two_pods), **_sonic_mix_cases(sonic_mix)}
 
 
-def test_golden_files(example: Compiled, two_pods: Compiled, cases: dict[str, tuple[str, str]]) -> None:
+def test_sonic_mix_goldens_cover_every_sonic_device(sonic_mix: Compiled) -> None:
+    sonic = sorted(n for n, d in sonic_mix.data.items() if d["platform"] == "sonic")
+    assert sonic, "examples/sonic-mix has no SONiC device"
+    assert set(SONIC_MIX_DESIGN) <= set(sonic)
+    on_disk = sorted(p.name for p in (GOLDEN / "sonic-mix" / "devices").glob("*") if p.is_file())
+    assert on_disk == sorted(filename(n, "sonic") for n in sonic), on_disk
+
+
+def test_golden_files(
+    example: Compiled, two_pods: Compiled, sonic_mix: Compiled, cases: dict[str, tuple[str, str]]
+) -> None:
+    by_prefix = {"two-pods/": two_pods, "sonic-mix/": sonic_mix}
     mismatched = []
     for rel, (kind, arg) in sorted(cases.items()):
         path = GOLDEN / rel
-        got = _produce(two_pods if rel.startswith("two-pods/") else example, kind, arg)
+        compiled = next((c for prefix, c in by_prefix.items() if rel.startswith(prefix)), example)
+        got = _produce(compiled, kind, arg)
         if UPDATE:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(got, encoding="utf-8")

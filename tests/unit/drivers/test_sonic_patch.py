@@ -124,3 +124,47 @@ def test_drift_sections_of_a_config_db_diff() -> None:
     ops = json_patch(RUNNING, target(RUNNING, RENDERED, replace=False))
     # the hostname in DEVICE_METADATA is "other"
     assert classify(describe(ops, RUNNING), "", Candidate.CONFIG_DB) == ["qos", "pfc", "interfaces", "bgp", "other"]
+
+
+def test_the_patch_tests_every_table_it_touches_as_read() -> None:
+    from fabconf.platform.sonic.patch import base_moved, guarded
+
+    running = {"PORT": {"Ethernet0": {"mtu": "9100"}}, "BGP_NEIGHBOR": {"10.0.0.1": {"asn": "1"}}, "AAA": {}}
+    ops: list[dict[str, Any]] = [
+        {"op": "replace", "path": "/PORT/Ethernet0/mtu", "value": "9216"},
+        {"op": "remove", "path": "/BGP_NEIGHBOR"},
+        {"op": "add", "path": "/PFC_WD", "value": {"GLOBAL": {"POLL_INTERVAL": "100"}}},
+    ]
+    assert guarded(ops, running) == [
+        {"op": "test", "path": "/BGP_NEIGHBOR", "value": {"10.0.0.1": {"asn": "1"}}},
+        {"op": "test", "path": "/PORT", "value": {"Ethernet0": {"mtu": "9100"}}},
+        *ops,
+    ]  # a table added whole was absent: RFC 6902 cannot test absence; a table not touched is not tested
+    assert guarded([], running) == []
+    assert base_moved("Failed to apply patch due to: 9100 (<class 'str'>) is not equal to tested value 1500")
+    assert base_moved("member 'PORT' not found in {}")
+    assert not base_moved("Given patch will produce invalid config. Error: pfc_enable")
+
+
+# `show pfc counters` as sonic-utilities' scripts/pfcstat prints it (tabulate "simple", right-aligned, counts with
+# thousands commas, N/A where the ASIC counts none); after `sonic-clear pfccounters` a line names the cached time
+PFCSTAT = """Last cached time was 2026-12-05 01:00:00.123456
+  Port Rx    PFC0    PFC1    PFC2       PFC3    PFC4    PFC5    PFC6    PFC7
+---------  ------  ------  ------  ---------  ------  ------  ------  ------
+Ethernet0       0       0       0  1,234,567       0       0       0       0
+Ethernet8       0     N/A       0         12       0       0       0       0
+
+  Port Tx    PFC0    PFC1    PFC2       PFC3    PFC4    PFC5    PFC6    PFC7
+---------  ------  ------  ------  ---------  ------  ------  ------  ------
+Ethernet0       0       0       0        999       0       0       0       0
+"""
+
+
+def test_the_pfc_frames_received_are_read_from_the_rx_table() -> None:
+    from fabconf.platform.sonic.driver import parse_pfc_rx
+
+    got = parse_pfc_rx(PFCSTAT)
+    assert got["Ethernet0"] == {"0": 0, "1": 0, "2": 0, "3": 1234567, "4": 0, "5": 0, "6": 0, "7": 0}
+    assert "1" not in got["Ethernet8"] and got["Ethernet8"]["3"] == 12  # N/A: not counted, left out
+    assert set(got) == {"Ethernet0", "Ethernet8"}  # the Tx table is not read
+    assert parse_pfc_rx("") == {}
