@@ -50,39 +50,42 @@ def _groups_left(groups: dict[Any, Any], dropped: set[Any]) -> dict[Any, Any]:
         left = {k: v for k, v in left.items() if k not in gone}
 
 
+def _mapping(doc: Any) -> dict[Any, Any]:
+    return doc if isinstance(doc, dict) else {}
+
+
 def pruned(raw: RawInventory) -> tuple[RawInventory, bool] | None:
     """The inventory without what failed (and what depends on it), and whether anything was dropped; None when
     ``fabric.yaml`` is missing or failed."""
     if "fabric" not in raw.data or _failed(raw, "fabric"):
         return None
-    dropped = False
-    groups: dict[Any, Any] = {}
-    if "groups" in raw.data:
-        kept = _entries(raw.data["groups"] or {}, _failed(raw, "groups"))
-        all_groups = raw.data["groups"] or {}
-        groups = _groups_left(all_groups, set(all_groups) - set(kept or {}))
-        dropped = dropped or len(groups) != len(all_groups)
+    all_groups = _mapping(raw.data.get("groups"))
+    kept = _entries(raw.data["groups"], _failed(raw, "groups")) if "groups" in raw.data else all_groups
+    groups = _groups_left(all_groups, set(all_groups) - set(kept or {}))
     defaults_ok = "defaults" not in raw.data or not _failed(raw, "defaults")
+    all_hosts = _mapping(raw.data.get("hosts"))
     hosts: dict[Any, Any] = {}
     if "hosts" in raw.data and defaults_ok:
-        hosts = _entries(raw.data["hosts"] or {}, _failed(raw, "hosts")) or {}
+        hosts = _entries(raw.data["hosts"], _failed(raw, "hosts")) or {}
         hosts = {k: v for k, v in hosts.items() if not set((v or {}).get("groups") or ()) - set(groups)}
-    dropped = dropped or len(hosts) != len(raw.data.get("hosts") or {})
+    listed = _mapping(raw.data.get("cabling")).get("links")
+    listed = listed if isinstance(listed, list) else []
     links: list[Any] = []
     if "cabling" in raw.data:
         failed = _failed(raw, "cabling")
-        doc = raw.data["cabling"]
-        if isinstance(doc, dict) and isinstance(doc.get("links"), list) and all(len(p) > 1 for p in failed):
+        if isinstance(raw.data["cabling"], dict) and all(len(p) > 1 for p in failed):
             broken = {p[1] for p in failed if p[0] == "links"}
             links = [
                 link
-                for i, link in enumerate(doc["links"])
+                for i, link in enumerate(listed)
                 if i not in broken and all(end.split(":", 1)[0] in hosts for end in link)
             ]
-        listed = doc.get("links") if isinstance(doc, dict) else None
-        dropped = dropped or len(links) != (len(listed) if isinstance(listed, list) else 0)
-    else:
-        dropped = True
+    dropped = (
+        len(groups) != len(all_groups)
+        or len(hosts) != len(all_hosts)
+        or len(links) != len(listed)
+        or not all(kind in raw.data for kind in ("hosts", "cabling"))
+    )
     data = {"fabric": raw.data["fabric"], "groups": groups, "hosts": hosts, "cabling": {"links": links}}
     if "defaults" in raw.data and defaults_ok:
         data["defaults"] = raw.data["defaults"]
