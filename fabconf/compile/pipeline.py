@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabconf.compile import checks, inventory, model, schema, topology
+from fabconf.compile import checks, inventory, model, partial, schema, topology
 from fabconf.compile.design.device import design
 from fabconf.compile.problems import InputError, Problems
 
@@ -55,6 +55,7 @@ def _compile(directory: Path | str, select: Selector | None = None) -> Compiled:
     schema.check_credentials(raw, problems)
     schema.check_text(raw, problems)
     if not schema.check_files(raw, problems) or problems.errors:
+        partial.cross_check(raw, problems)  # what can still be judged, in the same round (issue #40)
         raise InputError(problems)
     resolved = model.build(raw, problems)
     topo = topology.derive(resolved, problems)

@@ -227,7 +227,7 @@ CREDENTIAL_KEYS = frozenset({"password", "secret", "enable_password", "username"
 
 def check_credentials(raw: RawInventory, problems: Problems) -> None:
     """Credentials come from the environment or a secret helper, never from inventory files."""
-    _report(_Check("credentials", _credential_problems), ("hosts", "groups", "defaults", "fabric"), raw, problems)
+    _report(_CREDENTIALS, ("hosts", "groups", "defaults", "fabric"), raw, problems)
 
 
 def _credential_problems(_kind: str, doc: Any) -> Found:
@@ -268,7 +268,7 @@ def _control_name(char: str) -> str:
 def check_text(raw: RawInventory, problems: Problems) -> None:
     """No key or string value in any inventory file carries a line break or another control character:
     no inventory string can add a line, a key or a command to a device, whatever template it reaches."""
-    _report(_Check("text", _text_problems), list(raw.data), raw, problems)
+    _report(_TEXT, list(raw.data), raw, problems)
 
 
 def _text_problems(_kind: str, doc: Any) -> Found:
@@ -290,4 +290,23 @@ def _text_problems(_kind: str, doc: Any) -> Found:
     return found
 
 
-__all__ = ["check_credentials", "check_files", "check_text", "describe_errors", "format_path", "validator"]
+_CREDENTIALS = _Check("credentials", _credential_problems)
+_TEXT = _Check("text", _text_problems)
+FILE_CHECKS = (_SCHEMA, _CREDENTIALS, _TEXT)  # every check of one file at a time, in the order a compile runs them
+
+
+def findings(check: _Check, kind: str, raw: RawInventory) -> Found:
+    """What the per-file ``check`` finds in ``kind``'s file (nothing for a file that was not loaded)."""
+    return _per_file(check, kind, raw) if kind in raw.data else []
+
+
+__all__ = [
+    "FILE_CHECKS",
+    "check_credentials",
+    "check_files",
+    "check_text",
+    "describe_errors",
+    "findings",
+    "format_path",
+    "validator",
+]

@@ -17,18 +17,32 @@ removes what is still there and refuses, naming it, what is pending and recorded
 cleaned is written to the audit as a ``cleaned`` record, which also closes the killed run's unfinished commit
 (``fabconf.deploy.audit``).
 A run whose device lock another live fabconf process holds is never cleaned: its commit is in progress.
+
+``fabconf diff`` stages too (and discards): on EOS its session is named ``fabconf_diff<pid>x<random>``
+(``diff_session``), never NAPALM's ``napalm_<microseconds>``, and a lock file of its own,
+``LOCK_DIR/diffs/<device>/<session>.lock``, is held (``flock``) from before it stages until it has discarded. A
+diff killed in between leaves the file with its lock free: the session is a dead diff's, and the next push
+(``Cleaner``) or diff of that device aborts it, then removes the file. A diff's session never holds a commit, so
+aborting it changes nothing on the device. A live diff's session (its lock held) is left alone: the push stops
+on it, named, as on any other open session. Locks are per machine: a diff run from another machine with its own
+lock directory is not seen as alive here.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabconf.deploy import audit
 from fabconf.deploy.job import Job
 from fabconf.deploy.lock import lock_address, lock_dir, lock_key
+from fabconf.deploy.private import open_private, private_dir
 from fabconf.drivers.contract import Driver, Leftovers
 
 CLEANED = audit.CLEANED
@@ -94,8 +108,10 @@ class Cleaner:
         target = audit.target_of(self.context, job.device.hostname)
         found = recorded(job.name, target, self.run)
         lost = [{**self.staged, "run": f"{self.run} (an earlier attempt of this push)"}] if self.staged else []
-        todo = found + lost
+        dead = dead_diffs(job) if staging else []
+        todo = found + lost + [{"session": path.stem, "run": DIFF_RUN} for path in dead]
         done = driver.clean_leftovers(todo) if todo and not held_by_another(job.platform, address) else []
+        _forget(dead)
         if done:
             runs = [r["run"] for r in found]
             text = "; ".join(done)
@@ -108,3 +124,65 @@ class Cleaner:
     def note(self, driver: Driver) -> None:
         """Just before the commit: what a kill from now on would leave."""
         self.names = driver.leftovers() if isinstance(driver, Leftovers) else {}
+
+
+DIFF_RUN = "fabconf diff"  # what the cleaning says left a dead diff's session
+
+
+def _diff_dir(job: Job) -> Path:
+    """Where the diffs of ``job``'s device keep their lock files (one per session)."""
+    return lock_dir() / "diffs" / lock_key(job.platform, lock_address(job.device.hostname, job.device.port))
+
+
+def _is_free(path: Path) -> bool:
+    """No process holds ``path``'s lock: the diff that made it is gone."""
+    try:
+        with os.fdopen(open_private(path, os.O_RDWR), "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            return True
+    except OSError:
+        return False
+
+
+def dead_diffs(job: Job) -> list[Path]:
+    """The lock files of diffs of ``job``'s device that died before they discarded their session."""
+    directory = _diff_dir(job)
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("fabconf_diff*.lock") if p.stem.isascii() and _is_free(p))
+
+
+def _forget(paths: list[Path]) -> None:
+    for path in paths:
+        with suppress(OSError):
+            path.unlink()
+
+
+@contextmanager
+def diff_session(job: Job, driver: Driver) -> Iterator[str]:
+    """A diff of one device: where its staging leaves something named (an EOS session), names it after this diff
+    and holds its lock file until the body (stage, compare, discard) is done; first aborts what dead diffs left on
+    the device. Yields what was cleaned, for people ("" when nothing)."""
+    names = driver.own_run(f"diff{os.getpid()}x{secrets.token_hex(4)}") if isinstance(driver, Leftovers) else {}
+    session = names.get("session")
+    if not session or not isinstance(driver, Leftovers):
+        yield ""
+        return
+    directory = _diff_dir(job)
+    private_dir(directory.parent)
+    private_dir(directory)
+    dead = dead_diffs(job)
+    done = driver.clean_leftovers([{"session": p.stem, "run": DIFF_RUN} for p in dead]) if dead else []
+    _forget(dead)
+    own = directory / f"{session}.lock"
+    handle = os.fdopen(open_private(own, os.O_RDWR), "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield "; ".join(done)
+    finally:
+        with suppress(OSError):
+            own.unlink()
+        handle.close()

@@ -23,7 +23,7 @@ from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.errortext import explain
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
-from fabconf.deploy.leftovers import Cleaner
+from fabconf.deploy.leftovers import Cleaner, diff_session
 from fabconf.deploy.transient import transient
 from fabconf.drivers.contract import (
     AdaptiveRouting,
@@ -204,13 +204,16 @@ def diff_device(job: Job, driver: Driver) -> Outcome:
     if half is not None:
         return half
     try:
-        staged = stage(job, driver)
+        with diff_session(job, driver) as cleaned:  # fabconf-named, and marked alive until discarded
+            try:
+                staged = stage(job, driver)
+            finally:
+                _quietly(driver.discard_config)
     except (IdentityMismatch, CommitConflict) as exc:
         return Outcome(job.name, job.platform, State.FAILED, message=str(exc))
-    finally:
-        _quietly(driver.discard_config)
     state = State.CHANGES if staged else State.UNCHANGED
-    return Outcome(job.name, job.platform, state, diff=staged.diff, commands=staged.commands)
+    note = f"cleaned what a killed diff left: {cleaned}" if cleaned else ""
+    return Outcome(job.name, job.platform, state, diff=staged.diff, commands=staged.commands, message=note)
 
 
 def verify_device(job: Job, driver: Driver, ctx: VerifyContext) -> Outcome:

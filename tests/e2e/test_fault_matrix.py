@@ -426,3 +426,65 @@ def test_a_push_killed_while_its_eos_session_is_being_staged(lab_env: Lab) -> No
     assert "aborted config session fabconf_" in outcome.message and "never committed" in outcome.message
     assert main(["audit"]) == 0
     assert _at_intent(lab, job) == [] and not _left_over(lab, name)
+
+
+_KILLED_DIFF = """
+import sys
+from fabconf.deploy import rollout
+from fabconf.deploy.options import DeviceOptions
+from fabconf.deploy.job import Job
+from fabconf.compile.pipeline import compile_inventory
+from fabconf.compile.render import render
+inventory, name, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])
+compiled = compile_inventory(inventory)
+job = Job(compiled.model.devices[name], compiled.data[name], render(compiled.data[name]))
+rollout.diff([job], DeviceOptions(timeout=timeout))
+"""
+
+
+def _kill_diff_while_staging(lab: Lab, name: str) -> str:
+    """Run `fabconf diff` of ``name`` in a process and SIGKILL it while the switch carries out its staging
+    request; returns what it left on the device (one open session)."""
+    sim = lab.devices[name].sim
+    fired = len(sim.faults.fired)
+    sim.faults.set("delay", "30", at="stage")  # carried out at once, answered 30 s later
+    args = [str(lab.state_dir / "inventory"), name, "60"]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_DIFF, *args], env=dict(os.environ), cwd=ROOT)
+    try:
+        assert sim.faults.wait_fired(fired + 1, timeout=30)
+        deadline = time.monotonic() + 10
+        while not _left_over(lab, name) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sim.faults.clear()
+    (left,) = _left_over(lab, name)
+    return left
+
+
+def test_a_diff_killed_while_staging_never_blocks_the_next_push_or_diff(lab_env: Lab) -> None:
+    """#39: a diff stages in an EOS config session too. Killed while staging, it leaves a session named as
+    fabconf's diff, with its lock free: the next push aborts it and applies (exit 0); the next diff does the same."""
+    from fabconf.cli import main
+
+    lab, name = lab_env, DEVICES["eos"]
+    _reset(lab, name)
+    job = _job(lab, name)
+    left = _kill_diff_while_staging(lab, name)
+    assert left.startswith("session fabconf_diff"), left  # not NAPALM's napalm_<microseconds>
+    outcome = _push(job)
+    assert outcome.state is State.APPLIED, outcome.message
+    assert "aborted config session fabconf_diff" in outcome.message, outcome.message
+    assert main(["audit"]) == 0
+    assert _at_intent(lab, job) == [] and not _left_over(lab, name)
+
+    _reset(lab, name)  # away from intent again: a diff has something to stage
+    left = _kill_diff_while_staging(lab, name)
+    assert left.startswith("session fabconf_diff"), left
+    (seen,) = rollout.diff([job], DeviceOptions(timeout=10))
+    assert seen.state is State.CHANGES, seen.message
+    assert "aborted config session fabconf_diff" in seen.message, seen.message
+    assert not _left_over(lab, name)

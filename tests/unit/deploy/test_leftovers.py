@@ -14,7 +14,7 @@ import pytest
 from fabconf.compile.pipeline import Compiled
 from fabconf.deploy import audit
 from fabconf.deploy.job import Job
-from fabconf.deploy.leftovers import Cleaner, recorded
+from fabconf.deploy.leftovers import Cleaner, diff_session, recorded
 from fabconf.deploy.lock import DeviceLocks, lock_address
 from fabconf.drivers.contract import Driver
 
@@ -176,3 +176,33 @@ with DeviceLocks([("leaf3", sys.argv[2], sys.argv[3])], Path(sys.argv[1])):
 
 def audit_log() -> list[dict[str, Any]]:
     return [json.loads(line) for line in audit.audit_path().read_text().splitlines()]
+
+
+def test_a_dead_diffs_session_is_cleaned_and_a_live_ones_left_alone(
+    example: Compiled, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#39: a diff's session is named after the diff and marked alive by a lock file it holds until it has
+    discarded; the next push cleans the session of a diff whose lock is free, never that of a live one."""
+    monkeypatch.setenv("FABCONF_LOCK_DIR", str(tmp_path / "locks"))
+    job = _job(example)
+    driver = LeftDriver()
+    with diff_session(job, cast(Driver, driver)) as cleaned:
+        assert cleaned == ""
+        (own,) = (tmp_path / "locks" / "diffs").rglob("*.lock")
+        assert own.stem.startswith("fabconf_diff")
+        driver.open.add(own.stem)  # staged, compared, not discarded yet
+        assert Cleaner("r2").clean(job, cast(Driver, driver)) == ""
+        assert own.stem in driver.open  # a live diff's: left alone
+    assert not own.exists()  # a diff that ends removes its mark
+    dead = own.with_name("fabconf_diff1x00.lock")
+    dead.touch(mode=0o600)  # what a killed diff leaves: the file, its lock free
+    driver.open.add(dead.stem)
+    said = Cleaner("r3").clean(job, cast(Driver, driver))
+    assert said == "cleaned what a killed run left: aborted fabconf_diff1x00"
+    assert not dead.exists()
+    again = own.with_name("fabconf_diff2x00.lock")
+    again.touch(mode=0o600)
+    driver.open.add(again.stem)
+    with diff_session(job, cast(Driver, driver)) as cleaned:  # the next diff cleans a dead diff's session too
+        assert cleaned == "aborted fabconf_diff2x00"
+    assert not again.exists() and again.stem not in driver.open
