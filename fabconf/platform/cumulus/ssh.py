@@ -15,17 +15,11 @@ import logging
 import time
 
 import paramiko
-from napalm.base.exceptions import ConnectionException
 
-from fabconf.drivers.known_hosts import trust_host
+from fabconf.drivers.sshlogin import ssh_login
 from fabconf.platform.cumulus.client import NvueConnectionLost
 
 log = logging.getLogger(__name__)
-
-
-class _WarnUnknownHost(paramiko.MissingHostKeyPolicy):
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
-        log.warning("accepting the unknown SSH host key of %s (%s)", hostname, key.get_name())
 
 
 class NvSsh:
@@ -60,36 +54,16 @@ class NvSsh:
 
     def connect(self) -> None:
         self.close()
-        client = paramiko.SSHClient()
-        try:  # the user's ~/.ssh/known_hosts and ours, each parsed once per process (fabconf.drivers.known_hosts)
-            trust_host(client, self.host, self.port, self.known_hosts)
-        except OSError as exc:
-            raise ConnectionException(f"{self.where}: cannot read ssh_known_hosts: {exc}") from None
-        client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else _WarnUnknownHost())
-        try:
-            client.connect(
-                self.host,
-                self.port,
-                username=self.username,
-                password=self._password,
-                timeout=self.timeout,
-                banner_timeout=self.timeout,
-                auth_timeout=self.timeout,
-                look_for_keys=False,
-                allow_agent=False,
-            )
-        except paramiko.AuthenticationException:
-            client.close()
-            raise ConnectionException(
-                f"{self.where}: the switch refused the credentials of {self.username!r}"
-            ) from None
-        except paramiko.BadHostKeyException as exc:
-            client.close()
-            raise ConnectionException(f"{self.where}: the SSH host key does not match known_hosts ({exc})") from None
-        except (paramiko.SSHException, OSError, EOFError) as exc:
-            client.close()
-            reason = "timed out" if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__
-            raise ConnectionException(self._scrub(f"{self.where}: cannot open an SSH session: {reason}")) from None
+        client = ssh_login(
+            self.host,
+            self.port,
+            self.username,
+            self._password,
+            timeout=self.timeout,
+            known_hosts=self.known_hosts,
+            strict=self.strict,
+            where=self.where,
+        )
         self._client = client
 
     def close(self) -> None:

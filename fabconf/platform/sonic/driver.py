@@ -33,7 +33,7 @@ import paramiko
 
 from fabconf.drivers.base import CommitConfirmException, CommitError, ConnectionException, DriverBase
 from fabconf.drivers.contract import CommitConflict
-from fabconf.drivers.known_hosts import trust_host
+from fabconf.drivers.sshlogin import ssh_login
 from fabconf.drivers.textdiff import unified
 from fabconf.platform.sonic.patch import (
     ConfigDb,
@@ -52,11 +52,6 @@ log = logging.getLogger(__name__)
 # that the next push finds the one a killed run left (``clean_leftovers``)
 CHECKPOINT = "fabconf_before_commit"
 PATCH_FILE = "/tmp/fabconf-patch.json"
-
-
-class _WarnUnknownHost(paramiko.MissingHostKeyPolicy):
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
-        log.warning("accepting the unknown SSH host key of %s (%s)", hostname, key.get_name())
 
 
 class SonicDriver(DriverBase):
@@ -81,37 +76,16 @@ class SonicDriver(DriverBase):
     # -- connection ------------------------------------------------------------------------------------------
     def open(self) -> None:
         self._drop()
-        client = paramiko.SSHClient()
-        try:
-            trust_host(client, self.hostname, self.port, self.known_hosts)
-        except OSError as exc:
-            raise ConnectionException(f"{self.where}: cannot read ssh_known_hosts: {exc}") from None
-        client.set_missing_host_key_policy(paramiko.RejectPolicy() if self.strict else _WarnUnknownHost())
-        try:
-            client.connect(
-                self.hostname,
-                self.port,
-                username=self.username,
-                password=self.password,
-                timeout=self.timeout,
-                banner_timeout=self.timeout,
-                auth_timeout=self.timeout,
-                look_for_keys=False,
-                allow_agent=False,
-            )
-        except paramiko.AuthenticationException:
-            client.close()
-            raise ConnectionException(
-                f"{self.where}: the switch refused the credentials of {self.username!r}"
-            ) from None
-        except paramiko.BadHostKeyException as exc:
-            client.close()
-            raise ConnectionException(f"{self.where}: the SSH host key does not match known_hosts ({exc})") from None
-        except (paramiko.SSHException, OSError, EOFError) as exc:
-            client.close()
-            raise ConnectionException(
-                f"{self.where}: cannot open an SSH session: {exc or type(exc).__name__}"
-            ) from None
+        client = ssh_login(
+            self.hostname,
+            self.port,
+            self.username,
+            self.password,
+            timeout=self.timeout,
+            known_hosts=self.known_hosts,
+            strict=self.strict,
+            where=self.where,
+        )
         self._client = client
 
     def close(self) -> None:
