@@ -63,7 +63,7 @@ def _switch_counters(job: Job, driver: Driver, policy: Policy, evidence: dict[st
         }
         failed += check_counters(job.interfaces, errors, errors2, policy.max_error_rate)
     if pfc is not None and pfc2 is not None:
-        lossless = lossless_priorities(job.data.get("qos") or {})
+        lossless = lossless_priorities(job.device.platform, job.data.get("qos") or {})
         evidence["pfc"] = {
             "pfc_counters": pfc,
             "pfc_counters (second read)": pfc2,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabconf.platforms import design_hooks
 from fabconf.preflight.host import PAUSE_STORM_PER_S
 
 ALL_PRIORITIES = "all"  # a count of every priority's PFC frames (NX-OS's RxPPP)
@@ -62,20 +63,12 @@ def check_counters(
     return failed
 
 
-def lossless_priorities(qos: dict[str, Any]) -> list[int]:
-    """The PFC (lossless) priorities of a switch's compiled ``qos``, in each QoS dialect's shape (NVUE
-    ``pfc.priorities``, EOS ``pfc_priorities``, NX-OS the network-qos classes' ``pause_cos``, SONiC the ports'
-    ``pfc_enable``)."""
-    port = qos.get("port")
-    if isinstance(port, dict) and port.get("pfc_enable"):
-        return sorted(int(p) for p in str(port["pfc_enable"]).split(",") if p)
-    pfc = qos.get("pfc")
-    if isinstance(pfc, dict) and pfc.get("priorities"):
-        return sorted(int(p) for p in pfc["priorities"])
-    if qos.get("pfc_priorities"):
-        return sorted(int(p) for p in qos["pfc_priorities"])
-    classes = (qos.get("network_qos") or {}).get("classes") or []
-    return sorted(int(c["pause_cos"]) for c in classes if c.get("pause_cos") is not None)
+def lossless_priorities(platform: str, qos: dict[str, Any]) -> list[int]:
+    """The PFC (lossless) priorities of a switch's compiled ``qos``, as its platform's chain reader reads them back
+    (each QoS dialect keeps them in its own shape; the platform package knows it, preflight does not)."""
+    if not qos:
+        return []
+    return sorted(design_hooks(platform).read_chain(qos, 0)[1])
 
 
 def pfc_rates(

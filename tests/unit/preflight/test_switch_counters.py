@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.drivers.cli import nxos_counters
 from fabconf.platform.cumulus import getters as nvue_getters
 from fabconf.preflight.host import PAUSE_STORM_PER_S
@@ -60,6 +62,8 @@ PFC_STATS: dict[str, Any] = {
 }
 PORTS = [{"name": "Ethernet1/1", "peer": "gpu01:ens1f0np0"}, {"name": "Ethernet1/2", "peer": "spine1:Ethernet1/1"}]
 
+ROOT = Path(__file__).resolve().parents[3]
+
 
 def test_nxos_show_interface_json_to_napalm_counter_keys() -> None:
     assert nxos_counters.interfaces_counters(SHOW_INTERFACE) == {
@@ -96,17 +100,21 @@ def test_nvue_pfc_stats_per_switch_priority() -> None:
     assert nvue_getters.pfc_counters({}) == {}
 
 
-@pytest.mark.parametrize(
-    ("qos", "lossless"),
-    [
-        ({"pfc": {"priorities": [3], "cable_length": 100}}, [3]),  # NVUE
-        ({"pfc_priorities": [3, 4]}, [3, 4]),  # EOS
-        ({"network_qos": {"classes": [{"pause_cos": None}, {"pause_cos": 3}]}}, [3]),  # NX-OS
-        ({}, []),
-    ],
-)
-def test_lossless_priorities_in_each_qos_dialect(qos: dict[str, Any], lossless: list[int]) -> None:
-    assert lossless_priorities(qos) == lossless
+def test_lossless_priorities_in_each_qos_dialect(example: Compiled, two_pods: Compiled) -> None:
+    """Each switch platform keeps its lossless priorities in its own shape (NVUE ``pfc.priorities``, EOS
+    ``pfc_priorities``, NX-OS the network-qos classes' ``pause_cos``, SONiC the ports' ``pfc_enable``); preflight
+    reads them through the platform's chain reader, and finds the intent's on every switch of the examples."""
+    sonic_mix = compile_inventory(ROOT / "examples" / "sonic-mix")
+    seen = set()
+    for compiled in (example, two_pods, sonic_mix):
+        wanted = sorted(compiled.model.fabric["roce"]["pfc_priorities"])
+        for name, device in compiled.model.devices.items():
+            if device.is_host:
+                continue
+            seen.add(device.platform)
+            assert lossless_priorities(device.platform, compiled.data[name]["qos"]) == wanted, name
+    assert seen >= {"cumulus", "eos", "nxos", "sonic"}
+    assert lossless_priorities("eos", {}) == []
 
 
 @pytest.mark.parametrize(
