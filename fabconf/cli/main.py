@@ -62,13 +62,14 @@ def _inventory_arg(p: argparse.ArgumentParser) -> None:
 def _run_book(args: argparse.Namespace) -> int:
     from fabconf.cli import devices, runbook, runvars
     from fabconf.cli.lab import lab_network
+    from fabconf.jobs.target import Target
 
     options = runbook.RunOptions(
         check=args.check,
         yes=args.yes,
         inventory=Path(args.inventory) if args.inventory else None,
         limit=args.limit,
-        target=devices.Target(
+        target=Target(
             Path("inventory"),
             None,
             args.lab,
@@ -134,13 +135,15 @@ def build_parser(compile_only: bool = False, only: str | None = None) -> argpars
         importlib.import_module(LIGHT_COMMANDS[only]).add_parser(sub)
         return parser
 
-    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, report_merge, sot
+    # Every parser below imports no job and no device library: a handler imports what its run needs, so
+    # `fabconf diff --help`, a usage error, `fabconf lab status` load no NAPALM, netmiko, paramiko or Nornir.
+    from fabconf.cli import auditlog, devices, drift_parser, lab, monitoring, onboard, preflight, report_merge, sot
     from fabconf.cli import init as init_cli
     from fabconf.cli import plan as plan_cli
     from fabconf.deploy.options import DeviceOptions
 
     devices.add_parsers(sub, _inventory_arg)
-    drift.add_parser(sub, _inventory_arg)
+    drift_parser.add_parser(sub, _inventory_arg)
     preflight.add_parser(sub, _inventory_arg)
     monitoring.add_parser(sub, _inventory_arg)
 
