@@ -97,3 +97,13 @@ def test_lab_status_and_down_load_no_device_stack(action: str, tmp_path: Path, m
     monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
     monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     assert not DEVICE_STACK & loaded("lab", action, "--state", str(tmp_path / "lab"))
+
+
+def test_the_whole_help_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # a run of one command builds its parser alone; `fabconf --help` builds them all
+    with pytest.raises(SystemExit):
+        cli_main.main(["--help"])
+    listed = capsys.readouterr().out
+    for command in (*DEVICE_COMMANDS, "validate", "render", "audit", "report"):
+        assert f"\n    {command} " in listed or f"\n    {command}\n" in listed, command
+    assert set(cli_main.DEVICE_COMMANDS) == set(DEVICE_COMMANDS)
