@@ -15,22 +15,23 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fabconf.cli import pushplan, report
+from fabconf.cli import report
 from fabconf.cli.lab import DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
 from fabconf.cli.progress import RunProgress
-from fabconf.deploy import rollout
 from fabconf.deploy.job import Job, Outcome
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
-from fabconf.deploy.processors import Progress
 from fabconf.drivers.inventory_transport import ALLOW_FLAG
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
 from fabconf.errors import UsageError
-from fabconf.jobs.diff import diff
-from fabconf.jobs.push import forecast, push
-from fabconf.jobs.target import Hooks, ProgressFactory, Target
-from fabconf.jobs.verify import verify
+
+# The device stack (the jobs, hence Nornir, NAPALM, netmiko, paramiko) is imported by the handlers that run
+# a job, never at import: building the parser (`fabconf diff --help`, a usage error) loads none of it (issue 42).
+if TYPE_CHECKING:
+    from fabconf.deploy import rollout
+    from fabconf.deploy.processors import Progress
+    from fabconf.jobs.target import ProgressFactory, Target
 
 
 def progress_for(fmt: str) -> ProgressFactory:
@@ -115,12 +116,18 @@ def approver(out: Output, yes: bool) -> TerminalApprover | None:
 
 
 def run_diff(target: Target, options: DeviceOptions, out: Output | None = None) -> int:
+    from fabconf.jobs.diff import diff
+    from fabconf.jobs.target import Hooks
+
     out = out or Output()
     result = diff(target, options, Hooks(progress_for(out.fmt)))
     return out.emit(result.outcomes, "diff", result.exit_code, "fabconf diff (dry run: nothing was changed)")
 
 
 def run_verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions, out: Output | None = None) -> int:
+    from fabconf.jobs.target import Hooks
+    from fabconf.jobs.verify import verify
+
     out = out or Output()
     result = verify(target, options, verify_options, Hooks(progress_for(out.fmt)))
     return out.emit(result.outcomes, "verify", result.exit_code, "fabconf verify (read only)")
@@ -133,6 +140,10 @@ def run_push(
     out: Output | None = None,
     yes: bool = False,
 ) -> int:
+    from fabconf.cli import pushplan
+    from fabconf.jobs.push import push
+    from fabconf.jobs.target import Hooks
+
     out = out or Output()
     result = push(target, options, push_options, Hooks(progress_for(out.fmt), approver(out, yes)))
     if result.declined:
@@ -155,6 +166,8 @@ def quiet_start(inventory: Path, state: Path, network: str) -> int:
 
 
 def target_of(args: argparse.Namespace) -> Target:
+    from fabconf.jobs.target import Target
+
     return Target(
         Path(args.inventory),
         args.limit,
@@ -206,6 +219,9 @@ def push_options_of(args: argparse.Namespace) -> PushOptions:
 def cmd_push(args: argparse.Namespace) -> int:
     push_options = push_options_of(args)
     if args.plan:
+        from fabconf.cli import pushplan
+        from fabconf.jobs.push import forecast
+
         return pushplan.run(forecast(target_of(args), device_options_of(args), push_options), args.format)
     out = Output(args.format, commands=args.commands)
     return run_push(target_of(args), device_options_of(args), push_options, out, args.yes)

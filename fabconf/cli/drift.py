@@ -16,28 +16,23 @@ import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from fabconf.cli import drift_junit, drift_metrics
 from fabconf.cli.devices import (
     Output,
-    Target,
-    add_device_args,
-    add_report_args,
     approver,
     device_options_of,
     progress_for,
     push_options_of,
     target_of,
 )
+from fabconf.cli.drift_parser import FORMATS
 from fabconf.cli.drift_report import DriftRun, as_json, print_text
 from fabconf.deploy.backup import atomic_write
-from fabconf.deploy.options import DeviceOptions, PushOptions
+from fabconf.deploy.options import DeviceOptions
 from fabconf.errors import UsageError
 from fabconf.jobs import drift as jobs_drift
-from fabconf.jobs.target import Hooks, Result
-
-FORMATS = ("text", "json", "junit", "prometheus")
+from fabconf.jobs.target import Hooks, Result, Target
 
 
 @dataclass(frozen=True)
@@ -113,7 +108,7 @@ def emit(run: DriftRun, drift: DriftOptions) -> None:
         atomic_write(drift.output, text)
 
 
-# -- the argparse layer -------------------------------------------------------------------------------------------
+# -- the handler (its parser: fabconf.cli.drift_parser) ------------------------------------------------------------
 def cmd_drift(args: argparse.Namespace) -> int:
     push = push_options_of(args)
     drift = DriftOptions(
@@ -126,37 +121,3 @@ def cmd_drift(args: argparse.Namespace) -> int:
         push=push,
     )
     return run_drift(target_of(args), device_options_of(args), drift)
-
-
-def add_parser(sub: Any, inventory_arg: Any) -> None:
-    push_defaults = PushOptions()
-    p = sub.add_parser(
-        "drift",
-        help="nightly drift check: in sync, drifted (sections, diff), unreachable; backups; reports; remediation",
-        description=(
-            "Drift check (read only unless --remediate): what a dry-run push would change on every selected "
-            "device. Exit 0 all in sync, 2 any drifted, 1 any device not checked."
-        ),
-    )
-    add_report_args(p, inventory_arg, FORMATS)
-    p.add_argument(
-        "--backup-dir",
-        metavar="DIR",
-        help="write each device's running configuration (hosts: NIC state), secrets masked, as DIR/<device>.<ext>",
-    )
-    p.add_argument("--git", action="store_true", help="commit --backup-dir (a git repository, created if needed)")
-    p.add_argument(
-        "--remediate", action="store_true", help="push the drifted devices (as fabconf push: waves, verify, rollback)"
-    )
-    p.add_argument("-y", "--yes", action="store_true", help="--remediate does not ask for confirmation")
-    p.add_argument("--canary", type=int, default=push_defaults.canary, help="--remediate: devices pushed first, alone")
-    p.add_argument("--batch", default=push_defaults.batch, help="--remediate: devices per batch: N or N%%")
-    p.add_argument("--max-fail", type=int, default=push_defaults.max_fail, help="--remediate: failures tolerated")
-    p.add_argument(
-        "--confirm-timeout", type=int, default=push_defaults.confirm_timeout, help="--remediate: revert timer, seconds"
-    )
-    p.add_argument(
-        "--bgp-wait", type=float, default=push_defaults.bgp_wait, help="--remediate: seconds verify waits for BGP"
-    )
-    add_device_args(p)
-    p.set_defaults(func=cmd_drift)

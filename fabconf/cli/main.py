@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from fabconf.cli.pipes import EXIT_BROKEN_PIPE, ReaderGone, guarded_stdout, silence_stdout
 from fabconf.compile.problems import InputError
@@ -29,6 +30,38 @@ LIGHT_WORDS = (*COMPILE_COMMANDS, "--version")
 # commands that touch no device either, whose parser is built beside the compile commands' alone (CI runs
 # `fabconf report merge` and `fabconf audit` after every shard): the module that adds it
 LIGHT_COMMANDS = {"audit": "fabconf.cli.auditlog", "report": "fabconf.cli.report_merge"}
+# the other commands by first word, each with the group of parsers that defines it, in `fabconf --help`'s order:
+# a run of one builds its group's parsers alone. No parser imports a job or a device library (NAPALM, netmiko,
+# paramiko, Nornir): a handler imports what its run needs, so `fabconf diff --help`, a usage error and
+# `fabconf lab status` load none of them (issue 42)
+DEVICE_COMMANDS = {
+    "diff": "devices",
+    "verify": "devices",
+    "push": "devices",
+    "drift": "drift",
+    "preflight": "preflight",
+    "monitoring": "monitoring",
+    "run": "run",
+    "lab": "lab",
+    "init": "init",
+    "onboard": "onboard",
+    "docs": "docs",
+    "plan": "plan",
+    "sot": "sot",
+}
+# each group's module, the function that adds its parsers, and whether it takes the --inventory argument
+PARSERS = {
+    "devices": ("fabconf.cli.devices", "add_parsers", True),
+    "drift": ("fabconf.cli.drift_parser", "add_parser", True),
+    "preflight": ("fabconf.cli.preflight", "add_parser", True),
+    "monitoring": ("fabconf.cli.monitoring", "add_parser", True),
+    "lab": ("fabconf.cli.lab", "add_parser", False),
+    "init": ("fabconf.cli.init", "add_parser", False),
+    "onboard": ("fabconf.cli.onboard", "add_parser", True),
+    "docs": ("fabconf.cli.onboard", "add_docs_parser", True),
+    "plan": ("fabconf.cli.plan", "add_parser", False),
+    "sot": ("fabconf.cli.sot", "add_parser", True),
+}
 
 
 def _version() -> str:
@@ -62,13 +95,14 @@ def _inventory_arg(p: argparse.ArgumentParser) -> None:
 def _run_book(args: argparse.Namespace) -> int:
     from fabconf.cli import devices, runbook, runvars
     from fabconf.cli.lab import lab_network
+    from fabconf.jobs.target import Target
 
     options = runbook.RunOptions(
         check=args.check,
         yes=args.yes,
         inventory=Path(args.inventory) if args.inventory else None,
         limit=args.limit,
-        target=devices.Target(
+        target=Target(
             Path("inventory"),
             None,
             args.lab,
@@ -96,7 +130,7 @@ def _render(args: argparse.Namespace) -> int:
 
 def build_parser(compile_only: bool = False, only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line (``compile_only``: only ``COMPILE_COMMANDS``, for a run of one of them; ``only``:
-    those and the one of ``LIGHT_COMMANDS`` named, for a run of it)."""
+    those and the one of ``LIGHT_COMMANDS`` or ``DEVICE_COMMANDS`` named, for a run of it)."""
     parser = argparse.ArgumentParser(
         prog="fabconf",
         description="Configuration-as-code for lossless RoCEv2 GPU fabrics (Cumulus, EOS, NX-OS, ConnectX hosts).",
@@ -130,19 +164,35 @@ def build_parser(compile_only: bool = False, only: str | None = None) -> argpars
     r.set_defaults(func=_render)
     if compile_only:
         return parser
-    if only is not None:
+    if only in LIGHT_COMMANDS:
         importlib.import_module(LIGHT_COMMANDS[only]).add_parser(sub)
         return parser
+    if only in DEVICE_COMMANDS:  # `fabconf diff ...`: that command's parser alone, its module alone
+        _add_parsers(sub, DEVICE_COMMANDS[only])
+        return parser
+    for group in dict.fromkeys(DEVICE_COMMANDS.values()):  # every command: `fabconf --help`, a usage error
+        _add_parsers(sub, group)
+    for module in LIGHT_COMMANDS.values():
+        importlib.import_module(module).add_parser(sub)
+    return parser
 
-    from fabconf.cli import auditlog, devices, drift, lab, monitoring, onboard, preflight, report_merge, sot
-    from fabconf.cli import init as init_cli
-    from fabconf.cli import plan as plan_cli
+
+def _add_parsers(sub: Any, group: str) -> None:
+    """The parser(s) of one of ``PARSERS``' groups, importing only the module that defines them."""
+    if group == "run":
+        _add_run_parser(sub)
+        return
+    module, function, with_inventory = PARSERS[group]
+    add = getattr(importlib.import_module(module), function)
+    if with_inventory:
+        add(sub, _inventory_arg)
+    else:
+        add(sub)
+
+
+def _add_run_parser(sub: Any) -> None:
+    from fabconf.cli import devices
     from fabconf.deploy.options import DeviceOptions
-
-    devices.add_parsers(sub, _inventory_arg)
-    drift.add_parser(sub, _inventory_arg)
-    preflight.add_parser(sub, _inventory_arg)
-    monitoring.add_parser(sub, _inventory_arg)
 
     b = sub.add_parser(
         "run",
@@ -165,16 +215,6 @@ def build_parser(compile_only: bool = False, only: str | None = None) -> argpars
     )
     devices.add_target_args(b)
     b.set_defaults(func=_run_book)
-
-    lab.add_parser(sub)
-    init_cli.add_parser(sub)
-    onboard.add_parser(sub, _inventory_arg)
-    onboard.add_docs_parser(sub, _inventory_arg)
-    plan_cli.add_parser(sub)
-    sot.add_parser(sub, _inventory_arg)
-    auditlog.add_parser(sub)
-    report_merge.add_parser(sub)
-    return parser
 
 
 # Libraries whose own log lines (a peer resetting an SSH socket, a retried HTTPS call) would reach the
@@ -236,7 +276,8 @@ def _from_library(args: threading.ExceptHookArgs) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     first = words[0] if words else ""
-    parser = build_parser(compile_only=first in LIGHT_WORDS, only=first if first in LIGHT_COMMANDS else None)
+    named = first in LIGHT_COMMANDS or first in DEVICE_COMMANDS
+    parser = build_parser(compile_only=first in LIGHT_WORDS, only=first if named else None)
     args = parser.parse_args(words)
     quiet_libraries()  # after parsing: `--version`, `--help` and a usage error open no log file
     try:

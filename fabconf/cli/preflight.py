@@ -11,11 +11,10 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fabconf.cli import checks_report, report
+from fabconf.cli import report
 from fabconf.cli.devices import (
-    Target,
     add_device_args,
     add_report_args,
     device_options_of,
@@ -26,9 +25,12 @@ from fabconf.deploy.backup import atomic_write
 from fabconf.deploy.job import Outcome
 from fabconf.deploy.options import DeviceOptions
 from fabconf.errors import UsageError
-from fabconf.jobs import preflight as jobs
-from fabconf.jobs.target import Hooks
 from fabconf.preflight import bandwidth
+
+# The jobs (hence the device stack: Nornir, NAPALM, netmiko, paramiko) are imported by the runs, never at
+# import: `fabconf preflight --help` and a usage error load none of it (issue 42).
+if TYPE_CHECKING:
+    from fabconf.jobs.target import Target
 
 FORMATS = ("text", "json", "junit", "prometheus")
 
@@ -54,6 +56,10 @@ def evidence_text(outcomes: list[Outcome]) -> str:
 
 
 def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path | None) -> int:
+    from fabconf.cli import checks_report
+    from fabconf.jobs import preflight as jobs
+    from fabconf.jobs.target import Hooks
+
     result = jobs.check(target, options, Hooks(progress_for(fmt if output is None else "text")))
     outcomes, code, started, seconds = result.outcomes, result.exit_code, result.started, result.seconds
     if fmt == "prometheus" and output is not None:
@@ -80,6 +86,8 @@ def run_preflight(target: Target, options: DeviceOptions, fmt: str, output: Path
 def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: float, seconds: int) -> int:
     """The ib_send_bw pair matrix over the selected GPU hosts: exit 0 every pair at rate, 2 a pair below the
     threshold, 1 a host could not be reached."""
+    from fabconf.jobs import preflight as jobs
+
     say = (lambda text: print(f"fabconf preflight --bandwidth: {text}", file=sys.stderr)) if fmt == "text" else None
     result = jobs.run_bandwidth(target, options, threshold, seconds, say)
     matrix, unreachable, code = result.matrix, result.unreachable, result.exit_code
@@ -107,6 +115,8 @@ def run_bandwidth(target: Target, options: DeviceOptions, fmt: str, threshold: f
 def run_nccl(target: Target, options: DeviceOptions, fmt: str, minimum: float | None) -> int:
     """nccl-tests' all_reduce_perf across the selected GPU hosts, from the first: exit 0 at or above the bus
     bandwidth threshold, 2 below it (or wrong results), 1 when it could not run."""
+    from fabconf.jobs import preflight as jobs
+
     result = jobs.run_nccl(target, options, minimum)
     run, floor, command, failed, code = result.run, result.threshold, result.command, result.failed, result.exit_code
     doc: dict[str, Any] = {

@@ -19,7 +19,7 @@ from typing import Any
 
 from fabconf.cli import runvars
 from fabconf.cli.compile import run_validate
-from fabconf.cli.devices import Output, Target, run_diff, run_push
+from fabconf.cli.devices import Output, run_diff, run_push
 from fabconf.cli.drift import DriftOptions, emit
 from fabconf.cli.drift import check as drift_check
 from fabconf.cli.drift_report import as_dict as drift_dict
@@ -32,6 +32,7 @@ from fabconf.compile.schema import describe_errors, validator
 from fabconf.compile.selection import SelectionError, select
 from fabconf.deploy.options import DeviceOptions, PushOptions
 from fabconf.errors import UsageError
+from fabconf.jobs.target import Target
 from fabconf.plan import onboard
 from fabconf.plan.onboard import OnboardError
 

@@ -60,3 +60,50 @@ def test_audit_and_report_merge_load_no_device_stack(
     monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
     assert not DEVICE_STACK & loaded(*words)
+
+
+DEVICE_COMMANDS = (
+    "diff",
+    "push",
+    "verify",
+    "drift",
+    "preflight",
+    "lab",
+    "monitoring",
+    "onboard",
+    "plan",
+    "docs",
+    "run",
+    "sot",
+    "init",
+)
+
+
+@pytest.mark.parametrize("command", DEVICE_COMMANDS)
+def test_a_commands_help_loads_no_device_stack(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the parser of every command is built without its run: a handler imports the jobs it calls (issue 42)
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    assert not DEVICE_STACK & loaded(command, "--help")
+
+
+def test_a_usage_error_loads_no_device_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    assert not DEVICE_STACK & loaded("diff", "--no-such-option")
+
+
+@pytest.mark.parametrize("action", ["status", "down"])
+def test_lab_status_and_down_load_no_device_stack(action: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no lab runs in this state directory: status says so, down has nothing to stop; neither talks to a device
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    assert not DEVICE_STACK & loaded("lab", action, "--state", str(tmp_path / "lab"))
+
+
+def test_the_whole_help_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # a run of one command builds its parser alone; `fabconf --help` builds them all
+    with pytest.raises(SystemExit):
+        cli_main.main(["--help"])
+    listed = capsys.readouterr().out
+    for command in (*DEVICE_COMMANDS, "validate", "render", "audit", "report"):
+        assert f"\n    {command} " in listed or f"\n    {command}\n" in listed, command
+    assert set(cli_main.DEVICE_COMMANDS) == set(DEVICE_COMMANDS)
