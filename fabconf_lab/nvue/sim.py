@@ -96,7 +96,7 @@ def default_startup_config(hostname: str, ports: list[str], release: str = DEFAU
 
     Hostname, eth0 management by DHCP in vrf mgmt, every front-panel port as a plain swp (default MTU
     9216, not written), no ``qos roce``, a stale bridge VLAN 100 with an access port on the last port,
-    an old description on the first port and an old ``trust l2`` QoS mapping.
+    an old description on the first port, an old ``trust l2`` QoS mapping and an SNMP agent.
     """
     interfaces: Tree = {
         "eth0": _mgmt_port(release),
@@ -108,7 +108,16 @@ def default_startup_config(hostname: str, ports: list[str], release: str = DEFAU
         interfaces[ports[0]]["description"] = "old uplink - decom 2023"
         interfaces[ports[-1]]["bridge"] = {"domain": {"br_default": {"access": 100}}}
     return {
-        "system": {"hostname": hostname},
+        # the operator's SNMP agent (the lab's switch metrics need it) [U: the 5.x tree of `nv set system snmp-server
+        # state enabled`, `listening-address localhost`, `readonly-community lab-ro access any`]
+        "system": {
+            "hostname": hostname,
+            "snmp-server": {
+                "state": "enabled",
+                "listening-address": {"localhost": {}},
+                "readonly-community": {"lab-ro": {"access": {"any": {}}}},
+            },
+        },
         "interface": interfaces,
         "bridge": {"domain": {"br_default": {"vlan": {"100": {}}, "untagged": 1}}},
         "qos": {"mapping": {"default-global": {"trust": "l2"}}},
