@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from collections.abc import Callable
 from typing import Any, Literal
 
 

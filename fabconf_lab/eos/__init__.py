@@ -15,9 +15,9 @@ def metric_sources(running: str) -> frozenset[str]:
     """The metric sources an EOS running-config enables (``LabPlatform.metric_sources``)."""
     found = {"snmp"} if _SNMP_AGENT.search(running) else set()
     block = _GNMI.search(running)
-    if block and re.search(r"^\s+transport grpc \S+", block.group(1), re.M):
-        if not re.search(r"^\s+shutdown\s*$", block.group(1), re.M):
-            found.add("gnmi")
+    body = block.group(1) if block else ""
+    if re.search(r"^\s+transport grpc \S+", body, re.M) and not re.search(r"^\s+shutdown\s*$", body, re.M):
+        found.add("gnmi")
     return frozenset(found)
 
 
