@@ -7,9 +7,9 @@ from fabconf_lab.registry import LabPlatform, register
 
 def metric_sources(running: str) -> frozenset[str]:
     """The metric sources an applied NVUE tree (``nv config show -o json``) enables: the SNMP agent with ``system
-    snmp-server state enabled`` [U: NVIDIA Cumulus Linux 5.x "Simple Network Management Protocol - SNMP": the agent
-    is disabled until enabled], the gNMI server with ``system gnmi-server state enabled`` and a listening address
-    [V: Cumulus Linux 5.13+ "gNMI Streaming": dial-in needs the listening address]."""
+    snmp-server state enabled`` [V: nvueschema 5.12 and 5.15 NvueConfigSystemSnmpServer: disabled by default], the
+    gNMI server with ``system gnmi-server state enabled`` and a listening address [V: Cumulus Linux 5.13+ "gNMI
+    Streaming": dial-in needs the listening address]."""
     system = (json.loads(running) or {}).get("system") or {}
     found = set()
     snmp = system.get("snmp-server")
