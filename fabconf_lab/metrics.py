@@ -159,10 +159,10 @@ def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
     return text.render()
 
 
-# what snmp_exporter answers (HTTP 500) when the agent does not respond: the collector sends an invalid metric
-# ``snmp_error`` "Error scraping target" [V: prometheus/snmp_exporter ``collector/collector.go``, ``Collect``] and
-# promhttp's ``HTTPErrorOnError`` writes this body [3P: the body quoted in a public exporter client's test of an
-# snmp_exporter scrape; U: the gosnmp timeout wording]
+# what snmp_exporter answers (HTTP 500) when the agent does not respond: its collector sends an invalid metric
+# ``snmp_error`` "Error scraping target" [3P: copies of snmp_exporter's ``collector.go`` ``Collect`` in public
+# repositories] and promhttp's ``HTTPErrorOnError`` answers 500 with this body [3P: the body quoted in a public
+# exporter client's test of a failed snmp_exporter scrape; U: the gosnmp timeout wording of the last clause]
 SNMP_DOWN = (
     "An error has occurred while serving metrics:\n\n"
     'error collecting metric Desc{{fqName: "snmp_error", help: "Error scraping target", constLabels: {{}}, '
