@@ -21,6 +21,13 @@ while the link is up, errors in proportion to a ``link PORT:errors=R`` fault). F
   their totals);
 - ``hang``: the endpoint accepts the scrape and never answers, as the device does (Prometheus: ``up == 0``).
 
+A switch's series are served only while its running configuration enables their source
+(``LabPlatform.metric_sources``): the SNMP series while an SNMP agent is configured (EOS/NX-OS ``snmp-server
+community|user``, Cumulus ``system snmp-server state enabled``, SONiC ``SNMP_COMMUNITY``). Without one the endpoint
+answers as snmp_exporter does when the agent never answers: HTTP 500 and promhttp's error body naming
+``snmp_error`` (``SNMP_DOWN``), so Prometheus shows ``up == 0`` and the switch's other series vanish. The lab
+serves no gNMI (gnmic-shaped) series today; ``switch_sources`` says whether a switch's gNMI server is configured.
+
 Ports above 1024 and not the exporters' own (9100, 9116), so that exporters running on the machine do not clash
 with the lab; a port the lab cannot bind leaves that device without metrics, the lab still runs. One thread serves
 every endpoint of a lab process (``MetricsHub``).
@@ -152,11 +159,29 @@ def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
     return text.render()
 
 
+# what snmp_exporter answers (HTTP 500) when the agent does not respond: its collector sends an invalid metric
+# ``snmp_error`` "Error scraping target" [3P: copies of snmp_exporter's ``collector.go`` ``Collect`` in public
+# repositories] and promhttp's ``HTTPErrorOnError`` answers 500 with this body [3P: the body quoted in a public
+# exporter client's test of a failed snmp_exporter scrape; U: the gosnmp timeout wording of the last clause]
+SNMP_DOWN = (
+    "An error has occurred while serving metrics:\n\n"
+    'error collecting metric Desc{{fqName: "snmp_error", help: "Error scraping target", constLabels: {{}}, '
+    "variableLabels: []}}: error getting target {target}: request timeout (after 3 retries)\n"
+)
+
+
+def switch_sources(sim: Any, platform: str) -> frozenset[str]:
+    """The metric sources a lab switch's running configuration enables now (``"snmp"``, ``"gnmi"``)."""
+    read = lab_platform(platform).metric_sources
+    return frozenset({"snmp", "gnmi"}) if read is None else read(sim.running_config())
+
+
 @dataclass
 class Endpoint:
     path: str
     render: Callable[[], str]
     hung: Callable[[], bool]
+    down: Callable[[], str | None] = lambda: None  # the exporter's error body while the source is not configured
 
 
 class MetricsHub:
@@ -240,11 +265,15 @@ class MetricsHub:
                 time.sleep(0.1)
             if endpoint.hung() or self.stopping.is_set():
                 return  # as the device: accepted, never answered
+            error = endpoint.down()
+            if error is not None:
+                self._send(conn, 500, error.encode())
+                return
             self._send(conn, 200, endpoint.render().encode())
 
     @staticmethod
     def _send(conn: socket.socket, status: int, body: bytes) -> None:
-        reason = "OK" if status == 200 else "Not Found"
+        reason = {200: "OK", 404: "Not Found"}.get(status, "Internal Server Error")
         head = (
             f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; version=0.0.4\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
@@ -258,4 +287,9 @@ def endpoint(platform: str, sim: Callable[[], Any], world: Any, storm: Storm) ->
     hung = lambda: bool(sim().faults.hang)  # noqa: E731
     if lab_platform(platform).exporter == "host":
         return HOST_PORT, Endpoint("/metrics", lambda: host_text(sim()), hung)
-    return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung)
+
+    def down() -> str | None:
+        device = sim()
+        return None if "snmp" in switch_sources(device, platform) else SNMP_DOWN.format(target=device.address)
+
+    return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung, down)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -26,6 +27,10 @@ class LabPlatform:
     exporter: Literal["host", "switch"]  # its metrics: node_exporter (hosts) or snmp_exporter (switches)
     https_port: int | None = None  # per-address layouts: a fixed HTTPS port of its own (else 443 or its twin)
     snmp_pfc: bool = False  # snmp_exporter shows its per-priority PFC counters (fabconf_cumulus_pfc)
+    # a switch's running configuration (``Simulator.running_config``) -> the metric sources it enables, of
+    # ``"snmp"`` (an SNMP agent) and ``"gnmi"`` (a gNMI server): the lab's exporters answer only for those
+    # (``fabconf_lab.metrics``); None: every source (hosts)
+    metric_sources: Callable[[str], frozenset[str]] | None = None
     # what the lab adds to the connection extras of the platform's section (fabconf_lab.orchestrator)
     connection_extras: dict[str, Any] = field(default_factory=dict)
 

@@ -56,6 +56,8 @@ def default_eos_config(hostname: str, ports: list[str]) -> str:
         "!",
         "ip routing",
         "!",
+        "snmp-server community lab-ro ro",  # the operator's SNMP agent (the lab's switch metrics need it)
+        "!",
         "management api http-commands",
         "   no shutdown",
         "!",

@@ -171,6 +171,13 @@ _SPEC: dict[str, Any] = {
         "config": ANY,
         "api": ANY,
         "message": ANY,
+        # the operator's SNMP agent (the lab's brownfield switches run one) [V: nvueschema 5.12 and 5.15
+        # NvueConfigSystemSnmpServer: state enabled|disabled, listening-address, readonly-community]
+        "snmp-server": {
+            "state": ("enum", "enabled", "disabled"),
+            "listening-address": {"*": ANY},
+            "readonly-community": {"*": ANY},
+        },
     },
     "interface": {
         "*": {

@@ -91,12 +91,19 @@ def _mgmt_port(release: str) -> Tree:
     return {"type": "eth", "ip": {"address": {"dhcp": {}}, "vrf": "mgmt"}}
 
 
+def _snmp_agent(hostname: str) -> Tree:
+    """The operator's SNMP agent (the lab's switch metrics need one), listening on localhost with a read-only
+    community [V: nvueschema 5.12 and 5.15 NvueConfigSystemSnmpServer: ``state`` is disabled by default]."""
+    agent: Tree = {"listening-address": {"localhost": {}}, "readonly-community": {"lab-ro": {"access": {"any": {}}}}}
+    return {"system": {"hostname": hostname, "snmp-server": {"state": "enabled", **agent}}}
+
+
 def default_startup_config(hostname: str, ports: list[str], release: str = DEFAULT_RELEASE) -> Tree:
     """A plausible brownfield Cumulus 5.x tree: a switch someone set up by hand a while ago.
 
     Hostname, eth0 management by DHCP in vrf mgmt, every front-panel port as a plain swp (default MTU
     9216, not written), no ``qos roce``, a stale bridge VLAN 100 with an access port on the last port,
-    an old description on the first port and an old ``trust l2`` QoS mapping.
+    an old description on the first port, an old ``trust l2`` QoS mapping and an SNMP agent.
     """
     interfaces: Tree = {
         "eth0": _mgmt_port(release),
@@ -108,7 +115,7 @@ def default_startup_config(hostname: str, ports: list[str], release: str = DEFAU
         interfaces[ports[0]]["description"] = "old uplink - decom 2023"
         interfaces[ports[-1]]["bridge"] = {"domain": {"br_default": {"access": 100}}}
     return {
-        "system": {"hostname": hostname},
+        **_snmp_agent(hostname),
         "interface": interfaces,
         "bridge": {"domain": {"br_default": {"vlan": {"100": {}}, "untagged": 1}}},
         "qos": {"mapping": {"default-global": {"trust": "l2"}}},

@@ -247,6 +247,7 @@ def default_startup_config(hostname: str, ports: list[str]) -> str:
         "feature interface-vlan",
         "username admin password 5 $5$LABLAB$Qm9ndXNIYXNoRm9yTGFiT25seQ role network-admin",
         "no ip domain-lookup",
+        "snmp-server community lab-ro group network-operator",  # the operator's SNMP agent (the lab's metrics)
         "system jumbomtu 9000",
         "policy-map type network-qos jumbo-legacy",
         "  class type network-qos class-default",

@@ -1,7 +1,18 @@
 """SONiC simulator: CONFIG_DB and the Generic Config Updater's commands over SSH (SCP for the patch file), the YANG
 models' refusals in GCU's words, and the show commands verify, drift and preflight read."""
 
+import json
+
 from fabconf_lab.registry import LabPlatform, register
+
+
+def metric_sources(running: str) -> frozenset[str]:
+    """The metric sources a CONFIG_DB enables: [U] the SNMP agent while ``SNMP_COMMUNITY`` or ``SNMP_USER`` has an
+    entry (sonic-snmp.yang's tables; the snmp container's own defaults are not modelled). No gNMI: fabconf renders
+    no gNMI server for SONiC (its ``telemetry`` feature is unsupported there), so the lab serves no gNMI series."""
+    db = json.loads(running) or {}
+    return frozenset({"snmp"} if db.get("SNMP_COMMUNITY") or db.get("SNMP_USER") else set())
+
 
 register(
     LabPlatform(
@@ -10,5 +21,6 @@ register(
         services=("ssh",),
         port_args=(("ssh_port", "ssh"),),
         exporter="switch",
+        metric_sources=metric_sources,
     )
 )

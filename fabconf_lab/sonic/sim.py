@@ -72,7 +72,8 @@ def table(header: list[str], rows: list[list[str]], right: bool = True) -> str:
 
 
 def default_config(name: str, ports: list[str]) -> dict[str, Any]:
-    """A factory-fresh switch: its ports (8 lanes each, 400G, MTU 9100, up) and its metadata, nothing routed."""
+    """A factory-fresh switch: its ports (8 lanes each, 400G, MTU 9100, up), its metadata and the operator's SNMP
+    community, nothing routed."""
     return {
         "DEVICE_METADATA": {"localhost": {"hostname": name, "hwsku": "Mellanox-SN5600", "platform": "x86_64-sim"}},
         "PORT": {
@@ -80,6 +81,7 @@ def default_config(name: str, ports: list[str]) -> dict[str, Any]:
                 "admin_status": "up"}
             for n, p in enumerate(ports)
         },
+        "SNMP_COMMUNITY": {"lab-ro": {"TYPE": "RO"}},  # the operator's SNMP agent (the lab's switch metrics need it)
     }  # fmt: skip
 
 

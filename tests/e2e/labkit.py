@@ -3,6 +3,8 @@ in process against the lab's own inventory with the lab's credentials."""
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,6 +60,17 @@ def sim(lab: Lab, name: str):
 def running(lab: Lab, name: str) -> str:
     """The device's configuration as text, whatever its platform (the simulator contract)."""
     return sim(lab, name).running_config()
+
+
+def scrape(lab: Lab, name: str) -> tuple[int, str]:
+    """One scrape of a switch's snmp_exporter endpoint: (HTTP status, body)."""
+    dev = lab.devices[name]
+    url = f"http://{dev.address}:{dev.service_ports.metrics}/snmp?target={dev.address}&module=if_mib"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
 
 
 def ssh_change(lab: Lab, name: str, *commands: str) -> None:

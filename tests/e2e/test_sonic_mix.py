@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from labkit import ROOT, fab, inv, lab_fixture, push_all, sim
+from labkit import ROOT, fab, inv, lab_fixture, push_all, scrape, sim
 
 from fabconf_lab.orchestrator import Lab
 
@@ -32,6 +32,9 @@ def test_the_mixed_fabric_with_sonic_leaves_through_every_job(lab: Lab, capsys: 
     summary = {d["device"]: (d["state"], d["message"]) for d in report["devices"]}
     assert code == 0, summary
     assert {summary[name][0] for name in SONIC} == {"applied"}, summary
+    for name in SONIC:  # the operator's SNMP_COMMUNITY is no table fabconf owns: the SNMP series stay (issue 38)
+        status, body = scrape(lab, name)
+        assert status == 200 and "ifHCInUcastPkts{" in body, (name, status, body[:300])
 
     for args in (("verify", "--bgp-wait", "10"), ("verify", "--cabling", "--bgp-wait", "10")):
         code, text = fab(capsys, *args[:1], "-i", inv(lab), *args[1:])

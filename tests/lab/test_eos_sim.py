@@ -356,11 +356,13 @@ no vlan 99
 
 
 MERGE_DIFF = """\
-@@ -16,16 +16,15 @@
+@@ -16,18 +16,17 @@
  spanning-tree mode mstp
  !
  qos map dscp 24 to traffic-class 2
 +qos map dscp 26 to traffic-class 3
+ !
+ snmp-server community lab-ro ro
  !
  vlan 10
     name OLD_SERVERS
@@ -377,7 +379,7 @@ MERGE_DIFF = """\
  !
  interface Ethernet2
     switchport access vlan 10
-@@ -38,4 +37,13 @@
+@@ -40,4 +39,13 @@
  management api http-commands
     no shutdown
  !

@@ -343,6 +343,7 @@ def test_replace_candidate_becomes_the_whole_config_but_management(
     drv.commit_config()
     applied = sim.store.tree("applied")
     assert applied["interface"].pop("eth0") == eth0
+    assert applied["system"].pop("snmp-server")["state"] == "enabled"  # the brownfield's SNMP agent is kept too
     assert same(applied, leaf1_tree)
     drv.load_replace_candidate(config=leaf1_doc)
     assert drv.compare_config() == ""
