@@ -402,23 +402,7 @@ def test_a_push_killed_while_its_eos_session_is_being_staged(lab_env: Lab) -> No
     lab, name = lab_env, DEVICES["eos"]
     _reset(lab, name)
     job = _job(lab, name)
-    sim = lab.devices[name].sim
-    fired = len(sim.faults.fired)
-    sim.faults.set("delay", "30", at="stage")  # carried out at once, answered 30 s later
-    args = [str(lab.state_dir / "inventory"), name, str(LONG_REVERT), "60"]
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUSH, *args], env=dict(os.environ), cwd=ROOT)
-    try:
-        assert sim.faults.wait_fired(fired + 1, timeout=30)
-        deadline = time.monotonic() + 10
-        while not _left_over(lab, name) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        sim.faults.clear()
-    (left,) = _left_over(lab, name)
+    left = _kill_while_staging(lab, name, _KILLED_PUSH, [str(LONG_REVERT), "60"])
     assert left.startswith("session fabconf_"), left
     assert [e["result"] for e in _audit_log()] == ["staging"]  # no commit was ever announced
     outcome = _push(job)
@@ -442,14 +426,15 @@ rollout.diff([job], DeviceOptions(timeout=timeout))
 """
 
 
-def _kill_diff_while_staging(lab: Lab, name: str) -> str:
-    """Run `fabconf diff` of ``name`` in a process and SIGKILL it while the switch carries out its staging
-    request; returns what it left on the device (one open session)."""
+def _kill_while_staging(lab: Lab, name: str, script: str, args: list[str]) -> str:
+    """Run ``script`` (a push or a diff of ``name``, with ``args`` after the inventory and the name) in a process
+    and SIGKILL it while the switch carries out its staging request; returns what it left on the device (one open
+    session)."""
     sim = lab.devices[name].sim
     fired = len(sim.faults.fired)
     sim.faults.set("delay", "30", at="stage")  # carried out at once, answered 30 s later
-    args = [str(lab.state_dir / "inventory"), name, "60"]
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED_DIFF, *args], env=dict(os.environ), cwd=ROOT)
+    argv = [str(lab.state_dir / "inventory"), name, *args]
+    proc = subprocess.Popen([sys.executable, "-c", script, *argv], env=dict(os.environ), cwd=ROOT)
     try:
         assert sim.faults.wait_fired(fired + 1, timeout=30)
         deadline = time.monotonic() + 10
@@ -473,7 +458,7 @@ def test_a_diff_killed_while_staging_never_blocks_the_next_push_or_diff(lab_env:
     lab, name = lab_env, DEVICES["eos"]
     _reset(lab, name)
     job = _job(lab, name)
-    left = _kill_diff_while_staging(lab, name)
+    left = _kill_while_staging(lab, name, _KILLED_DIFF, ["60"])
     assert left.startswith("session fabconf_diff"), left  # not NAPALM's napalm_<microseconds>
     outcome = _push(job)
     assert outcome.state is State.APPLIED, outcome.message
@@ -482,7 +467,7 @@ def test_a_diff_killed_while_staging_never_blocks_the_next_push_or_diff(lab_env:
     assert _at_intent(lab, job) == [] and not _left_over(lab, name)
 
     _reset(lab, name)  # away from intent again: a diff has something to stage
-    left = _kill_diff_while_staging(lab, name)
+    left = _kill_while_staging(lab, name, _KILLED_DIFF, ["60"])
     assert left.startswith("session fabconf_diff"), left
     (seen,) = rollout.diff([job], DeviceOptions(timeout=10))
     assert seen.state is State.CHANGES, seen.message

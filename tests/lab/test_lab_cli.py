@@ -11,31 +11,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from labcli import fabconf
 from network import free_network
 from pristine import EXAMPLE
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def fabconf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fabconf", *args], capture_output=True, text=True, cwd=ROOT, timeout=240, check=False
-    )
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    state, network = tmp_path / "lab", free_network()
-    up = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", network)
-    assert up.returncode == 0, up.stderr
-    try:
-        yield state, network
-    finally:
-        fabconf("lab", "down", "--state", str(state))
 
 
 def test_a_lab_whose_code_was_replaced_says_so_on_the_next_command(lab: tuple[Path, str]) -> None:

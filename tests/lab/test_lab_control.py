@@ -9,36 +9,16 @@ import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from network import free_network
+from labcli import fabconf
 from pristine import EXAMPLE
 
 from fabconf_lab import daemon
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def fabconf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fabconf", *args], capture_output=True, text=True, cwd=ROOT, timeout=240, check=False
-    )
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    state, network = tmp_path / "lab", free_network()
-    up = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", network)
-    assert up.returncode == 0, up.stderr
-    try:
-        yield state, network
-    finally:
-        fabconf("lab", "down", "--state", str(state))
 
 
 def _gone(pid: int) -> bool:
