@@ -47,15 +47,15 @@ QUIET_S = 120  # issue #38: "fires nothing for two minutes"
 @pytest.fixture
 def timed_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Lab, Path]]:
     """The example pod's lab, from an inventory whose intent sets the alert timing in seconds."""
-    inv = tmp_path / "intent"
-    shutil.copytree(EXAMPLE, inv)
-    fabric = inv / "fabric.yaml"
+    copy = tmp_path / "intent"
+    shutil.copytree(EXAMPLE, copy)
+    fabric = copy / "fabric.yaml"
     intent = yaml.safe_load(fabric.read_text())
     # 10 s windows scrape every 2 s, within a 2 s timeout; a 5 s hold outlasts two missed scrapes on a loaded machine
     intent["monitoring"] = {**intent.get("monitoring", {}), "window_s": 10, "for_s": 5}  # the telemetry stays
     fabric.write_text(yaml.safe_dump(intent, sort_keys=False))
-    for lab in lab_fixture(tmp_path, monkeypatch, inventory=inv):
-        yield lab, inv
+    for lab in lab_fixture(tmp_path, monkeypatch, inventory=copy):
+        yield lab, copy
 
 
 def test_lab_faults_fire_their_alerts(
