@@ -92,6 +92,10 @@ class Platform:
     # (lo, hi) polling intervals the watchdog acts after, where the platform takes a count rather than a timeout
     # (the intent's timeout must be that whole multiple of its polling interval); None: it takes the timeout itself
     watchdog_multiple: tuple[int, int] | None = None
+    # the intent's ``roce.pfc_watchdog.action`` values the platform renders (validate refuses the others); () where
+    # its watchdog has no action setting: fabconf renders none, and validate warns that an action other than drop is
+    # not applied there
+    watchdog_actions: tuple[str, ...] = ()
     # --confirm-timeout the device's commit timer accepts, in seconds (revert-timer platforms)
     confirm_timeout_s: tuple[int, int] = (1, 86400)
     # -- the platform package's hooks and the facts other layers ask for --------------------------------------------
@@ -245,6 +249,15 @@ class Feature:
     unsupported: str = ""  # non-empty: fabconf renders it nowhere on this platform, and why
     port_range: tuple[int, int] = (1, 65535)  # telemetry: the server ports the platform accepts
     listening_address: bool = False  # telemetry: the server needs an address to listen on (the management address)
+    # models fabconf believes have it where no source in reach lists them: another model is a warning, not refused
+    likely_models: str = ""  # regex ("": no such list)
+    likely_source: str = ""  # why these models, in words, for the warning
+
+    def doubt(self, model: str | None) -> str | None:
+        """Why fabconf cannot confirm that ``model`` has the feature (a warning), else None."""
+        if not self.likely_models or re.match(self.likely_models, model or "", re.IGNORECASE):
+            return None
+        return f"model {model!r} is not one fabconf knows to have it ({self.likely_source})"
 
     def refusal(self, label: str, version: str, model: str | None) -> str | None:
         """Why a switch of this platform running ``version`` on ``model`` cannot have the feature, else None."""

@@ -12,6 +12,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,15 @@ def firing(api: str) -> list[dict[str, str]]:
     return [a["labels"] for a in alerts if a["state"] == "firing"]
 
 
+def pending(api: str) -> list[dict[str, str]]:
+    """The labels of every alert pending or firing."""
+    try:
+        alerts = get(f"{api}/alerts")["data"]["alerts"]
+    except OSError:
+        return []
+    return [a["labels"] for a in alerts]
+
+
 def query(api: str, expr: str) -> list[dict[str, str]]:
     try:
         result = get(f"{api}/query?query={urllib.parse.quote(expr)}")["data"]["result"]
@@ -122,13 +132,64 @@ def wait_firing(
     raise AssertionError(f"not firing: {missing}\nfiring: {alerts}\nprometheus log tail:\n{tail}")
 
 
-def quiet_for(api: str, seconds: float) -> None:
-    """No alert fires at any look for ``seconds`` (a healthy fabric); fails naming what fired."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alerts = firing(api)
-        assert not alerts, f"fired on a healthy fabric: {alerts}"
+def query_at(api: str, expr: str, at: float) -> list[dict[str, Any]]:
+    """An instant query evaluated at ``at`` (Unix seconds): each series' labels and value."""
+    url = f"{api}/query?query={urllib.parse.quote(expr)}&time={at:.3f}"
+    return [{**r["metric"], "__value__": r["value"][1]} for r in get(url)["data"]["result"]]
+
+
+def rules(api: str) -> list[dict[str, Any]]:
+    """Every alerting rule as the rules API reports it (name, state, health, its group's last evaluation)."""
+    out: list[dict[str, Any]] = []
+    for group in get(f"{api}/rules?type=alert")["data"]["groups"]:
+        out += [{**r, "group_last": group.get("lastEvaluation", "")} for r in group["rules"]]
+    return out
+
+
+def quiet_window(api: str, seconds: int, scrape_misses: tuple[str, ...] = ()) -> float:
+    """Nothing firing, and nothing pending, for ``seconds`` of real rule evaluation; returns the window's end (Unix
+    seconds). ``scrape_misses``: alerts that may go pending (never firing) when one scrape misses its timeout on a
+    loaded machine, which their ``for`` hold is there to absorb.
+
+    Looks every second, failing at the first alert seen, then asks Prometheus's own record: ``ALERTS`` (a sample for
+    every evaluation at which a rule was pending or firing) has no such sample in the window, and every rule is
+    inactive, healthy, and was evaluated after the window ended."""
+    end = time.time() + seconds
+    while time.time() < end:
+        alerts = get(f"{api}/alerts")["data"]["alerts"]
+        loud = [(a["state"], a["labels"]) for a in alerts if _loud(a["state"], a["labels"], scrape_misses)]
+        assert not loud, f"pending or firing on a healthy fabric: {loud}"
+        time.sleep(1.0)
+    tolerated = "|".join(scrape_misses) or "^$"
+    for expr in (
+        f'count_over_time(ALERTS{{alertstate="firing"}}[{seconds}s])',
+        f'count_over_time(ALERTS{{alertstate="pending",alertname!~"{tolerated}"}}[{seconds}s])',
+    ):
+        seen = query_at(api, expr, end)
+        assert not seen, f"during the quiet window, {expr}: {seen}"
+    deadline = time.monotonic() + DEADLINE_S
+    while not all(_evaluated_after(r, end) for r in rules(api)) and time.monotonic() < deadline:
         time.sleep(0.5)
+    for rule in rules(api):
+        assert rule["health"] == "ok", rule
+        assert rule["state"] == "inactive" or (rule["state"] == "pending" and rule["name"] in scrape_misses), rule
+        assert _evaluated_after(rule, end), f"{rule['name']} not evaluated since the window ended"
+    return end
+
+
+def _loud(state: str, labels: dict[str, str], scrape_misses: tuple[str, ...]) -> bool:
+    return state == "firing" or labels.get("alertname") not in scrape_misses
+
+
+def _evaluated_after(rule: dict[str, Any], at: float) -> bool:
+    """The rule's (else its group's) last evaluation, an RFC 3339 time with Go's nanoseconds, is at or after ``at``."""
+    stamp = str(rule.get("lastEvaluation") or rule.get("group_last") or "")
+    m = re.match(r"^(\S+T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$", stamp)
+    if not m or stamp.startswith("0001"):
+        return False
+    zone = "+00:00" if m.group(3) == "Z" else m.group(3)
+    parsed = datetime.fromisoformat(f"{m.group(1)}.{(m.group(2) or '0')[:6].ljust(6, '0')}{zone}")
+    return parsed.timestamp() >= at
 
 
 def wait_until(check: Callable[[], bool], what: str) -> None:

@@ -269,6 +269,7 @@ def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
             "roce.pfc_watchdog.robustness",
             f"{wd['robustness']} x {poll} ms is not the timeout ({timeout} ms); leave it out: it is timeout / polling",
         )
+    _check_watchdog_action(model, topo, problems)
     timers = {"polling_interval_ms": poll, "timeout_ms": timeout}
     if wd.get("recovery_ms"):
         timers["recovery_ms"] = wd["recovery_ms"]
@@ -293,6 +294,30 @@ def check_watchdog(model: Model, topo: Topology, problems: Problems) -> None:
                     f"{timeout} ms: {spec.label} acts after {least}-{most} whole polling intervals "
                     f"({poll} ms each), and {timeout} / {poll} is not one of them",
                 )
+
+
+def _check_watchdog_action(model: Model, topo: Topology, problems: Problems) -> None:
+    """The watchdog action on every switch platform: one the platform renders (platforms.py ``watchdog_actions``),
+    else refused; where the platform has no action setting, anything but drop is a warning: it is not applied."""
+    f, action = _ffile(model), str(model.fabric["roce"]["pfc_watchdog"]["action"])
+    by_platform: dict[str, list[str]] = {}
+    for name in sorted(topo.switches):
+        by_platform.setdefault(model.devices[name].platform, []).append(name)
+    for platform, names in sorted(by_platform.items()):
+        spec, shown = PLATFORMS[platform], ", ".join(names)
+        if spec.watchdog_actions and action not in spec.watchdog_actions:
+            problems.add(
+                f,
+                "roce.pfc_watchdog.action",
+                f"{action!r}: the {spec.label} PFC watchdog takes {' or '.join(spec.watchdog_actions)} ({shown})",
+            )
+        elif not spec.watchdog_actions and action != "drop":
+            problems.warn(
+                f,
+                "roce.pfc_watchdog.action",
+                f"{action!r} is not applied on {spec.label} ({shown}): its PFC watchdog has no action setting, so "
+                "fabconf renders none and the switch acts as it does by default",
+            )
 
 
 def check_shares(model: Model, topo: Topology, problems: Problems) -> None:
@@ -371,7 +396,11 @@ def check_features(model: Model, topo: Topology, problems: Problems) -> None:
             what = FEATURE_NAMES[feat]
             if why:
                 problems.add(*where, f"{name}: cannot run {what}: {why}")
-            elif feat == "telemetry" and not row.port_range[0] <= port <= row.port_range[1]:
+                continue
+            doubt = row.doubt(dev.data.get("model"))
+            if doubt:
+                problems.warn(*where, f"{name}: {what} may not run here: {doubt}")
+            if feat == "telemetry" and not row.port_range[0] <= port <= row.port_range[1]:
                 lo, hi = row.port_range
                 problems.add(
                     f, ["monitoring", "telemetry", "port"], f"{name}: {spec.label} takes a gNMI port {lo}..{hi}"

@@ -48,7 +48,9 @@ _EOS_ROOT = (
     r"qos map exp \d+( \d+)* to traffic-class \d+",
     r"qos rewrite .+",
     r"qos random-detect .+",
-    # [V: AVD priority-flow-control template] the global watchdog commands; timers in seconds, two decimals
+    # [V: AVD priority-flow-control template] the global watchdog commands; timers in seconds, two decimals. The
+    # global action takes drop or no-drop [V: AVD eos_cli_config_gen schema, priority_flow_control.watchdog.action];
+    # errdisable (the default) and notify-only are the per-port action's words, not the global one's (issue 38)
     r"priority-flow-control pause watchdog default (timeout|polling-interval|recovery-time) \d+(\.\d{1,2})?",
     r"priority-flow-control pause watchdog action (drop|no-drop)",
     r"priority-flow-control pause watchdog override action drop",
@@ -75,6 +77,16 @@ _EOS_ROOT_NEG = (
     r"no ipv6 unicast-routing",
     r"no service .+",
     r"no lldp .+",
+)
+
+# [V: AVD eos_cli_config_gen qos_profiles schema and qos-profiles template] the per-port watchdog: its action overrides
+# the default error-disable with drop or notify-only (no-drop is the global action's word); its timer takes a timeout
+# and recovery time of two decimals, a polling interval of three or auto, and an optional forced
+_EOS_PORT_WATCHDOG = (
+    r"priority-flow-control pause watchdog",
+    r"priority-flow-control pause watchdog port action (drop|notify-only)",
+    r"priority-flow-control pause watchdog port timer timeout \d+(\.\d{1,2})? polling-interval (auto|\d+(\.\d{1,3})?)"
+    r" recovery-time \d+(\.\d{1,2})?( forced)?",
 )
 
 _EOS_INTERFACE = (
@@ -107,8 +119,7 @@ _EOS_INTERFACE = (
     r"qos (cos|dscp) \d+",
     r"priority-flow-control (on|off)",
     r"priority-flow-control priority \d (no-drop|drop)",
-    r"priority-flow-control pause watchdog",
-    r"priority-flow-control pause watchdog port .+",
+    *_EOS_PORT_WATCHDOG,
     r"lldp .+",
     r"bfd .+",
     r"spanning-tree .+",
@@ -149,8 +160,7 @@ _EOS_QOS_PROFILE = (
     r"priority-flow-control on",
     r"priority-flow-control priority \d no-drop",
     r"priority-flow-control priority \d drop",
-    r"priority-flow-control pause watchdog",
-    r"priority-flow-control pause watchdog port .+",
+    *_EOS_PORT_WATCHDOG,
     r"shape rate .+",
     r"service-policy .+",
 )

@@ -42,6 +42,17 @@ EOS_CORPUS: list[tuple[str, list[str], str]] = [
     (STRATA, [], "priority-flow-control pause watchdog default timeout 0.005"),
     (STRATA, [], "priority-flow-control pause watchdog default polling-interval abc"),
     (STRATA, [], "priority-flow-control pause watchdog action explode"),
+    # issue 38: errdisable and notify-only are the per-port action's words; no-drop is the global action's
+    (STRATA, [], "priority-flow-control pause watchdog action errdisable"),
+    (STRATA, [], "priority-flow-control pause watchdog action notify-only"),
+    (STRATA, PROFILE, "priority-flow-control pause watchdog port action no-drop"),
+    (STRATA, PROFILE, "priority-flow-control pause watchdog port action errdisable"),
+    (STRATA, ETH, "priority-flow-control pause watchdog port action no-drop"),
+    (
+        STRATA,
+        PROFILE,
+        "priority-flow-control pause watchdog port timer timeout 0.005 polling-interval 0.1 recovery-time 1",
+    ),
     (STRATA, [], "qos map dscp 64 to traffic-class 3"),
     (STRATA, [], "qos map dscp 26 to traffic-class 8"),
     (STRATA, [], "qos map dscp 26 to tc 3"),
@@ -590,6 +601,10 @@ EOS_POSITIVE = [
     "   switchport trunk allowed vlan 101",
     "priority-flow-control pause watchdog default timeout 0.05",
     "priority-flow-control pause watchdog action drop",
+    "priority-flow-control pause watchdog action no-drop",  # [V: AVD schema] the global action's other word
+    "qos profile ROCE",
+    "   priority-flow-control pause watchdog port action notify-only",
+    "   priority-flow-control pause watchdog port timer timeout 0.2 polling-interval auto recovery-time 0.4 forced",
     "router bgp 65001",
     "   router-id 10.255.0.1",
     "   maximum-paths 64 ecmp 64",

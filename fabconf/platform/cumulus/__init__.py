@@ -80,6 +80,10 @@ FEATURES: dict[str, Feature] = {
     # 5.5 and earlier on Spectrum-3 and Spectrum-2 as a beta feature"; not on subinterfaces, SVIs, bonds or bond
     # members; 5.14 and earlier spell it `enable on`, 5.15 `state enabled` (also nvueschema 5.12 / 5.15).
     # Spectrum-4 models: SN5600, SN5400 [V: NVIDIA Spectrum-4 switch family]. Later ASICs are not listed [U].
+    # Port speeds (issue 38): a review read the adaptive-routing page as covering 400G and 200G ports, not 800G
+    # ports of Spectrum-4; no NVIDIA page fabconf could read names the speeds [U: adaptive routing port speeds]. AR is
+    # rendered only on switch-to-switch ports, which fabconf models at 400G (compile/model.py DEFAULT_LINK_SPEED):
+    # nothing fabconf renders asks for it on an 800G port, so validate has nothing to refuse or warn about.
     "adaptive": Feature(models=r"SN5[46]00", hardware="adaptive routing is supported on Spectrum-4"),
     # [V] NVIDIA Cumulus Linux 5.13 "gNMI Streaming": `nv set system gnmi-server listening-address|port|state`,
     # default port 9339, not on Spectrum-1; nvueschema 5.13 is the first release with system/gnmi-server and takes

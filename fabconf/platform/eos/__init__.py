@@ -71,6 +71,11 @@ PLATFORM = Platform(
     ),
     # [V: AVD schema] watchdog timers take at most two decimals of a second
     watchdog_step_ms=10,
+    # [V: AVD eos_cli_config_gen schema, priority_flow_control.watchdog.action: drop | no-drop, rendered as the
+    # global `priority-flow-control pause watchdog action`] (docs/reference/roce-lossless.md §2.1). errdisable (the
+    # default) and notify-only are the per-port action's words (`... watchdog port action drop | notify-only`) [V: AVD
+    # qos_profiles schema], which fabconf does not render; what no-drop does on a stuck queue is [U]
+    watchdog_actions=("drop", "no-drop"),
     design="fabconf.platform.eos.design",  # its QoS builder, device-data type, chain reader and checks
     # source of truth (fabconf sot: what each field means is in fabconf/platforms.py)
     mgmt_interface="Management1",

@@ -91,11 +91,19 @@ FEATURES: dict[str, Feature] = {
     # [V] Cisco Nexus 9000 NX-OS Unicast Routing Configuration Guide 10.5(x), "Configure Dynamic Load Balancing"
     # (Layer 3 ECMP DLB, with RoCE, PFC and ECN in AI/ML back-end fabrics); flowlet is the default mode [V: Cisco
     # Nexus 9000 QoS Configuration Guide 10.6(x), "Policy-driven Dynamic Load Balancing"]. [3P] first in 10.5(1)F on
-    # some Cloud Scale switches; which models exactly is [U] (not checked here). Command form
+    # some Cloud Scale switches. Which models: the guide names "the supported Nexus 9000 switches" without a list in
+    # any copy fabconf could read (issue 38); fabconf's list, the 9300-GX2 and 9300-H2R/H1 Cloud Scale switches that
+    # Cisco's AI/ML fabric material shows, is a guess [U: DLB model list], so another model is a warning at validate,
+    # not a refusal. Command form
     # `hardware profile dlb` / `dlb-interface <ports>` [3P: Cisco pyATS genielibs nxos dlb conf; a published
     # example]; it takes effect after `copy running-config startup-config` and a reload [3P: the switch lists it
     # under `show system config reload-pending`].
-    "adaptive": Feature(min_version="10.5(1)F"),
+    "adaptive": Feature(
+        min_version="10.5(1)F",
+        likely_models=r"N9K-C93\d+[A-Z]*-(GX2A|GX2B|H2R|H1)$",
+        likely_source="Cisco lists the Nexus 9000 models with DLB in its 10.5(x) unicast routing guide, which fabconf "
+        "has not verified; fabconf expects it on 9300-GX2, -H2R and -H1 switches",
+    ),
     # [V] Cisco Nexus 9000 NX-OS Programmability Guide (9.3(x), 10.x), "gNMI" and "gRPC Agent": gNMI dial-in from
     # 9.3(1); `feature grpc`, `grpc port`, `grpc certificate <trustpoint>`
     "telemetry": Feature(min_version="9.3(1)"),

@@ -57,6 +57,9 @@ PLATFORM = Platform(
     release_lines=(("202305", "202511", "202305"),),
     watchdog_polling_ms=(100, 1000),  # [V: sonic-pfcwd.yang] POLL_INTERVAL 100..1000 ms
     watchdog_step_ms=1,
+    # [V: sonic-pfcwd.yang] PFC_WD action is drop, forward or alert: the intent's drop is SONiC's drop; no-drop has no
+    # counterpart there (the YANG refuses it)
+    watchdog_actions=("drop",),
     design="fabconf.platform.sonic.design",
     mgmt_interface="eth0",
     loopback_interface="Loopback0",
