@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -95,6 +94,8 @@ def write_private(path: Path, data: bytes | str, mode: int = 0o600) -> Path:
     private_dir(path.parent)
     if isinstance(data, str):
         data = data.encode()
+    import secrets  # here, not at start-up: it loads hashlib and random, which most runs never need (issue 42)
+
     temp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode & 0o777)
     try:

@@ -10,8 +10,6 @@ from typing import TextIO
 from fabconf.compile.pipeline import Compiled, Selector, compile_inventory
 from fabconf.compile.problems import Problems
 from fabconf.compile.selection import select
-from fabconf.drivers.trust import Trust
-from fabconf.jobs.transport import reviewed
 
 
 def print_problems(problems: Problems) -> None:
@@ -26,6 +24,9 @@ def _compile(inventory: Path, selector: Selector | None = None) -> Compiled:
 
 
 def run_validate(inventory: Path, stream: TextIO | None = None) -> int:
+    from fabconf.drivers.trust import Trust  # what a device command would refuse: `validate` says, `render` need not
+    from fabconf.jobs.transport import reviewed
+
     compiled = _compile(inventory)
     devices = compiled.model.devices
     switches = sum(1 for d in devices.values() if d.is_switch)

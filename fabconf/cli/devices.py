@@ -17,10 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabconf.cli import report
-from fabconf.cli.lab import DEFAULT_STATE, NETWORK_HELP, lab_network, start_lab
-from fabconf.cli.progress import RunProgress
-from fabconf.deploy.job import Job, Outcome
+from fabconf.cli.labdefaults import DEFAULT_STATE, NETWORK_HELP
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.drivers.inventory_transport import ALLOW_FLAG
 from fabconf.drivers.trust import INSECURE_WARNING, Trust
@@ -28,8 +25,11 @@ from fabconf.errors import UsageError
 
 # The device stack (the jobs, hence Nornir, NAPALM, netmiko, paramiko) is imported by the handlers that run
 # a job, never at import: building the parser (`fabconf diff --help`, a usage error) loads none of it (issue 42).
+# Nor does it load the report (rich), the progress bar, the lab's command module or the model (through the job
+# descriptions): the functions that run a command import them.
 if TYPE_CHECKING:
     from fabconf.deploy import rollout
+    from fabconf.deploy.job import Job, Outcome
     from fabconf.deploy.processors import Progress
     from fabconf.jobs.target import ProgressFactory, Target
 
@@ -49,6 +49,8 @@ def progress(command: str, jobs: list[Job], fmt: str) -> Iterator[Progress | Non
     if fmt != "text" or not jobs:
         yield None
         return
+    from fabconf.cli.progress import RunProgress
+
     with RunProgress(command, len(jobs), sys.stderr) as shown:
         yield shown
 
@@ -72,6 +74,8 @@ class Output:
         self, outcomes: list[Outcome], command: str, code: int, title: str, extra: dict[str, Any] | None = None
     ) -> int:
         """The report; ``extra``: top-level fields a command adds to its JSON report (a push's ``waves``)."""
+        from fabconf.cli import report
+
         if self.fmt == "json" and self.documents is not None:
             self.documents.append({**report.as_dict(outcomes, command, code), **(extra or {})})
         elif self.fmt == "json":
@@ -95,6 +99,8 @@ class TerminalApprover:
     commands: bool = False
 
     def show(self, preview: list[Outcome], plan: rollout.Plan) -> None:
+        from fabconf.cli import report
+
         report.print_text(preview, "fabconf push: planned changes", stream=self.stream, commands=self.commands)
         for label, wave in zip(plan.labels(), plan.waves, strict=True):
             print(f"{label}: {', '.join(j.name for j in wave)}", file=self.stream)
@@ -162,10 +168,13 @@ def run_push(
 # -- the argparse layer -------------------------------------------------------------------------------------------
 def quiet_start(inventory: Path, state: Path, network: str) -> int:
     """How a ``--lab`` command starts the lab when it is not running (a running one is used as it is)."""
+    from fabconf.cli.lab import start_lab
+
     return start_lab(inventory, state, network, quiet=True)
 
 
 def target_of(args: argparse.Namespace) -> Target:
+    from fabconf.cli.lab import lab_network
     from fabconf.jobs.target import Target
 
     return Target(

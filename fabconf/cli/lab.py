@@ -13,20 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from fabconf.cli import labcode
-from fabconf.compile.pipeline import compile_inventory
+from fabconf.cli.labdefaults import DEFAULT_NETWORK as DEFAULT_NETWORK  # the names other modules import from here
+from fabconf.cli.labdefaults import DEFAULT_STATE as DEFAULT_STATE
+from fabconf.cli.labdefaults import NETWORK_ENV as NETWORK_ENV
+from fabconf.cli.labdefaults import NETWORK_HELP as NETWORK_HELP
 from fabconf.errors import UsageError
 from fabconf_lab import daemon
 from fabconf_lab import ports as labports
 from fabconf_lab.faults import MOMENTS
 
-DEFAULT_STATE = ".fabconf-lab"
 SYNC_TIMEOUT = 300.0  # seconds a `lab sync` may take: the daemon compiles the inventory and starts the new devices
-DEFAULT_NETWORK = "127.77.0.0/16"
-NETWORK_ENV = "FABCONF_LAB_NETWORK"
-NETWORK_HELP = (
-    f"loopback range for the lab's device addresses, when the command starts the lab "
-    f"(default: ${NETWORK_ENV}, else the one this state directory's lab last started on, else {DEFAULT_NETWORK})"
-)
 
 
 LAB_PACKAGE = Path(daemon.__file__ or "").resolve().parent  # fabconf_lab's folder, for labcode's fingerprint
@@ -164,6 +160,8 @@ def sync_lab(inventory: Path, state: Path, view: Path | None = None) -> dict[str
     ``view`` (a scratch directory) the lab's own devices, inventory and kept addresses are left as they are: the new
     devices run for the view only, VIEW/inventory and VIEW/lab.env describe the whole inventory at the lab, and
     ``drop_view`` stops them. The inventory is validated here first (an InputError: ``file: path: message``)."""
+    from fabconf.compile.pipeline import compile_inventory  # only to sync: `lab status` needs no model
+
     compile_inventory(inventory)
     if not daemon.is_running(state):
         raise UsageError(f"no lab is running for {state}: start it with fabconf lab up -i {inventory} --state {state}")

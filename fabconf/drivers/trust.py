@@ -20,9 +20,11 @@ driver ``ca_file``/``verify`` and ``ssh_known_hosts``; fabconf's Linux driver ``
 from __future__ import annotations
 
 import os
-import ssl
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl  # imported when a context is made: the parsers and `validate` need only the settings (issue 42)
 
 INSECURE_WARNING = (
     "warning: --insecure: TLS certificates and SSH host keys are NOT verified; anyone on the path can "
@@ -57,6 +59,8 @@ class Trust:
         )
 
     def ssl_context(self) -> ssl.SSLContext:
+        import ssl
+
         if self.insecure:
             return ssl._create_unverified_context()
         return ssl.create_default_context(cafile=self.ca_file)

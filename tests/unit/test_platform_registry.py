@@ -73,7 +73,7 @@ def test_the_schemas_name_no_platform_and_are_expanded_from_the_table() -> None:
         assert not _NAME_LITERAL.search(path.read_text()), f"{path.name} names a platform: use the x-platform markers"
     for kind in SCHEMAS_WITH_PLATFORM:
         assert _platform_enums(load(kind)) == [list(NAMES)]
-        schema_validator(kind)  # a valid schema once expanded
+        schema_validator(kind)  # builds; that it is a valid schema: tests/unit/compile/test_schemas_valid.py
     objects = _per_platform_objects(load("fabric"))
     assert len(objects) == 3 and all(list(o) == list(SWITCH_NAMES) for o in objects)
 

@@ -20,15 +20,21 @@ try:
     code = main(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code
-print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))
+print(json.dumps(sorted(sys.modules)))
 """
 DEVICE_STACK = {"napalm", "nornir", "netmiko", "paramiko"}
 cli_main = importlib.import_module("fabconf.cli.main")  # the module (fabconf.cli.main is also the function)
 
 
-def loaded(*words: str) -> set[str]:
+def modules(*words: str) -> set[str]:
+    """Every module a run of ``fabconf WORDS`` loaded, by its full name."""
     run = subprocess.run([sys.executable, "-c", PROBE, *words], capture_output=True, text=True, check=True, cwd=ROOT)
     return set(json.loads(run.stdout.splitlines()[-1]))
+
+
+def loaded(*words: str) -> set[str]:
+    """The top-level packages a run of ``fabconf WORDS`` loaded."""
+    return {m.split(".")[0] for m in modules(*words)}
 
 
 def test_version_loads_neither_the_compile_nor_the_device_stack() -> None:
@@ -89,6 +95,45 @@ def test_a_commands_help_loads_no_device_stack(command: str, tmp_path: Path, mon
 def test_a_usage_error_loads_no_device_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
     assert not DEVICE_STACK & loaded("diff", "--no-such-option")
+
+
+# what the device commands' parsers need is argparse and their options' defaults: not the report (rich), the
+# progress bar, the lab's command module, the model (through the job descriptions), YAML, Jinja2, JSON Schema,
+# TLS or the random-name helpers (`python -X importtime -m fabconf diff --help`; bench/bench_startup.py)
+LIGHT_PARSER_MUST_NOT = (
+    "fabconf.cli.report",
+    "fabconf.cli.progress",
+    "fabconf.cli.lab",
+    "fabconf.deploy.job",
+    "fabconf.compile.model",
+    "fabconf.compile.pipeline",
+    "fabconf_lab",
+    "rich",
+    "yaml",
+    "jinja2",
+    "jsonschema",
+    "ssl",
+    "secrets",
+)
+
+
+@pytest.mark.parametrize(
+    "words", [("diff", "--help"), ("verify", "--help"), ("push", "--help"), ("push", "--bogus"), ("drift", "--help")]
+)
+def test_a_device_commands_parser_loads_only_argparse_and_its_defaults(
+    words: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    assert not set(LIGHT_PARSER_MUST_NOT) & modules(*words)
+
+
+def test_lab_status_loads_no_model_and_validate_no_tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    monkeypatch.setenv("FABCONF_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    assert not {"fabconf.compile.model", "fabconf.compile.pipeline", "yaml"} & modules(
+        "lab", "status", "--state", str(tmp_path / "lab")
+    )
+    assert not {"ssl", "secrets", "rich"} & modules("validate", "-i", str(ROOT / "inventory"))
 
 
 @pytest.mark.parametrize("action", ["status", "down"])
