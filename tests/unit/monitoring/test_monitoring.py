@@ -55,6 +55,10 @@ class Case:
 
 
 GNMI = 'job="fabconf-gnmi",instance="gnmic:9804",device="leaf2",port="swp63"'
+GNMI_LABELS = {"job": "fabconf-gnmi", "instance": "gnmic:9804"}
+GNMI_BGP = 'job="fabconf-gnmi",instance="gnmic:9804",device="leaf2"'
+GNMI_TARGET = 'job="fabconf-gnmi",instance="gnmic:7890",name="leaf2",device="leaf2"'
+SNMP_LEAF2 = 'job="fabconf-switches",instance="leaf2.example.net",device="leaf2"'
 CASES = [
     # a switch that streams its counters over gNMI (monitoring.telemetry: leaf2 in the example)
     Case(
@@ -143,10 +147,40 @@ CASES = [
         {"device": "spine1", "peer": "10.254.0.1", "bgpPeerRemoteAddr": "10.254.0.1", "job": "fabconf-switches"},
         "critical",
     ),
+    # with switches streaming (the example), a device is unreachable when none of its sources answers: one alert
     Case(
         "FabconfDeviceUnreachable",
         {'up{job="fabconf-hosts",instance="gpu02.example.net:9100",device="gpu02"}': "0x30"},
-        {"device": "gpu02", "job": "fabconf-hosts", "instance": "gpu02.example.net:9100"},
+        {"device": "gpu02"},
+        "critical",
+    ),
+    # a switch read over gNMI alone (no SNMP agent: snmp_exporter answers 500) fires each alert from its gNMI
+    # series: port errors above (first case), its speed, its BGP session, its gNMI target down
+    Case(
+        "FabconfPortBelowIntendedSpeed",
+        {
+            f"{N.gnmi_speed_mbps}{{{GNMI}}}": "200000x30",
+            f'{N.intended_speed}{{device="leaf2",port="swp63"}}': "50000000000x30",
+            f'up{{{SNMP_LEAF2}}}': "0x30",
+            f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "1x30",
+        },
+        {"device": "leaf2", "port": "swp63"},
+        needs_inventory=True,
+    ),
+    Case(
+        "FabconfBgpSessionDown",
+        {
+            f'{N.gnmi_bgp_state}{{{GNMI_BGP},{N.gnmi_bgp_peer_label}="10.254.0.9"}}': "1x30",
+            f'up{{{SNMP_LEAF2}}}': "0x30",
+            f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "1x30",
+        },
+        {"device": "leaf2", "peer": "10.254.0.9", N.gnmi_bgp_peer_label: "10.254.0.9", **GNMI_LABELS},
+        "critical",
+    ),
+    Case(
+        "FabconfDeviceUnreachable",
+        {f'up{{{SNMP_LEAF2}}}': "0x30", f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "0x30"},
+        {"device": "leaf2"},
         "critical",
     ),
     Case(
@@ -192,6 +226,12 @@ HEALTHY = {
     f'{N.intended_speed}{{device="gpu01",port="ens1f0np0"}}': "50000000000x30",
     f'{N.switch_bgp_peer_state}{{job="fabconf-switches",device="spine1",bgpPeerRemoteAddr="10.254.0.1"}}': "6x30",
     'up{job="fabconf-hosts",instance="gpu02.example.net:9100",device="gpu02"}': "1x30",
+    # leaf2 read over gNMI alone: its SNMP scrape fails, its gNMI target is up, speed and session as intended
+    f"up{{{SNMP_LEAF2}}}": "0x30",
+    f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "1x30",
+    f"{N.gnmi_speed_mbps}{{{GNMI}}}": "400000x30",
+    f'{N.intended_speed}{{device="leaf2",port="swp63"}}': "50000000000x30",
+    f'{N.gnmi_bgp_state}{{{GNMI_BGP},{N.gnmi_bgp_peer_label}="10.254.0.9"}}': "6x30",
     'up{job="fabconf",instance="localhost:9100"}': "1x30",
     f'{N.drift}{{device="leaf2",platform="cumulus",role="leaf"}}': "0x30",
 }
