@@ -7,7 +7,7 @@ at its management address and the server's port; one subscription, ``fabconf``, 
 
 Credentials never go into the file: gnmic reads ``GNMIC_USERNAME`` and ``GNMIC_PASSWORD`` (and ``GNMIC_TLS_CA``,
 the CA that signed the switches' certificates) from its environment [V: openconfig/gnmic
-``docs/user_guide/configuration_env.md``, commit 59775038]. TLS as the server is rendered: every target is
+user guide ``configuration_env.md``, commit 59775038]. TLS as the server is rendered: every target is
 verified (no ``skip-verify``), except an EOS server without ``tls_profile``, which EOS serves over plain gRPC
 (``insecure``) [U: Arista's gNMI examples connect to ``transport grpc`` without an ssl profile with
 ``--insecure``].

@@ -22,7 +22,7 @@ from typing import Any
 TEXTFILE_TARGET = "localhost:9100"
 SNMP_EXPORTER = "snmp-exporter.example.net:9116"
 # gnmic's defaults: the Prometheus output's ``listen: :9804`` and the API server's ``address: :7890`` [V:
-# openconfig/gnmic ``docs/user_guide/outputs/prometheus_output.md`` and ``docs/user_guide/api/api_intro.md``]
+# openconfig/gnmic user guide ``outputs/prometheus_output.md`` and user guide ``api/api_intro.md``]
 GNMIC_OUTPUT = "gnmic.example.net:9804"
 GNMIC_API = "gnmic.example.net:7890"
 GNMI_RELABEL: list[dict[str, Any]] = [
