@@ -64,8 +64,10 @@ def test_cumulus_needs_state_enabled_and_a_listening_address() -> None:
     assert sources("cumulus", tree({"snmp-server": {"state": "enabled"}})) == {"snmp"}
 
 
-def test_sonic_has_no_gnmi_source() -> None:
-    assert sources("sonic", json.dumps({"SNMP_USER": {"ops": {}}, "GNMI": {"gnmi": {"port": "8080"}}})) == {"snmp"}
+def test_sonic_gnmi_is_the_gnmi_table() -> None:
+    both = {"SNMP_USER": {"ops": {}}, "GNMI": {"gnmi": {"port": "9339", "user_auth": "password"}}}
+    assert sources("sonic", json.dumps(both)) == {"snmp", "gnmi"}
+    assert sources("sonic", json.dumps({"GNMI": {"certs": {"server_crt": "/etc/s.cer"}}})) == frozenset()
     assert sources("sonic", json.dumps({})) == frozenset()
 
 
