@@ -245,6 +245,7 @@ class Feature:
     unsupported: str = ""  # non-empty: fabconf renders it nowhere on this platform, and why
     port_range: tuple[int, int] = (1, 65535)  # telemetry: the server ports the platform accepts
     listening_address: bool = False  # telemetry: the server needs an address to listen on (the management address)
+    plain_without_tls: bool = False  # telemetry: without a TLS profile the server speaks plain gRPC (gnmic: insecure)
 
     def refusal(self, label: str, version: str, model: str | None) -> str | None:
         """Why a switch of this platform running ``version`` on ``model`` cannot have the feature, else None."""

@@ -8,9 +8,8 @@ at its management address and the server's port; one subscription, ``fabconf``, 
 Credentials never go into the file: gnmic reads ``GNMIC_USERNAME`` and ``GNMIC_PASSWORD`` (and ``GNMIC_TLS_CA``,
 the CA that signed the switches' certificates) from its environment [V: openconfig/gnmic
 user guide ``configuration_env.md``, commit 59775038]. TLS as the server is rendered: every target is
-verified (no ``skip-verify``), except an EOS server without ``tls_profile``, which EOS serves over plain gRPC
-(``insecure``) [U: Arista's gNMI examples connect to ``transport grpc`` without an ssl profile with
-``--insecure``].
+verified (no ``skip-verify``), except a server that speaks plain gRPC without ``tls_profile`` (the platform
+table's ``plain_without_tls``: EOS), dialled ``insecure``.
 
 Two of the paths are strings that the rules compare as numbers: gnmic's ``event-strings`` processor rewrites their
 values with regular expressions (``replace``, Go ``regexp.ReplaceAllString``) [V: openconfig/gnmic
@@ -26,6 +25,7 @@ from typing import Any
 
 from fabconf.compile.pipeline import Compiled
 from fabconf.monitoring.names import TELEMETRY_PATHS
+from fabconf.platforms import feature
 
 OUTPUT_LISTEN = ":9804"
 API_ADDRESS = ":7890"
@@ -72,7 +72,7 @@ def targets(compiled: Compiled, addresses: dict[str, str] | None = None) -> dict
         if not telemetry:
             continue
         target: dict[str, Any] = {"address": _address((addresses or {}).get(name, device.hostname), telemetry["port"])}
-        if device.platform == "eos" and not telemetry.get("tls_profile"):
+        if feature("telemetry", device.platform).plain_without_tls and not telemetry.get("tls_profile"):
             target["insecure"] = True
         out[name] = target
     return out
