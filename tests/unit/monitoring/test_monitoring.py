@@ -292,6 +292,9 @@ def test_telemetry_paths_are_the_intents_and_read_by_rules_and_dashboard(generat
     for name in (N.gnmi_in_errors, N.gnmi_in_packets):
         assert name in rules_text and name in exprs
     assert N.gnmi_queue_depth in exprs and N.gnmi_pause_frames in exprs
+    assert N.gnmi_speed_mbps in exprs and N.gnmi_bgp_state in exprs and N.gnmi_target_up in exprs
+    for name in (N.gnmi_speed_mbps, N.gnmi_bgp_state, N.gnmi_target_up):
+        assert name in rules_text
     quiet = json.dumps(rules.rule_groups(N, Thresholds(), [3], Timing()))
     assert N.gnmi_in_errors not in quiet and N.gnmi_queue_depth not in dashboard.build(N, "t", [3])
 
