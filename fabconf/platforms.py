@@ -249,6 +249,7 @@ class Feature:
     unsupported: str = ""  # non-empty: fabconf renders it nowhere on this platform, and why
     port_range: tuple[int, int] = (1, 65535)  # telemetry: the server ports the platform accepts
     listening_address: bool = False  # telemetry: the server needs an address to listen on (the management address)
+    plain_without_tls: bool = False  # telemetry: without a TLS profile the server speaks plain gRPC (gnmic: insecure)
     # models fabconf believes have it where no source in reach lists them: another model is a warning, not refused
     likely_models: str = ""  # regex ("": no such list)
     likely_source: str = ""  # why these models, in words, for the warning

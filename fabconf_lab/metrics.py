@@ -26,7 +26,11 @@ A switch's series are served only while its running configuration enables their 
 community|user``, Cumulus ``system snmp-server state enabled``, SONiC ``SNMP_COMMUNITY``). Without one the endpoint
 answers as snmp_exporter does when the agent never answers: HTTP 500 and promhttp's error body naming
 ``snmp_error`` (``SNMP_DOWN``), so Prometheus shows ``up == 0`` and the switch's other series vanish. The lab
-serves no gNMI (gnmic-shaped) series today; ``switch_sources`` says whether a switch's gNMI server is configured.
+serves gnmic's output for each switch on ``/gnmic`` of the same port (``gnmic_text``: one gnmic per switch, in
+effect, with the Prometheus output and the API server's ``gnmic_target_up`` on one path): the switch's series
+while its gNMI server is configured, and ``gnmic_target_up{name=SWITCH} 0`` alone while it is not, as gnmic shows
+a target it cannot connect to. Both read the same counters (``_switch_ports``): the frames, the errors of a ``link
+PORT:errors=R`` fault, the speed (400G, or a ``link PORT:SPEEDg`` fault's) and the BGP sessions of the World.
 
 Ports above 1024 and not the exporters' own (9100, 9116), so that exporters running on the machine do not clash
 with the lab; a port the lab cannot bind leaves that device without metrics, the lab still runs. One thread serves
@@ -53,9 +57,17 @@ HOST_PORT = 19100
 SWITCH_PORT = 19116
 STORM_PAUSES_PER_S = 1_000_000.0  # a lab model: far above any storm threshold, below a 400G line's frame rate
 SWITCH_FRAMES_PER_S = 1_000_000.0  # a lab model, as a GPU host's NIC port
+SWITCH_PORT_GBPS = 400  # a lab switch port's speed unless a `link PORT:SPEEDg` fault says otherwise
 HANG_LIMIT_S = 120.0  # a hung scrape is dropped after this, as the device's other requests are
 BGP_STATE = {"Idle": 1, "Connect": 2, "Active": 3, "OpenSent": 4, "OpenConfirm": 5, "Established": 6}
 _EPOCH = time.monotonic()
+# the series gnmic makes of fabconf's telemetry paths (the product's fabconf.monitoring.names, which the lab does not
+# import: tests/lab/test_switch_metric_sources.py checks they are the same)
+GNMI_IN_PACKETS = "interfaces_interface_state_counters_in_unicast_pkts"
+GNMI_IN_ERRORS = "interfaces_interface_state_counters_in_errors"
+GNMI_SPEED_MBPS = "interfaces_interface_ethernet_state_port_speed"
+GNMI_BGP_STATE = "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor_state_session_state"
+GNMI_TARGET_UP = "gnmic_target_up"
 
 
 @dataclass
@@ -140,17 +152,35 @@ def host_text(sim: Any) -> str:
     return text.render()
 
 
+@dataclass(frozen=True)
+class _Port:
+    name: str
+    received: int  # unicast frames received so far
+    errors: int  # of those, in error
+    speed_gbps: int  # the speed its link came up at
+
+
+def _switch_ports(sim: Any) -> list[_Port]:
+    """A lab switch's ports with their counters, one truth for its SNMP and its gNMI series."""
+    ratios: dict[str, float] = getattr(sim, "error_ratio", {})
+    negotiated: dict[str, int] = getattr(sim, "negotiated", {})
+    frames = int(SWITCH_FRAMES_PER_S * (time.monotonic() - _EPOCH))
+    ports = []
+    for name, port in sorted(sim.lab_view().ports.items()):
+        received = frames if port.enabled else 0
+        errors = int(received * ratios.get(name, 0.0))
+        ports.append(_Port(name, received, errors, negotiated.get(name, SWITCH_PORT_GBPS)))
+    return ports
+
+
 def switch_text(sim: Any, platform: str, world: Any, storm: Storm) -> str:
     """A lab switch as snmp_exporter shows it with the modules if_mib, fabconf_bgp4 (and fabconf_cumulus_pfc)."""
     text = _Text()
-    view = sim.lab_view()
-    ratios: dict[str, float] = getattr(sim, "error_ratio", {})
-    frames = int(SWITCH_FRAMES_PER_S * (time.monotonic() - _EPOCH))
-    for index, (name, port) in enumerate(sorted(view.ports.items()), start=1):
+    for index, port in enumerate(_switch_ports(sim), start=1):
+        name = port.name
         labels = {"ifIndex": str(index), "ifName": name}
-        received = frames if port.enabled else 0
-        text.add("ifHCInUcastPkts", "counter", labels, received)
-        text.add("ifInErrors", "counter", labels, int(received * ratios.get(name, 0.0)))
+        text.add("ifHCInUcastPkts", "counter", labels, port.received)
+        text.add("ifInErrors", "counter", labels, port.errors)
         if lab_platform(platform).snmp_pfc:
             for prio in range(PRIOS):
                 text.add(f"clIntInPfc{prio}Pkt", "counter", labels, storm.pauses() if prio == 3 else 0)
@@ -170,6 +200,36 @@ SNMP_DOWN = (
 )
 
 
+def gnmic_text(sim: Any, platform: str, world: Any) -> str:
+    """What gnmic serves for a lab switch (fabconf-gnmic.yml: no metric prefix, no subscription name in the names,
+    the ``fabconf`` subscription, its processors' numbers): the telemetry paths' series named as gnmic's
+    ``MetricName`` makes them, labelled with ``source`` (the target's name), ``subscription_name`` and the path
+    keys' tags, untyped [V: openconfig/gnmic ``pkg/outputs/prometheus_output/prometheus_common.go``, commit
+    59775038], and ``gnmic_target_up`` (label ``name``): 0 with no series while the switch's gNMI server is not
+    configured."""
+    text = _Text()
+    if "gnmi" not in switch_sources(sim, platform):
+        text.add(GNMI_TARGET_UP, "gauge", {"name": sim.name}, 0)
+        return text.render()
+    text.add(GNMI_TARGET_UP, "gauge", {"name": sim.name}, 1)
+    tags = {"source": sim.name, "subscription_name": "fabconf"}
+    for port in _switch_ports(sim):
+        labels = {"interface_name": port.name, **tags}
+        text.add(GNMI_IN_PACKETS, "untyped", labels, port.received)
+        text.add(GNMI_IN_ERRORS, "untyped", labels, port.errors)
+        text.add(GNMI_SPEED_MBPS, "untyped", labels, port.speed_gbps * 1000)
+    for session in world.bgp_sessions(sim.name) if world is not None else []:
+        labels = {
+            "network_instance_name": "default",
+            "protocol_identifier": "BGP",
+            "protocol_name": "BGP",
+            "neighbor_neighbor_address": session.peer,
+            **tags,
+        }
+        text.add(GNMI_BGP_STATE, "untyped", labels, BGP_STATE.get(session.state, 1))
+    return text.render()
+
+
 def switch_sources(sim: Any, platform: str) -> frozenset[str]:
     """The metric sources a lab switch's running configuration enables now (``"snmp"``, ``"gnmi"``)."""
     read = lab_platform(platform).metric_sources
@@ -182,6 +242,7 @@ class Endpoint:
     render: Callable[[], str]
     hung: Callable[[], bool]
     down: Callable[[], str | None] = lambda: None  # the exporter's error body while the source is not configured
+    others: dict[str, Callable[[], str]] = field(default_factory=dict)  # other paths on the same port (/gnmic)
 
 
 class MetricsHub:
@@ -257,7 +318,7 @@ class MetricsHub:
                     request += chunk
             parts = request.split(b"\r\n", 1)[0].split()
             path = parts[1].decode(errors="replace").split("?", 1)[0] if len(parts) > 1 else ""
-            if path != endpoint.path:
+            if path != endpoint.path and path not in endpoint.others:
                 self._send(conn, 404, b"not found\n")
                 return
             deadline = time.monotonic() + HANG_LIMIT_S
@@ -265,6 +326,9 @@ class MetricsHub:
                 time.sleep(0.1)
             if endpoint.hung() or self.stopping.is_set():
                 return  # as the device: accepted, never answered
+            if path != endpoint.path:
+                self._send(conn, 200, endpoint.others[path]().encode())
+                return
             error = endpoint.down()
             if error is not None:
                 self._send(conn, 500, error.encode())
@@ -292,4 +356,5 @@ def endpoint(platform: str, sim: Callable[[], Any], world: Any, storm: Storm) ->
         device = sim()
         return None if "snmp" in switch_sources(device, platform) else SNMP_DOWN.format(target=device.address)
 
-    return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung, down)
+    others = {"/gnmic": lambda: gnmic_text(sim(), platform, world)}
+    return SWITCH_PORT, Endpoint("/snmp", lambda: switch_text(sim(), platform, world, storm), hung, down, others)

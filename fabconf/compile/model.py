@@ -160,7 +160,7 @@ FABRIC_DEFAULTS: dict[str, Any] = {
         "telemetry": {
             "enabled": False,
             "port": 9339,  # [V] IANA service name gnmi, 9339/tcp (also the Cumulus gNMI server's default)
-            "paths": ["port_errors", "port_packets", "queue_depth", "pfc_pauses"],
+            "paths": ["port_errors", "port_packets", "queue_depth", "pfc_pauses", "port_speed", "bgp_state"],
         }
     },
 }

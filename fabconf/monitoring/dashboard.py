@@ -120,7 +120,8 @@ def _panels(names: Names, roce_priorities: list[int], w: str) -> list[timeseries
 
 
 def _gnmi_panels(names: Names, w: str, gnmi: tuple[str, ...]) -> list[timeseries.Panel]:
-    """The switches' gNMI series: port errors, the deepest egress queue and MAC (802.3x link) pause frames."""
+    """The switches' gNMI series: port errors, the deepest egress queue, MAC (802.3x link) pause frames, port speed,
+    BGP sessions, and whether gnmic is connected to each switch."""
     port = "{{device}} {{port}}"
     panels = []
     if "port_errors" in gnmi and "port_packets" in gnmi:
@@ -132,6 +133,26 @@ def _gnmi_panels(names: Names, w: str, gnmi: tuple[str, ...]) -> list[timeseries
     if "pfc_pauses" in gnmi:
         pauses = f"rate({names.gnmi_pause_frames}{{{SELECT}}}[{w}])"
         panels.append(_panel("Link (802.3x) pause frames received over gNMI per second", "ops", (pauses, port)))
+    if "port_speed" in gnmi:  # Mb/s (fabconf-gnmic.yml's processor), against intent as the SNMP panel shows it
+        speed = f"{names.gnmi_speed_mbps}{{{SELECT}}} * 1e6"
+        intent = f"{names.intended_speed}{{{SELECT}}} * 8"
+        panels.append(
+            _panel(
+                "Switch port speed over gNMI against intent (bits/s)",
+                "bps",
+                (speed, port),
+                (intent, "intended " + port),
+            )
+        )
+    if "bgp_state" in gnmi:
+        down = f"{names.gnmi_bgp_state}{{{SELECT}}} != 6"
+        legend = "{{device}} {{" + names.gnmi_bgp_peer_label + "}}"
+        panels.append(_panel("BGP sessions over gNMI not established (6 = established)", "none", (down, legend)))
+    panels.append(
+        _panel(
+            "gNMI targets up in gnmic (1 = connected)", "none", (f"{names.gnmi_target_up}{{{SELECT}}}", "{{device}}")
+        )
+    )
     return panels
 
 

@@ -40,21 +40,31 @@ from dataclasses import dataclass, fields
 # interfaces/openconfig-interfaces.yang (``in-errors``, ``in-unicast-pkts``), interfaces/openconfig-if-ethernet.yang
 # (``in-mac-pause-frames``: MAC PAUSE frames, 802.3x link pause, not per-priority PFC: no alert reads it;
 # a per-priority PFC counter over gNMI is not verified for any platform [U]),
-# qos/openconfig-qos-interfaces.yang (``max-queue-len``, "Maximum observed queue length", in bytes)].
+# qos/openconfig-qos-interfaces.yang (``max-queue-len``, "Maximum observed queue length", in bytes),
+# interfaces/openconfig-if-ethernet.yang (``port-speed``: an identity, ``SPEED_400GB``),
+# bgp/openconfig-bgp-neighbor.yang under network-instance (``session-state``: an enumeration, ``ESTABLISHED``)].
+# ``port_speed`` and ``bgp_state`` are strings: the gnmic configuration fabconf writes turns them into numbers
+# (``fabconf.monitoring.gnmic``), Mb/s as IF-MIB's ifHighSpeed and BGP4-MIB's bgpPeerState numbering (6 =
+# established), so the rules compare them as they compare the SNMP series.
 TELEMETRY_PATHS: dict[str, str] = {
     "port_errors": "/interfaces/interface/state/counters/in-errors",
     "port_packets": "/interfaces/interface/state/counters/in-unicast-pkts",
     "queue_depth": "/qos/interfaces/interface/output/queues/queue/state/max-queue-len",
     "pfc_pauses": "/interfaces/interface/ethernet/state/counters/in-mac-pause-frames",
+    "port_speed": "/interfaces/interface/ethernet/state/port-speed",
+    "bgp_state": "/network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state",
 }
 
 
 def gnmi_metric(path: str) -> str:
     """The series gnmic's Prometheus output makes of a gNMI path when it adds no metric prefix and no
     subscription name: every run of characters outside ``[a-zA-Z0-9_]`` becomes ``_``, leading ``_`` dropped
-    [V: karimra/gnmic ``outputs/prometheus_output/prometheus_common.go``, ``MetricName``]. The collector's
-    relabelling gives each series the label convention above: gnmic's ``source`` (the target, named as in the
-    inventory) becomes ``device`` and the interface key's tag (``interface_name`` [U]) becomes ``port``."""
+    [V: openconfig/gnmic ``pkg/outputs/prometheus_output/prometheus_common.go``, ``MetricName``, commit 59775038].
+    Its labels are the event's tags: ``source`` (the target's name: fabconf names each target as in the
+    inventory), ``subscription_name``, and one per path key, ``<element>_<key>`` (``interface_name``,
+    ``neighbor_neighbor_address``) [V: same commit, ``pkg/formatters/event.go`` ``tagsFromGNMIPath``, and
+    ``pkg/app/gnmi_client_subscribe.go`` (``source`` is ``t.Config.Name``)]. The scrape job ``fabconf-gnmi``
+    (``fabconf.monitoring.scrape``) copies ``source`` to ``device`` and ``interface_name`` to ``port``."""
     return re.sub(r"[^a-zA-Z0-9_]+", "_", path).lstrip("_")
 
 
@@ -117,6 +127,13 @@ class Names:
     gnmi_in_packets: str = gnmi_metric(TELEMETRY_PATHS["port_packets"])
     gnmi_queue_depth: str = gnmi_metric(TELEMETRY_PATHS["queue_depth"])
     gnmi_pause_frames: str = gnmi_metric(TELEMETRY_PATHS["pfc_pauses"])
+    gnmi_speed_mbps: str = gnmi_metric(TELEMETRY_PATHS["port_speed"])  # Mb/s (gnmic's processor, fabconf's config)
+    gnmi_bgp_state: str = gnmi_metric(TELEMETRY_PATHS["bgp_state"])  # BGP4-MIB numbering (6 = established)
+    gnmi_bgp_peer_label: str = "neighbor_neighbor_address"  # the neighbor list's key, as gnmic tags it
+    # gnmic's own series (its API server with ``enable-metrics``), label ``name`` (the target): 1 while the gNMI
+    # connection is up, 0 otherwise [V: openconfig/gnmic ``pkg/app/metrics.go``, ``targetUPMetric``, commit
+    # 59775038]; the scrape job copies ``name`` to ``device``
+    gnmi_target_up: str = "gnmic_target_up"
 
     def per_priority(self, template: str, prio: int) -> str:
         return template.format(prio=prio)

@@ -52,7 +52,7 @@ def rule_groups(
 ) -> dict[str, Any]:
     """The alerting rules: the ports' and NICs' (``_port_alerts``), then the devices' (``_device_alerts``).
     ``gnmi``: the ``monitoring.telemetry.paths`` the switches stream (empty: none runs a gNMI server)."""
-    alerts = _port_alerts(names, th, roce_priorities, timing, gnmi) + _device_alerts(names, timing)
+    alerts = _port_alerts(names, th, roce_priorities, timing, gnmi) + _device_alerts(names, timing, gnmi)
     return {"groups": [{"name": "fabconf-fabric", "rules": alerts}]}
 
 
@@ -77,8 +77,12 @@ def _port_alerts(
         f"(({paused}) > {th.pfc_paused_fraction:g})"
         f" or (({_per_priority(names.switch_pfc_pauses, prios, w)}) > {th.pfc_pause_storm_per_s:g})"
     )
-    slow_switch = f"{names.switch_speed_mbps} * 1e6 / 8 < on(device, port) {names.intended_speed}"
-    slow_host = f"{names.host_speed_bytes} < on(device, port) {names.intended_speed}"
+    slow = [
+        f"{names.switch_speed_mbps} * 1e6 / 8 < on(device, port) {names.intended_speed}",
+        f"{names.host_speed_bytes} < on(device, port) {names.intended_speed}",
+    ]
+    if "port_speed" in gnmi:  # Mb/s, as ifHighSpeed (the gnmic configuration's processor)
+        slow.insert(1, f"{names.gnmi_speed_mbps} * 1e6 / 8 < on(device, port) {names.intended_speed}")
     port = "{{ $labels.device }} {{ $labels.port }}"
     rdma = "{{ $labels.device }} {{ $labels.hca }} port {{ $labels.port }}"
     return [
@@ -123,18 +127,26 @@ def _port_alerts(
         ),
         _alert(
             "FabconfPortBelowIntendedSpeed",
-            _join(f"({slow_switch}) or ({slow_host})", names),
+            _join(" or ".join(f"({one})" for one in slow), names),
             f"{port}: running below its intended speed",
             hold,
         ),
     ]
 
 
-def _device_alerts(names: Names, timing: Timing) -> list[dict[str, Any]]:
-    """A BGP session down, a device that cannot be scraped, drift, a drift report that stopped coming, and the
-    inventory series missing (the alerts still fire then, without ``role`` and ``pod``)."""
+def _device_alerts(names: Names, timing: Timing, gnmi: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """A BGP session down, a device that cannot be scraped (its exporter, or its gNMI target in gnmic), drift, a
+    drift report that stopped coming, and the inventory series missing (the alerts still fire then, without
+    ``role`` and ``pod``). ``gnmi``: the telemetry paths the switches stream (BGP over gNMI where ``bgp_state``)."""
     hold = timing.for_duration
-    bgp = f'label_replace({names.switch_bgp_peer_state} != 6, "peer", "$1", "{names.switch_bgp_peer_label}", "(.+)")'
+    sessions = [(names.switch_bgp_peer_state, names.switch_bgp_peer_label)]
+    if "bgp_state" in gnmi:  # BGP4-MIB numbering (the gnmic configuration's processor)
+        sessions.append((names.gnmi_bgp_state, names.gnmi_bgp_peer_label))
+    bgp = " or ".join(f'label_replace({state} != 6, "peer", "$1", "{peer}", "(.+)")' for state, peer in sessions)
+    unreachable, why = f"{names.up} == 0", "its exporter cannot be scraped (job {{ $labels.job }})"
+    if gnmi:  # a switch is read over SNMP, gNMI or both: unreachable when none of its sources answers
+        unreachable = f"max by (device) ({names.up} or {names.gnmi_target_up}) == 0"
+        why = "none of its metric sources answers (its exporter's scrape, its gNMI target in gnmic)"
     too_old = f"(time() - {names.drift_last_run}) > {timing.drift_max_age_s}"
     # per device where the inventory names the devices; without it, once for the whole report (old or absent)
     stale = (
@@ -152,8 +164,8 @@ def _device_alerts(names: Names, timing: Timing) -> list[dict[str, Any]]:
         ),
         _alert(
             "FabconfDeviceUnreachable",
-            _join(f"{names.up} == 0", names),
-            "{{ $labels.device }}: its exporter cannot be scraped (job {{ $labels.job }})",
+            _join(unreachable, names),
+            "{{ $labels.device }}: " + why,
             hold,
             "critical",
         ),

@@ -5,6 +5,9 @@ as a scrape target whose ``device`` label is its inventory name, so the document
 - ``fabconf-targets-hosts.json``: GPU hosts at ``MGMT:9100`` (node_exporter's default port);
 - ``fabconf-targets-switches.json``: switches as SNMP targets (``MGMT``) for snmp_exporter, each with the modules
   its platform needs in ``__param_module`` (the platform row's ``snmp_modules``; fabconf/monitoring/names.py).
+  A switch that runs a gNMI server (``monitoring.telemetry``) is also a gnmic target (``fabconf.monitoring.gnmic``):
+  fabconf renders its gNMI server, not its SNMP agent (the operator's, where there is one); the rules read either
+  source, and call a switch unreachable only when neither answers.
 """
 
 from __future__ import annotations

@@ -8,10 +8,14 @@ from fabconf_lab.registry import LabPlatform, register
 
 def metric_sources(running: str) -> frozenset[str]:
     """The metric sources a CONFIG_DB enables: [U] the SNMP agent while ``SNMP_COMMUNITY`` or ``SNMP_USER`` has an
-    entry (sonic-snmp.yang's tables; the snmp container's own defaults are not modelled). No gNMI: fabconf renders
-    no gNMI server for SONiC (its ``telemetry`` feature is unsupported there), so the lab serves no gNMI series."""
+    entry (sonic-snmp.yang's tables; the snmp container's own defaults are not modelled); the gNMI server while
+    ``GNMI|gnmi`` names a port (sonic-gnmi.yang's table, what fabconf renders) [U: the gnmi container's FEATURE
+    state and its built-in default port are not modelled]."""
     db = json.loads(running) or {}
-    return frozenset({"snmp"} if db.get("SNMP_COMMUNITY") or db.get("SNMP_USER") else set())
+    sources = {"snmp"} if db.get("SNMP_COMMUNITY") or db.get("SNMP_USER") else set()
+    if ((db.get("GNMI") or {}).get("gnmi") or {}).get("port"):
+        sources.add("gnmi")
+    return frozenset(sources)
 
 
 register(

@@ -13,6 +13,7 @@ import paramiko
 import pytest
 from network import free_network
 from pristine import EXAMPLE
+from prometheus_client.parser import text_string_to_metric_families
 
 from fabconf.cli import main
 from fabconf.compile.pipeline import compile_inventory
@@ -71,6 +72,19 @@ def scrape(lab: Lab, name: str) -> tuple[int, str]:
             return reply.status, reply.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
+
+
+def scrape_gnmic(lab: Lab, name: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """One scrape of the gnmic output a lab switch serves for itself (``/gnmic``): {(metric, labels): value}."""
+    dev = lab.devices[name]
+    with urllib.request.urlopen(f"http://{dev.address}:{dev.service_ports.metrics}/gnmic", timeout=10) as reply:
+        assert reply.status == 200
+        text = reply.read().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def ssh_change(lab: Lab, name: str, *commands: str) -> None:

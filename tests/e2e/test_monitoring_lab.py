@@ -7,7 +7,8 @@ series from a real node_exporter's textfile collector (the inventory, and the re
 for two minutes"): for two minutes of real rule evaluation nothing fires and nothing is pending but a missed
 scrape's unreachable alert (Prometheus's own ``ALERTS`` record over the window, not only a look at its end; the old
 port-error rule alerted on every switch port with traffic), and after the faults every alert that fires is one of
-the faults' alerts on its device."""
+the faults' alerts on its device. A switch read over
+gNMI alone (its SNMP agent removed) is alerted from gnmic's series."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from typing import Any
 
 import pytest
 import yaml
-from labkit import fab, inv, lab_fixture, push_all
+from labkit import fab, inv, lab_fixture, napalm_merge, push_all
 from pristine import EXAMPLE
 from promkit import (
     check_config,
+    firing,
     free_port,
     has,
     needs_prometheus,
@@ -145,4 +147,49 @@ def test_lab_faults_fire_their_alerts(
         assert not has(fired, {"alertname": "FabconfDriftReportStale"})
     finally:
         lab.fault("gpu03", "clear")  # releases the hung scrapes
+        stop(procs)
+
+
+GNMI_ON = "management api gnmi\n   transport grpc FABCONF\n      port 9339\n"
+
+
+def test_a_switch_read_over_gnmi_alone_is_alerted(
+    timed_lab: tuple[Lab, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """leaf3 (EOS) with its gNMI server on and the operator's SNMP agent removed: Prometheus reads it through the
+    gnmic output the lab serves for it (``fabconf monitoring --lab``'s ``fabconf-gnmi`` job); its port errors and
+    a BGP session that never comes up fire their alerts from the gNMI series alone, and it is not unreachable
+    (its SNMP scrape fails, its gNMI target is up). Its gNMI server shut down: its series vanish and
+    FabconfDeviceUnreachable fires."""
+    lab, intent = timed_lab
+    out, port = tmp_path / "prometheus", free_port()
+    code, printed = fab(
+        capsys,
+        *("monitoring", "-i", str(intent), "-o", str(out), "--lab", "--state", str(lab.state_dir)),
+        *("--textfile-target", f"127.0.0.1:{free_port()}"),  # no inventory series: the alerts fire without it
+    )
+    assert code == 0, printed
+    check_config(out / "prometheus.yml")
+    jobs = {j["job_name"]: j for j in yaml.safe_load((out / "prometheus.yml").read_text())["scrape_configs"]}
+    assert jobs["fabconf-gnmi"]["static_configs"][0]["labels"] == {"__metrics_path__": "/gnmic"}
+    assert "leaf3" in yaml.safe_load((out / "fabconf-gnmic.yml").read_text())["targets"]
+    bgp = "router bgp 65103\n   neighbor 10.254.9.9 remote-as 65000\n"
+    napalm_merge(lab, "leaf3", "eos", "no snmp-server community lab-ro\n")
+    napalm_merge(lab, "leaf3", "eos", GNMI_ON + bgp)
+    lab.fault("leaf3", "link", "Ethernet1/1:errors=0.01")
+    procs = [start(prometheus(out / "prometheus.yml", tmp_path / "tsdb", port), tmp_path / "prom.log")]
+    api = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        wait_until(lambda: bool(query(api, 'interfaces_interface_state_counters_in_errors{device="leaf3"}')), "gNMI")
+        assert not query(api, 'ifInErrors{device="leaf3"}')  # its SNMP scrape fails (no agent)
+        wanted = [
+            {"alertname": "FabconfBgpSessionDown", "device": "leaf3", "peer": "10.254.9.9", "job": "fabconf-gnmi"},
+            {"alertname": "FabconfPortErrorRate", "device": "leaf3", "port": "Ethernet1/1", "job": "fabconf-gnmi"},
+        ]
+        fired = wait_firing(api, wanted, tmp_path / "prom.log")
+        assert not has(fired + firing(api), {"alertname": "FabconfDeviceUnreachable", "device": "leaf3"}), fired
+        napalm_merge(lab, "leaf3", "eos", "management api gnmi\n   transport grpc FABCONF\n      shutdown\n")
+        wait_firing(api, [{"alertname": "FabconfDeviceUnreachable", "device": "leaf3"}], tmp_path / "prom.log")
+        assert not query(api, 'interfaces_interface_state_counters_in_errors{device="leaf3"}')
+    finally:
         stop(procs)

@@ -10,6 +10,8 @@ from pristine import EXAMPLE
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
+from fabconf.monitoring.names import Names
+from fabconf_lab import metrics as labmetrics
 from fabconf_lab.eos.config import default_eos_config
 from fabconf_lab.nvue.sim import default_startup_config as cumulus_startup
 from fabconf_lab.nxos.render import default_startup_config as nxos_startup
@@ -62,6 +64,18 @@ def test_cumulus_needs_state_enabled_and_a_listening_address() -> None:
     assert sources("cumulus", tree({"snmp-server": {"state": "enabled"}})) == {"snmp"}
 
 
-def test_sonic_has_no_gnmi_source() -> None:
-    assert sources("sonic", json.dumps({"SNMP_USER": {"ops": {}}, "GNMI": {"gnmi": {"port": "8080"}}})) == {"snmp"}
+def test_sonic_gnmi_is_the_gnmi_table() -> None:
+    both = {"SNMP_USER": {"ops": {}}, "GNMI": {"gnmi": {"port": "9339", "user_auth": "password"}}}
+    assert sources("sonic", json.dumps(both)) == {"snmp", "gnmi"}
+    assert sources("sonic", json.dumps({"GNMI": {"certs": {"server_crt": "/etc/s.cer"}}})) == frozenset()
     assert sources("sonic", json.dumps({})) == frozenset()
+
+
+def test_the_lab_serves_gnmic_series_under_the_names_the_rules_read() -> None:
+    """The lab does not import the product's monitoring names (import contract): its copies are the same."""
+    names = Names()
+    assert names.gnmi_in_errors == labmetrics.GNMI_IN_ERRORS
+    assert names.gnmi_in_packets == labmetrics.GNMI_IN_PACKETS
+    assert names.gnmi_speed_mbps == labmetrics.GNMI_SPEED_MBPS
+    assert names.gnmi_bgp_state == labmetrics.GNMI_BGP_STATE
+    assert names.gnmi_target_up == labmetrics.GNMI_TARGET_UP

@@ -92,8 +92,9 @@ FEATURES: dict[str, Feature] = {
         unsupported="EOS dynamic load balancing (EOS 4.30.2F and later) has no command form fabconf can verify, so "
         "fabconf does not render it; set data.load_balancing: ecmp on this switch"
     ),
-    # [V: AVD eos_cli_config_gen `management api gnmi` / `transport grpc <name>` / `port` / `ssl profile`]
-    "telemetry": Feature(),
+    # [V: AVD eos_cli_config_gen `management api gnmi` / `transport grpc <name>` / `port` / `ssl profile`]; a
+    # transport without an ssl profile serves plain gRPC [U: Arista's public gNMI examples dial it with --insecure]
+    "telemetry": Feature(plain_without_tls=True),
 }
 
 register(PLATFORM, FEATURES)

@@ -74,7 +74,9 @@ FEATURES: dict[str, Feature] = {
         unsupported="SONiC's YANG models have no adaptive-routing table (no sonic-ars model at sonic-buildimage "
         "086b03bd), so the Generic Config Updater would refuse it"
     ),
-    "telemetry": Feature(unsupported="fabconf renders no gNMI server for SONiC yet (its GNMI table is not staged)"),
+    # [V: sonic-buildimage src/sonic-yang-models/yang-models/sonic-gnmi.yang (97adc9c1): CONFIG_DB GNMI|gnmi with
+    # port, client_auth, user_auth]; the template renders it, the patch stages its fields (patch.FIELDS_ONLY)
+    "telemetry": Feature(),
 }
 
 register(PLATFORM, FEATURES)

@@ -9,7 +9,9 @@ Ownership (fabconf's choice, the SONiC counterpart of the owned sections of the 
   manages (and ``PFC_WD|GLOBAL``); other ports' rows are the device's;
 - the named QoS tables (the maps, ``WRED_PROFILE``, ``SCHEDULER``): the rows named ``FABCONF_*``;
 - ``PORT`` and ``DEVICE_METADATA``: only the fields fabconf renders (``lanes``, ``speed``, ``mac`` … are the
-  device's and never removed).
+  device's and never removed);
+- ``GNMI`` (the gNMI server, ``monitoring.telemetry``): only the fields fabconf renders of ``GNMI|gnmi``, and only
+  when it renders them (the server is management plane: the operator's ``GNMI|certs`` and other fields stay).
 
 Merge mode changes what fabconf owns and leaves everything else; replace mode also removes the fields fabconf does
 not render from the rows it owns. Every other table (management interface, AAA, features …) is kept in both modes,
@@ -34,7 +36,7 @@ NAMED = (
     "WRED_PROFILE",
     "SCHEDULER",
 )
-FIELDS_ONLY = ("PORT", "DEVICE_METADATA")
+FIELDS_ONLY = ("PORT", "DEVICE_METADATA", "GNMI")
 OWNED = ROUTING + PER_PORT + NAMED + FIELDS_ONLY
 NAME_PREFIX = "FABCONF_"
 

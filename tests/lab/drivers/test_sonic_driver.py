@@ -364,3 +364,20 @@ def test_the_config_db_survives_a_restart_of_the_simulator(tmp_path: Path) -> No
         assert sim.db.running() == applied and applied["PORT"]["Ethernet0"]["mtu"] == "9216"
     finally:
         sim.stop()
+
+
+def test_the_gnmi_server_is_pushed_and_counted_as_a_metric_source(lab: tuple[SonicSim, SonicDriver, str]) -> None:
+    """monitoring.telemetry on SONiC: GNMI|gnmi passes the simulator's GCU (sonic-gnmi.yang), and the lab then
+    counts the switch's gNMI server as configured (its /gnmic series)."""
+    from fabconf_lab.metrics import switch_sources
+
+    sim, driver, text = lab
+    assert "gnmi" not in switch_sources(sim, "sonic")
+    db = json.loads(text)
+    db["GNMI"] = {"gnmi": {"port": "9339", "client_auth": "false", "user_auth": "password"}}
+    driver.load_merge_candidate(config=json.dumps(db))
+    assert "+ GNMI" in driver.compare_config()
+    driver.commit_config()
+    running = sim.db.running()
+    assert running["GNMI"]["gnmi"] == {"port": "9339", "client_auth": "false", "user_auth": "password"}
+    assert switch_sources(sim, "sonic") >= {"gnmi"}

@@ -187,3 +187,20 @@ def test_adaptive_routing_on_a_sonic_switch_is_refused_with_the_reason(tmp_path:
     text = "\n".join(str(p) for p in refused.value.problems)
     assert "load_balancing.mode: p1-leaf1: cannot run adaptive routing" in text, text
     assert "no sonic-ars model" in text
+
+
+def test_the_gnmi_server_is_rendered_in_the_gnmi_table_and_passes_the_yang_models(validator: Any) -> None:
+    """monitoring.telemetry on a SONiC switch: sonic-gnmi.yang's GNMI|gnmi (its port, password logins, no client
+    certificates); a wrong value fails the model."""
+    _name, data, fabric = next(s for s in SWITCHES if s[0] == "inventory/leaf3")  # telemetry on
+    db = _rendered(*_as_sonic(data, fabric))
+    assert db["GNMI"] == {"gnmi": {"port": "9339", "client_auth": "false", "user_auth": "password"}}
+    assert validator.check(db) == []
+    for field, value, expected in (("user_auth", "kerberos", "pattern"), ("client_auth", "maybe", "")):
+        wrong = copy.deepcopy(db)
+        wrong["GNMI"]["gnmi"][field] = value
+        problems = validator.check(wrong)
+        assert problems and expected in " ".join(problems), (field, problems)
+    quiet = copy.deepcopy(data)
+    quiet["telemetry"] = None
+    assert "GNMI" not in _rendered(*_as_sonic(quiet, fabric))

@@ -7,6 +7,7 @@ queries use the same metric names and pass Prometheus's parser. The real exporte
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -55,6 +56,10 @@ class Case:
 
 
 GNMI = 'job="fabconf-gnmi",instance="gnmic:9804",device="leaf2",port="swp63"'
+GNMI_LABELS = {"job": "fabconf-gnmi", "instance": "gnmic:9804"}
+GNMI_BGP = 'job="fabconf-gnmi",instance="gnmic:9804",device="leaf2"'
+GNMI_TARGET = 'job="fabconf-gnmi",instance="gnmic:7890",name="leaf2",device="leaf2"'
+SNMP_LEAF2 = 'job="fabconf-switches",instance="leaf2.example.net",device="leaf2"'
 CASES = [
     # a switch that streams its counters over gNMI (monitoring.telemetry: leaf2 in the example)
     Case(
@@ -143,10 +148,40 @@ CASES = [
         {"device": "spine1", "peer": "10.254.0.1", "bgpPeerRemoteAddr": "10.254.0.1", "job": "fabconf-switches"},
         "critical",
     ),
+    # with switches streaming (the example), a device is unreachable when none of its sources answers: one alert
     Case(
         "FabconfDeviceUnreachable",
         {'up{job="fabconf-hosts",instance="gpu02.example.net:9100",device="gpu02"}': "0x30"},
-        {"device": "gpu02", "job": "fabconf-hosts", "instance": "gpu02.example.net:9100"},
+        {"device": "gpu02"},
+        "critical",
+    ),
+    # a switch read over gNMI alone (no SNMP agent: snmp_exporter answers 500) fires each alert from its gNMI
+    # series: port errors above (first case), its speed, its BGP session, its gNMI target down
+    Case(
+        "FabconfPortBelowIntendedSpeed",
+        {
+            f"{N.gnmi_speed_mbps}{{{GNMI}}}": "200000x30",
+            f'{N.intended_speed}{{device="leaf2",port="swp63"}}': "50000000000x30",
+            f"up{{{SNMP_LEAF2}}}": "0x30",
+            f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "1x30",
+        },
+        {"device": "leaf2", "port": "swp63"},
+        needs_inventory=True,
+    ),
+    Case(
+        "FabconfBgpSessionDown",
+        {
+            f'{N.gnmi_bgp_state}{{{GNMI_BGP},{N.gnmi_bgp_peer_label}="10.254.0.9"}}': "1x30",
+            f"up{{{SNMP_LEAF2}}}": "0x30",
+            f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "1x30",
+        },
+        {"device": "leaf2", "peer": "10.254.0.9", N.gnmi_bgp_peer_label: "10.254.0.9", **GNMI_LABELS},
+        "critical",
+    ),
+    Case(
+        "FabconfDeviceUnreachable",
+        {f"up{{{SNMP_LEAF2}}}": "0x30", f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "0x30"},
+        {"device": "leaf2"},
         "critical",
     ),
     Case(
@@ -192,6 +227,12 @@ HEALTHY = {
     f'{N.intended_speed}{{device="gpu01",port="ens1f0np0"}}': "50000000000x30",
     f'{N.switch_bgp_peer_state}{{job="fabconf-switches",device="spine1",bgpPeerRemoteAddr="10.254.0.1"}}': "6x30",
     'up{job="fabconf-hosts",instance="gpu02.example.net:9100",device="gpu02"}': "1x30",
+    # leaf2 read over gNMI alone: its SNMP scrape fails, its gNMI target is up, speed and session as intended
+    f"up{{{SNMP_LEAF2}}}": "0x30",
+    f"{N.gnmi_target_up}{{{GNMI_TARGET}}}": "1x30",
+    f"{N.gnmi_speed_mbps}{{{GNMI}}}": "400000x30",
+    f'{N.intended_speed}{{device="leaf2",port="swp63"}}': "50000000000x30",
+    f'{N.gnmi_bgp_state}{{{GNMI_BGP},{N.gnmi_bgp_peer_label}="10.254.0.9"}}': "6x30",
     'up{job="fabconf",instance="localhost:9100"}': "1x30",
     f'{N.drift}{{device="leaf2",platform="cumulus",role="leaf"}}': "0x30",
 }
@@ -251,6 +292,9 @@ def test_telemetry_paths_are_the_intents_and_read_by_rules_and_dashboard(generat
     for name in (N.gnmi_in_errors, N.gnmi_in_packets):
         assert name in rules_text and name in exprs
     assert N.gnmi_queue_depth in exprs and N.gnmi_pause_frames in exprs
+    assert N.gnmi_speed_mbps in exprs and N.gnmi_bgp_state in exprs and N.gnmi_target_up in exprs
+    for name in (N.gnmi_speed_mbps, N.gnmi_bgp_state, N.gnmi_target_up):
+        assert name in rules_text
     quiet = json.dumps(rules.rule_groups(N, Thresholds(), [3], Timing()))
     assert N.gnmi_in_errors not in quiet and N.gnmi_queue_depth not in dashboard.build(N, "t", [3])
 
@@ -455,3 +499,49 @@ def test_lab_targets_need_a_lab(tmp_path: Path, capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err
     assert "no lab state there" in err and "fabconf lab up" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def _gnmic_replace(transforms: list[dict[str, dict[str, str]]], value: str) -> str:
+    """gnmic's event-strings ``replace`` transforms in order (Go's regexp.ReplaceAllString: ``${1}`` is group 1)."""
+    for transform in transforms:
+        step = transform["replace"]
+        value = re.sub(step["old"], step["new"].replace("${1}", r"\g<1>"), value)
+    return value
+
+
+def test_gnmic_config_targets_the_streaming_switches_without_credentials(generated: Path) -> None:
+    """fabconf-gnmic.yml: the switches with a gNMI server as targets named as in the inventory, at their
+    management address and the server's port, every path of the intent subscribed, a Prometheus output and the
+    API server's target metrics; no credential and no skip-verify in the file; plain gRPC only for an EOS server
+    without a TLS profile."""
+    text = (generated / "fabconf-gnmic.yml").read_text()
+    config = yaml.safe_load(text)
+    assert set(config["targets"]) == {"leaf2", "leaf3", "leaf4", "spine1", "spine2"}  # leaf1: Cumulus 5.12, none
+    assert config["targets"]["leaf3"] == {"address": "192.0.2.13:9339", "insecure": True}  # EOS, no tls_profile
+    assert config["targets"]["leaf4"] == {"address": "192.0.2.14:9339"}  # NX-OS: TLS, verified
+    for forbidden in ("password", "username", "skip-verify", "token"):
+        assert forbidden not in text.lower().replace("gnmic_password", "").replace("gnmic_username", "")
+    assert config["subscriptions"]["fabconf"]["paths"] == list(TELEMETRY_PATHS.values())
+    assert config["outputs"]["fabconf"]["listen"] == ":9804" and config["api-server"]["enable-metrics"] is True
+    speed = config["processors"]["fabconf-port-speed"]["event-strings"]
+    state = config["processors"]["fabconf-bgp-state"]["event-strings"]
+    assert re.search(speed["value-names"][0], TELEMETRY_PATHS["port_speed"])
+    assert re.search(state["value-names"][0], TELEMETRY_PATHS["bgp_state"])
+    assert _gnmic_replace(speed["transforms"], "openconfig-if-ethernet:SPEED_400GB") == "400000"  # Mb/s
+    assert _gnmic_replace(speed["transforms"], "SPEED_2500MB") == "2500"
+    assert _gnmic_replace(speed["transforms"], "SPEED_UNKNOWN") == "SPEED_UNKNOWN"  # not a number: dropped
+    assert _gnmic_replace(state["transforms"], "ESTABLISHED") == "6"
+    assert _gnmic_replace(state["transforms"], "openconfig-bgp:ACTIVE") == "3"
+    assert _gnmic_replace(state["transforms"], "IDLE") == "1"
+
+
+def test_without_a_streaming_switch_the_gnmic_config_has_no_target(tmp_path: Path) -> None:
+    inv = _inventory_with(tmp_path, {"telemetry": {"enabled": False}})
+    for hosts in ("hosts.yaml", "groups.yaml"):
+        path = inv / hosts
+        path.write_text(path.read_text().replace("telemetry: true", "telemetry: false"))
+    out = tmp_path / "out"
+    assert main(["monitoring", "-i", str(inv), "-o", str(out)]) == 0
+    assert yaml.safe_load((out / "fabconf-gnmic.yml").read_text())["targets"] == {}
+    rules_text = (out / "fabconf-rules.yml").read_text()
+    assert N.gnmi_target_up not in rules_text and N.gnmi_bgp_state not in rules_text
