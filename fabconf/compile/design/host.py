@@ -5,14 +5,13 @@ from __future__ import annotations
 import ipaddress
 from functools import cache
 from operator import itemgetter
-from socket import inet_ntoa
 from typing import Any
 
 from fabconf.compile.design.hostnet import MAIN as MAIN_TABLE
 from fabconf.compile.design.hostnet import NIC_SYSCTLS, ROUTE_TABLE_BASE, RULE_BASE
 from fabconf.compile.design.qos import dscp_priorities, roce_tos
 from fabconf.compile.model import Device, Model, natural_key
-from fabconf.compile.topology import Topology
+from fabconf.compile.topology import Topology, dotted
 
 
 def _mlx_for_port(mlxconfig: dict[str, Any], port: int) -> dict[str, Any]:
@@ -20,11 +19,6 @@ def _mlx_for_port(mlxconfig: dict[str, Any], port: int) -> dict[str, Any]:
     if port == 1:
         return {}
     return {f"{k[:-3]}_P{port}": v for k, v in sorted(mlxconfig.items()) if k.endswith("_P1")}
-
-
-def _ip(address: int) -> str:
-    """An IPv4 address (an integer) in dotted form, as ``str(ipaddress.IPv4Address(address))`` writes it."""
-    return inet_ntoa(address.to_bytes(4, "big"))
 
 
 @cache
@@ -47,10 +41,10 @@ def _routing(fabric: dict[str, Any], ports: list[Any]) -> dict[str, Any]:
     main: dict[str | None, tuple[str, str]] = {}
     for i, hp in enumerate(ports):
         table = ROUTE_TABLE_BASE + i
-        source, gateway, netdev = _ip(hp.ip), _ip(hp.gateway_ip), hp.nic.netdev
+        source, gateway, netdev = dotted(hp.ip), dotted(hp.gateway_ip), hp.nic.netdev
         rules.append({"priority": RULE_BASE + i, "source": source, "table": table})
         network = hp.ip & (0xFFFFFFFF << (32 - hp.prefix)) & 0xFFFFFFFF
-        subnet = f"{_ip(network)}/{hp.prefix}"
+        subnet = f"{dotted(network)}/{hp.prefix}"
         route = {"destination": subnet, "gateway": None, "device": netdev, "source": source, "table": table}
         keyed.append(((table or MAIN_TABLE, (network, hp.prefix), ""), route))
         for prefix, key in prefixes:
@@ -82,8 +76,8 @@ def host_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "rail": hp.nic.rail,
             "speed_gbps": hp.nic.speed_gbps,
             "mtu": host_mtu,
-            "address": f"{_ip(hp.ip)}/{hp.prefix}",
-            "gateway": _ip(hp.gateway_ip),
+            "address": f"{dotted(hp.ip)}/{hp.prefix}",
+            "gateway": dotted(hp.gateway_ip),
             "vlan": hp.vlan,
             "leaf": hp.leaf,
             "leaf_port": hp.leaf_port,
