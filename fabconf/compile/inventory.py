@@ -378,7 +378,5 @@ def _read_files(todo: list[tuple[str, Path, str]]) -> list[_Read]:
 
     order = sorted(range(len(todo)), key=lambda i: -sizes[i])
     results = fork_map(_read_one, [todo[i] for i in order], threshold=2)
-    out: list[_Read] = [None] * len(todo)  # type: ignore[list-item]
-    for i, result in zip(order, results, strict=True):
-        out[i] = result
-    return out
+    by_index = dict(zip(order, results, strict=True))
+    return [by_index[i] for i in range(len(todo))]
