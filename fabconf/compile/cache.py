@@ -82,6 +82,12 @@ def get(kind: str, key: str) -> Any:
     return value if stored_key == key else MISS
 
 
+def has(kind: str, key: str) -> bool:
+    """Whether an entry for (``kind``, ``key``) is stored (without reading it; ``get`` may still miss)."""
+    path = _path(kind, key)
+    return path is not None and path.is_file()
+
+
 def put(kind: str, key: str, value: Any) -> None:
     """Store ``value`` (plain data: what ``marshal`` writes; anything else is not cached). Never raises."""
     path = _path(kind, key)

@@ -59,9 +59,27 @@ def _comment(text: Any, marker: str = "#") -> str:
     return f"{marker} {clean}"
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Environment(jinja2.Environment):
+    """Jinja2's Environment, reading ``item.key`` of a plain dict by key at once. Jinja2 first asks for an
+    attribute, and a dict has none but its methods: each ``route.destination`` raised and caught an AttributeError
+    before the lookup, a third of rendering a GPU host's 88 routes (issue 42). A name of a dict method
+    (``items``, ``keys``) still goes Jinja2's way, so every template reads exactly what it read before."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except (KeyError, TypeError):
+                pass
+        return super().getattr(obj, attribute)
+
+
 @cache
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
+    env = _Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

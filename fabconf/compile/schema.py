@@ -12,6 +12,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from fabconf.compile import cache as compile_cache
+from fabconf.compile.fastcheck import Predicate, Unsupported, compile_schema
 from fabconf.compile.inventory import FILES, RawInventory
 from fabconf.compile.problems import Problems, brief, format_path
 from fabconf.platforms import expand_schema
@@ -190,7 +191,20 @@ def check_files(raw: RawInventory, problems: Problems) -> bool:
     return _report(_SCHEMA, FILES, raw, problems) and all(kind in raw.data for kind in FILES)
 
 
+@cache
+def _fast(kind: str) -> Predicate | None:
+    """The compiled yes/no check of ``kind``'s schema (``fabconf.compile.fastcheck``), None where it cannot be
+    compiled."""
+    try:
+        return compile_schema(validator(kind).schema)
+    except Unsupported:
+        return None
+
+
 def _schema_problems(kind: str, doc: Any) -> Found:
+    fast = _fast(kind)
+    if fast is not None and fast(doc):
+        return []  # certainly valid; anything else is checked by jsonschema, which says what is wrong
     found = [
         (list(path), message) for err in validator(kind).iter_errors(doc) for path, message in describe_errors(err)
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 from collections import defaultdict
 from dataclasses import dataclass, field
+from socket import inet_ntoa
 from typing import Any, NamedTuple
 
 from fabconf.compile.model import SWITCH_ROLES, UPPER_ROLE, Endpoint, Model, Nic, natural_key
@@ -101,6 +102,11 @@ class Topology:
     # ends of links whose other end is a device that could not be resolved (``Model.unresolved``): left out of the
     # topology without a problem of their own (that device's problem is the one to fix)
     orphaned: set[Endpoint] = field(default_factory=set)
+
+
+def dotted(address: int) -> str:
+    """An IPv4 address (an integer) as ``str(ipaddress.IPv4Address(address))`` writes it, without making one."""
+    return inet_ntoa(address.to_bytes(4, "big"))
 
 
 def _slot(pool: ipaddress.IPv4Network, prefix: int, index: int) -> int | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 from functools import cache
+from operator import itemgetter
 from typing import Any
 
 from fabconf.compile.design.hostnet import MAIN as MAIN_TABLE
 from fabconf.compile.design.hostnet import NIC_SYSCTLS, ROUTE_TABLE_BASE, RULE_BASE
 from fabconf.compile.design.qos import dscp_priorities, roce_tos
 from fabconf.compile.model import Device, Model, natural_key
-from fabconf.compile.topology import Topology
+from fabconf.compile.topology import Topology, dotted
 
 
 def _mlx_for_port(mlxconfig: dict[str, Any], port: int) -> dict[str, Any]:
@@ -29,52 +30,34 @@ def _prefix_key(prefix: str) -> tuple[int, int]:
 
 def _routing(fabric: dict[str, Any], ports: list[Any]) -> dict[str, Any]:
     """Per-NIC tables and rules so RoCE traffic from a NIC's address leaves through that NIC towards every
-    fabric RoCE prefix, and a main-table route to each prefix through the NIC that lives in it."""
-    prefixes = sorted({v["subnet_pool"] for v in fabric["vlans"]}, key=lambda n: natural_key(n))
+    fabric RoCE prefix, and a main-table route to each prefix through the NIC that lives in it. Addresses are
+    worked out as integers (``ipaddress`` objects for 80 routes of each of 4,096 hosts cost a second)."""
+    prefixes = [(p, _prefix_key(p)) for p in sorted({v["subnet_pool"] for v in fabric["vlans"]}, key=natural_key)]
     pool_of = {v["id"]: v["subnet_pool"] for v in fabric["vlans"]}
     rules: list[dict[str, Any]] = []
-    routes: list[dict[str, Any]] = []
-    main: dict[str | None, Any] = {}
+    # (sort key, route): the order ``ip route show table all`` lists them in (by table, main last; then by
+    # destination, then gateway), so the running and the intended document line up
+    keyed: list[tuple[tuple[int, tuple[int, int], str], dict[str, Any]]] = []
+    main: dict[str | None, tuple[str, str]] = {}
     for i, hp in enumerate(ports):
         table = ROUTE_TABLE_BASE + i
-        rules.append({"priority": RULE_BASE + i, "source": str(hp.address.ip), "table": table})
-        subnet = str(hp.address.network)
-        routes.append(
-            {
-                "destination": subnet,
-                "gateway": None,
-                "device": hp.nic.netdev,
-                "source": str(hp.address.ip),
-                "table": table,
-            }
-        )
-        for prefix in prefixes:
-            routes.append(
-                {
-                    "destination": prefix,
-                    "gateway": str(hp.gateway),
-                    "device": hp.nic.netdev,
-                    "source": None,
-                    "table": table,
-                }
-            )
-        main.setdefault(pool_of.get(hp.vlan), hp)
-    for prefix in prefixes:
-        hp = main.get(prefix)
-        if hp is not None:
-            routes.append(
-                {
-                    "destination": prefix,
-                    "gateway": str(hp.gateway),
-                    "device": hp.nic.netdev,
-                    "source": None,
-                    "table": None,
-                }
-            )
-    # the order ``ip route show table all`` lists them in (by table, main last; then by destination), so the
-    # running and the intended document line up
-    routes.sort(key=lambda r: (r["table"] or MAIN_TABLE, _prefix_key(r["destination"]), r["gateway"] or ""))
-    return {"rules": rules, "routes": routes}
+        source, gateway, netdev = dotted(hp.ip), dotted(hp.gateway_ip), hp.nic.netdev
+        rules.append({"priority": RULE_BASE + i, "source": source, "table": table})
+        network = hp.ip & (0xFFFFFFFF << (32 - hp.prefix)) & 0xFFFFFFFF
+        subnet = f"{dotted(network)}/{hp.prefix}"
+        route = {"destination": subnet, "gateway": None, "device": netdev, "source": source, "table": table}
+        keyed.append(((table or MAIN_TABLE, (network, hp.prefix), ""), route))
+        for prefix, key in prefixes:
+            route = {"destination": prefix, "gateway": gateway, "device": netdev, "source": None, "table": table}
+            keyed.append(((table or MAIN_TABLE, key, gateway), route))
+        main.setdefault(pool_of.get(hp.vlan), (gateway, netdev))
+    for prefix, key in prefixes:
+        if prefix in main:
+            gateway, netdev = main[prefix]
+            route = {"destination": prefix, "gateway": gateway, "device": netdev, "source": None, "table": None}
+            keyed.append(((MAIN_TABLE, key, gateway), route))
+    keyed.sort(key=itemgetter(0))
+    return {"rules": rules, "routes": [route for _, route in keyed]}
 
 
 def host_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
@@ -93,8 +76,8 @@ def host_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
             "rail": hp.nic.rail,
             "speed_gbps": hp.nic.speed_gbps,
             "mtu": host_mtu,
-            "address": str(hp.address),
-            "gateway": str(hp.gateway),
+            "address": f"{dotted(hp.ip)}/{hp.prefix}",
+            "gateway": dotted(hp.gateway_ip),
             "vlan": hp.vlan,
             "leaf": hp.leaf,
             "leaf_port": hp.leaf_port,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+from operator import itemgetter
 from typing import Any
 
 from fabconf.compile.design.qos import Hardware
 from fabconf.compile.model import Device, Model, natural_key
-from fabconf.compile.topology import SwitchFacts, Topology
+from fabconf.compile.topology import SwitchFacts, Topology, dotted
 from fabconf.platforms import PLATFORMS, design_hooks
 
 
@@ -52,33 +53,41 @@ def _telemetry(dev: Device, fabric: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _fabric_ports(facts: SwitchFacts, topo: Topology, wd: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The switch's fabric interfaces (uplinks and downlinks, a /31 each) and its BGP neighbour on each."""
+    """The switch's fabric interfaces (uplinks and downlinks, a /31 each) and its BGP neighbour on each, the
+    neighbours by address."""
     interfaces: list[dict[str, Any]] = []
-    neighbors: list[dict[str, Any]] = []
+    keyed: list[tuple[int, dict[str, Any]]] = []  # (the peer's address as an integer, neighbour): their order
     links = [(up, True) for up in facts.uplinks] + [(down, False) for down in facts.downlinks]
     for link, lower in links:
+        # addresses as integers, written once each (an ``ipaddress`` object per end cost 0.3 s at 32k GPUs)
         if lower:
-            port, address, peer = link.lower_port, f"{link.lower_ip}/31", f"{link.upper}:{link.upper_port}"
-            far, far_ip = link.upper, link.upper_ip
+            port, mine, peer = link.lower_port, link.network + 1, f"{link.upper}:{link.upper_port}"
+            far, far_ip = link.upper, link.network
         else:
-            port, address, peer = link.upper_port, f"{link.upper_ip}/31", f"{link.lower}:{link.lower_port}"
-            far, far_ip = link.lower, link.lower_ip
-        neighbors.append(
-            {"address": str(far_ip), "remote_as": topo.switches[far].asn, "description": peer, "peer_device": far}
-        )
+            port, mine, peer = link.upper_port, link.network, f"{link.lower}:{link.lower_port}"
+            far, far_ip = link.lower, link.network + 1
+        neighbor = {
+            "address": dotted(far_ip),
+            "remote_as": topo.switches[far].asn,
+            "description": peer,
+            "peer_device": far,
+        }
+        keyed.append((far_ip, neighbor))
         interfaces.append(
             {
                 "name": port,
                 "description": peer,
                 "mtu": link.mtu,
                 "kind": "uplink" if lower else "downlink",
-                "address": address,
+                "address": f"{dotted(mine)}/31",
                 "vlan": None,
                 "pfc": True,
                 "pfc_watchdog": wd,
                 "peer": peer,
             }
         )
+    keyed.sort(key=itemgetter(0))
+    neighbors = [n for _, n in keyed]
     return interfaces, neighbors
 
 
@@ -110,7 +119,6 @@ def switch_data(dev: Device, model: Model, topo: Topology) -> dict[str, Any]:
     interfaces, neighbors = _fabric_ports(facts, topo, wd)
     interfaces += _host_facing(facts, mtu, wd)
     interfaces.sort(key=lambda i: natural_key(i["name"]))
-    neighbors.sort(key=lambda n: tuple(int(x) for x in n["address"].split(".")))
     vlans = []
     vlan_names = {v["id"]: v["name"] for v in fabric["vlans"]}
     networks = [f"{facts.loopback}/32"] if facts.loopback else []
