@@ -64,3 +64,13 @@ def test_lab_up_under_a_low_soft_limit_raises_its_own(tmp_path: Path) -> None:
         assert soft == "unlimited" or int(soft) >= need
     finally:
         fabconf("lab", "down", "--state", str(state))
+
+
+def test_lab_up_waits_longer_for_a_larger_lab(tmp_path: Path) -> None:
+    (tmp_path / "hosts.yaml").write_text(
+        "# a comment\n"
+        + "".join(f"gpu{i:05d}:\n  hostname: 100.64.0.{i % 250}\n  groups: [gpu_hosts]\n" for i in range(5632))
+    )
+    assert daemon.ready_timeout(tmp_path) == pytest.approx(daemon.READY_TIMEOUT + daemon.READY_PER_DEVICE * 5632)
+    assert daemon.ready_timeout(EXAMPLE) == pytest.approx(daemon.READY_TIMEOUT + daemon.READY_PER_DEVICE * 14)
+    assert daemon.ready_timeout(tmp_path / "none") == daemon.READY_TIMEOUT
