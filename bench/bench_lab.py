@@ -2,6 +2,7 @@
 verify, then a second push (nothing to change) and a last diff, to show memory and connections stay flat.
 
     python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--lab-workers 0] [--rails 2]
+        [--steps diff,push,verify] [--budget diff=120,verify=180] [--stop-over-budget] [--progress-every 30]
 
 Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabconf lab up`` (its own processes:
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
@@ -11,6 +12,12 @@ after a timeout (within their budget; the outcome says so), this process's RSS a
 sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
 when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).
 What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI.
+
+While a step runs, a progress line every ``--progress-every`` seconds: devices done, their states, the rate, the time
+left at that rate, fabconf's and the lab's RSS. ``--budget STEP=SECONDS,...`` gives steps a time budget: a step past
+its budget is said so at once and in its JSON entry, and the run exits non-zero; with ``--stop-over-budget`` no new
+device starts once the budget is spent (those in flight finish: a push never leaves a device half-applied; the rest
+are untouched) and no later step runs, so a run that cannot meet its targets ends instead of running for hours.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import os
 import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +41,7 @@ from fabconf.cli.lab import start_lab
 from fabconf.cli.main import quiet_libraries
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.deploy import rollout
+from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.jobs.target import jobs_for
 from fabconf_lab import daemon
@@ -74,6 +83,82 @@ def open_sockets() -> int:
     return count
 
 
+def lab_rss_mib(pids: list[int]) -> float:
+    return sum(_status_kib(p, "VmRSS") for p in pids) / 1024
+
+
+def parse_budget(text: str, known: list[str]) -> dict[str, float]:
+    """``diff=120,verify=180`` -> {"diff": 120.0, "verify": 180.0}; SystemExit for a malformed entry or a step
+    that is not known."""
+    budget: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        step, _, seconds = part.partition("=")
+        try:
+            budget[step] = float(seconds)
+        except ValueError:
+            sys.exit(f"--budget {part}: expected STEP=SECONDS")
+        if step not in known or budget[step] <= 0:
+            sys.exit(f"--budget {part}: expected a positive number of seconds for one of {', '.join(known)}")
+    return budget
+
+
+class StepProgress:
+    """Counts the devices a step has done (``fabconf.deploy.processors.Progress``) and prints a progress line every
+    ``every`` seconds; past ``budget`` seconds it says so once and, with ``stop``, stops the step (``interrupt``: no
+    new device starts; those in flight finish)."""
+
+    def __init__(self, step: str, total: int, lab_pids: list[int], every: float, budget: float | None, stop: bool):
+        self.step, self.total, self.lab_pids, self.every = step, total, lab_pids, every
+        self.budget, self.stop = budget, stop
+        self.interrupt = Interrupt()
+        self.states: dict[str, int] = {}
+        self.done_count = 0
+        self.over = False
+        self._lock = threading.Lock()
+        self._finished = threading.Event()
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._loop, name="bench-progress", daemon=True)
+
+    def started(self, device: str) -> None:
+        return None
+
+    def done(self, outcome: Any) -> None:
+        with self._lock:
+            self.done_count += 1
+            self.states[str(outcome.state)] = self.states.get(str(outcome.state), 0) + 1
+
+    def __enter__(self) -> StepProgress:
+        self._t0 = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._finished.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        next_line = self.every
+        while not self._finished.wait(1.0):
+            elapsed = time.perf_counter() - self._t0
+            if self.budget is not None and elapsed > self.budget and not self.over:
+                self.over = True
+                then = "no new device starts" if self.stop else "it runs on (--stop-over-budget stops it)"
+                print(f"  {self.step}: past its budget of {self.budget:.0f} s: {then}", flush=True)
+                if self.stop:
+                    self.interrupt.stop.set()
+            if elapsed >= next_line:
+                next_line += self.every
+                with self._lock:
+                    done, states = self.done_count, dict(self.states)
+                rate = done / elapsed
+                left = f"{(self.total - done) / rate:.0f} s" if rate else "?"
+                print(
+                    f"  {self.step}: {done}/{self.total} devices done in {elapsed:.0f} s ({rate:.1f}/s, about {left} "
+                    f"left); {states}; RSS fabconf {rss_mib():.0f} MiB, lab {lab_rss_mib(self.lab_pids):.0f} MiB",
+                    flush=True,
+                )
+
+
 def hosts_for(devices: int, rails: int) -> int:
     """The number of GPU hosts whose genfabric fabric has about ``devices`` devices (hosts, leaves, spines)."""
     hosts = max(2, devices)
@@ -112,7 +197,11 @@ def main() -> None:
     ap.add_argument(
         "--steps", default="diff,push,verify,push_again,diff_again", help="which steps, in this order (comma-separated)"
     )
+    ap.add_argument("--budget", default="", help="time budgets, STEP=SECONDS,... (e.g. diff=120,verify=180)")
+    ap.add_argument("--stop-over-budget", action="store_true", help="a step past its budget starts no new device")
+    ap.add_argument("--progress-every", type=float, default=30.0, help="seconds between progress lines of a step")
     a = ap.parse_args()
+    budget = parse_budget(a.budget, ["diff", "push", "verify", "push_again", "diff_again"])
     hosts = hosts_for(a.devices, a.rails)
     with tempfile.TemporaryDirectory() as tmp:
         inv, state = Path(tmp) / "inv", Path(tmp) / "state"
@@ -126,24 +215,28 @@ def main() -> None:
             lab_pids = daemon.request(state, {"cmd": "status"})["pids"]
             result["lab_processes"] = len(lab_pids)
             print(f"lab: {size}; up in {started:.1f} s in {len(lab_pids)} process(es)", flush=True)
-            os.environ.update(line.split("=", 1) for line in (state / "lab.env").read_text().splitlines())
+            env = (line.partition("=") for line in (state / "lab.env").read_text().splitlines())
+            os.environ.update({key: value for key, _, value in env})
             compiled = compile_inventory(state / "inventory")
             jobs = rollout.push_order(jobs_for(compiled, None))
             result["devices"] = len(jobs)
             options = DeviceOptions(workers=a.workers, host_workers=a.host_workers, timeout=a.timeout)
             everyone = set(compiled.model.devices)
 
-            def push() -> list[Any]:
+            def push(progress: StepProgress) -> list[Any]:
                 waves = rollout.plan(jobs, canary=0, batch="100%")
-                return rollout.push(waves, everyone, PushOptions(bgp_wait=60), options)
+                return rollout.push(
+                    waves, everyone, PushOptions(bgp_wait=60), options, progress, interrupt=progress.interrupt
+                )
 
-            steps = [
-                ("diff", lambda: rollout.diff(jobs, options)),
-                ("push", push),
-                ("verify", lambda: rollout.verify(jobs, everyone, options, VerifyOptions(bgp_wait=60))),
-                ("push_again", push),
-                ("diff_again", lambda: rollout.diff(jobs, options)),
-            ]
+            def diff(progress: StepProgress) -> list[Any]:
+                return rollout.diff(jobs, options, progress, interrupt=progress.interrupt)
+
+            def verify(progress: StepProgress) -> list[Any]:
+                vopts = VerifyOptions(bgp_wait=60)
+                return rollout.verify(jobs, everyone, options, vopts, progress, interrupt=progress.interrupt)
+
+            steps = [("diff", diff), ("push", push), ("verify", verify), ("push_again", push), ("diff_again", diff)]
             quiet_libraries()  # as the CLI does: what the libraries log goes to FABCONF_LOG, not the terminal
             known = dict(steps)
             unknown = [s for s in a.steps.split(",") if s not in known]
@@ -152,7 +245,9 @@ def main() -> None:
             steps = [(s, known[s]) for s in a.steps.split(",")]
             for step, run in steps:
                 t1, mine, labs = time.perf_counter(), cpu_s(), sum(cpu_s(p) for p in lab_pids)
-                outcomes = run()
+                watch = StepProgress(step, len(jobs), lab_pids, a.progress_every, budget.get(step), a.stop_over_budget)
+                with watch:
+                    outcomes = run(watch)
                 elapsed = time.perf_counter() - t1
                 mine, labs = cpu_s() - mine, sum(cpu_s(p) for p in lab_pids) - labs
                 states: dict[str, int] = {}
@@ -183,9 +278,17 @@ def main() -> None:
                     "open_sockets": sockets,
                     "fabconf_cpu_ms_per_device": round(1000 * mine / len(jobs), 1),
                     "lab_cpu_ms_per_device": round(1000 * labs / len(jobs), 1),
+                    "lab_rss_mib": round(lab_rss_mib(lab_pids)),
                 }
+                if step in budget:
+                    result[step] |= {"budget_s": budget[step], "within_budget": elapsed <= budget[step]}
+                    if elapsed > budget[step]:
+                        print(f"  {step}: {elapsed:.1f} s, over its budget of {budget[step]:.0f} s", flush=True)
+                        if a.stop_over_budget:
+                            break
             result["fabconf_peak_rss_mib"] = round(peak_rss_mib())
             result["lab_peak_rss_mib"] = round(sum(_status_kib(p, "VmHWM") for p in lab_pids) / 1024)
+            result["lab_peak_rss_mib_by_process"] = [round(_status_kib(p, "VmHWM") / 1024) for p in lab_pids]
         finally:
             t3 = time.perf_counter()
             daemon.stop(state)
@@ -193,8 +296,14 @@ def main() -> None:
         print(json.dumps(result))
     ok = {"applied", "unchanged", "verified", "changes"}
     lost = [step for step, _ in steps if set(result.get(step, {}).get("states", {})) - ok]
-    if lost:
-        sys.exit(f"devices failed in: {', '.join(lost)}")
+    over = [step for step, _ in steps if result.get(step, {}).get("within_budget") is False]
+    if lost or over:
+        sys.exit(
+            "; ".join(
+                ([f"devices failed in: {', '.join(lost)}"] if lost else [])
+                + ([f"over budget: {', '.join(over)}"] if over else [])
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import errno
 import ipaddress
 import json
 import os
+import resource
 import secrets
 import signal
 import socket
@@ -34,6 +35,7 @@ from fabconf.private import UnsafePath, private_dir, read_private, trusted_chain
 CONTROL = "control.json"
 DAEMON = "daemon.json"
 READY_TIMEOUT = 180.0
+READY_PER_DEVICE = 0.05  # seconds more per device of the inventory (``ready_timeout``)
 CONNECTION_DEADLINE = 2.0  # seconds a control connection may take to send its whole request line
 REPLY_DEADLINE = 10.0  # seconds a client may take to read the whole reply
 MAX_CONNECTIONS = 16  # control connections served at once; more are closed at once, unanswered
@@ -220,6 +222,37 @@ def _quiet_libraries() -> None:
         logging.getLogger(name).setLevel(level)
 
 
+# Open files a lab process needs: each device's listening sockets (HTTPS and/or SSH, and its metrics endpoint:
+# measured 2.0 per GPU host and 2.7 per switch at 704 devices), and room for the connections being served (fabconf's
+# 100 switch and 100 host workers at once), the log, the pipes to the daemon and the libraries.
+OPEN_FILES_PER_DEVICE = 3
+OPEN_FILES_SPARE = 1024
+
+
+def open_files_limit(devices: int, soft: int, hard: int) -> int:
+    """The soft limit of open files (``RLIMIT_NOFILE``) for a lab process that runs ``devices`` devices: the current
+    one when it is enough, else what they need, up to the hard limit. A ValueError, saying what to do, when the hard
+    limit cannot even hold the devices' own sockets: a lab of thousands of devices under a ``ulimit -n`` of 1,024
+    would otherwise fail part-way through starting, with EMFILE from whichever device came next."""
+    need = OPEN_FILES_PER_DEVICE * devices + OPEN_FILES_SPARE
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return soft
+    if hard != resource.RLIM_INFINITY and hard < OPEN_FILES_PER_DEVICE * devices + 64:
+        raise ValueError(
+            f"{devices} lab devices in one process need about {need} open files, and this process may open at most "
+            f"{hard} (ulimit -Hn): raise that limit, or spread the lab over more processes (--workers)"
+        )
+    return need if hard == resource.RLIM_INFINITY else min(hard, need)
+
+
+def raise_open_files(devices: int) -> None:
+    """Raise this process's soft limit of open files to what ``devices`` devices need (its workers inherit it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = open_files_limit(devices, soft, hard)
+    if wanted != soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
 def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     from fabconf import InputError, compile_inventory
     from fabconf_lab.orchestrator import Lab
@@ -238,9 +271,16 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
         for p in exc.problems:
             print(p, file=sys.stderr)
         return 1
-    from fabconf_lab.shards import ShardedLab, default_workers
+    from fabconf_lab.shards import ShardedLab, default_workers, shares
 
     workers = workers or default_workers(len(compiled.model.devices))
+    names = sorted(compiled.model.devices)
+    hosts = {n for n, d in compiled.model.devices.items() if d.is_host}
+    try:  # the most devices one process runs
+        raise_open_files(max(len(share) for share in shares(names, hosts, workers)) if workers > 1 else len(names))
+    except ValueError as exc:
+        print(f"fabconf lab: cannot start the lab on {network}: {exc}", file=sys.stderr)
+        return 1
 
     def started(layout: str | None) -> Lab:
         lab = (
@@ -443,6 +483,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=0, help="simulator processes (0: sized to the machine)")
     a = ap.parse_args(argv)
     return _serve(a.inventory, a.state, a.network, a.workers)
+
+
+def ready_timeout(inventory: Path) -> float:
+    """How long ``lab up`` waits for the lab of ``inventory`` to answer: ``READY_TIMEOUT``, and
+    ``READY_PER_DEVICE`` more for every device ``hosts.yaml`` names at its first column (a 704-device lab took 12.5 s
+    to start on a loaded 2-core machine; a 5,632-device one, 8 times as many, would not fit in 180 s there)."""
+    try:
+        with (Path(inventory) / "hosts.yaml").open(encoding="utf-8", errors="replace") as f:
+            devices = sum(1 for line in f if line[:1] not in ("", " ", "\t", "#", "-", "\n") and ":" in line)
+    except OSError:
+        devices = 0
+    return READY_TIMEOUT + READY_PER_DEVICE * devices
 
 
 def wait_ready(state: Path, proc: Any, timeout: float = READY_TIMEOUT) -> bool:

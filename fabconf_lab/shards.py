@@ -39,6 +39,7 @@ PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of th
 SWEEP_EVERY = 2.0  # seconds between looks at every device's view (timers change views without a request)
 DEVICES_PER_WORKER = 128  # the default sizing: a worker per this many devices, at most one per core
 START_TIMEOUT = 300.0
+START_PER_DEVICE = 0.05  # seconds more per device of the lab (each worker compiles the whole inventory)
 CALLS = ("status", "fault", "reset", "apply_from")  # what the coordinator may ask a worker's Lab
 
 
@@ -130,7 +131,7 @@ class ShardedLab(Lab):
         lines: dict[str, list[str]] = {}
         try:
             for worker in self._workers:
-                lines |= worker.ready.result(timeout=START_TIMEOUT)
+                lines |= worker.ready.result(timeout=START_TIMEOUT + START_PER_DEVICE * len(self.addresses))
         except BaseException:
             self.stop()
             raise

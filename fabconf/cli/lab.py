@@ -134,7 +134,7 @@ def start_lab(inventory: Path, state: Path, network: str, quiet: bool = False, w
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    if not daemon.wait_ready(state, proc):
+    if not daemon.wait_ready(state, proc, daemon.ready_timeout(inventory)):
         if proc.poll() is None:
             proc.terminate()
         print(f"fabconf: the lab did not start; {log}:", file=sys.stderr)

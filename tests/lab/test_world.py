@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from fabconf_lab.world import DeviceView, NeighborView, PortView, World
@@ -152,3 +153,27 @@ def test_a_device_waits_a_bounded_time_for_its_own_change_then_gets_the_last_rou
     assert "10.1.9.0/24" not in stale and "10.1.1.0/24" in stale
     time.sleep(0.1)
     assert "10.1.9.0/24" in world.routes("leaf1")
+
+
+def test_routes_travel_the_whole_length_of_a_chain() -> None:
+    """Each round works out again only the devices whose peers changed: a prefix still reaches the far end of a
+    chain of eight ASes, with its whole AS path, and a ring's two ways round are an ECMP pair where they are equal."""
+    names = [f"r{i}" for i in range(8)]
+    asn = {name: 65000 + i for i, name in enumerate(names)}
+    ports: dict[str, dict[str, PortView]] = {name: {} for name in names}
+    neighbors: dict[str, list[NeighborView]] = {name: [] for name in names}
+    world = World()
+    links = [*itertools.pairwise(names), (names[-1], names[0])]  # a ring of eight
+    for i, (a, b) in enumerate(links):
+        world.cable(a, f"e{i}", b, f"e{i}")
+        ports[a][f"e{i}"] = PortView(f"e{i}", True, 9216, f"10.9.0.{2 * i}/31")
+        ports[b][f"e{i}"] = PortView(f"e{i}", True, 9216, f"10.9.0.{2 * i + 1}/31")
+        neighbors[a].append(NeighborView(f"10.9.0.{2 * i + 1}", asn[b]))
+        neighbors[b].append(NeighborView(f"10.9.0.{2 * i}", asn[a]))
+    for name in names:
+        nets = ("10.10.0.0/24",) if name == "r0" else ()
+        world.register(Box(name, DeviceView(name, ports[name], asn[name], None, tuple(neighbors[name]), nets, 8)))
+    assert world.routes("r3")["10.10.0.0/24"].as_path == (65002, 65001, 65000)
+    assert world.routes("r5")["10.10.0.0/24"].as_path == (65006, 65007, 65000)
+    opposite = world.routes("r4")["10.10.0.0/24"]  # four hops either way round
+    assert len(opposite.as_path) == 4 and {h.device for h in opposite.next_hops} == {"r3", "r5"}
