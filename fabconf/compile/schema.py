@@ -41,6 +41,13 @@ def load(kind: str) -> Any:
 
 
 @cache
+def _schema(kind: str) -> Any:
+    """``load(kind)``, once per process, without jsonschema: what the compiled check and the entry-wise test read,
+    so that a valid inventory never imports jsonschema (issue 42). Never mutated."""
+    return load(kind)
+
+
+@cache
 def validator(kind: str) -> Draft202012Validator:
     from jsonschema import Draft202012Validator, validators
 
@@ -196,7 +203,7 @@ def _fast(kind: str) -> Predicate | None:
     """The compiled yes/no check of ``kind``'s schema (``fabconf.compile.fastcheck``), None where it cannot be
     compiled."""
     try:
-        return compile_schema(validator(kind).schema)
+        return compile_schema(_schema(kind))
     except Unsupported:
         return None
 
@@ -230,7 +237,7 @@ _ENTRYWISE_KEYWORDS = frozenset(
 
 @cache
 def _schema_entrywise(kind: str) -> bool:
-    schema = validator(kind).schema
+    schema = _schema(kind)
     return isinstance(schema, dict) and schema.get("type") == "object" and set(schema) <= _ENTRYWISE_KEYWORDS
 
 

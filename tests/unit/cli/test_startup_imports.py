@@ -152,3 +152,12 @@ def test_the_whole_help_still_lists_every_command(capsys: pytest.CaptureFixture[
     for command in (*DEVICE_COMMANDS, "validate", "render", "audit", "report"):
         assert f"\n    {command} " in listed or f"\n    {command}\n" in listed, command
     assert set(cli_main.DEVICE_COMMANDS) == set(DEVICE_COMMANDS)
+
+
+def test_a_valid_cold_inventory_never_imports_jsonschema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled schema check is built from the schema file, not from jsonschema's validator: a valid inventory
+    read cold (no compile cache) passes it without jsonschema being imported at all."""
+    monkeypatch.setenv("FABCONF_LOG", str(tmp_path / "fabconf.log"))
+    monkeypatch.setenv("FABCONF_CACHE", "off")
+    for inventory in (ROOT / "inventory", ROOT / "examples" / "two-pods"):
+        assert "jsonschema" not in loaded("validate", "-i", str(inventory))

@@ -65,3 +65,31 @@ def test_a_dict_key_reads_as_jinja2_reads_it() -> None:
         with pytest.raises(jinja2.UndefinedError) as got:
             ours.from_string(source).render(data)
         assert str(got.value) == str(want.value)
+
+
+def test_the_quote_filter_writes_what_json_dumps_writes() -> None:
+    """``| q`` of a str takes the JSON encoder's string function directly: the same text as ``json.dumps``, for
+    every kind of value a template quotes."""
+    import json
+
+    from fabconf.compile.render import _quote
+
+    class Name(str):
+        pass
+
+    for value in (
+        "",
+        "leaf1",
+        'say "hi"',
+        "back\\slash",
+        "é ü ß",
+        "日本",
+        "\U0001f600",
+        "/",
+        Name("x"),
+        3,
+        2.5,
+        True,
+        None,
+    ):
+        assert _quote(value) == json.dumps(value), value
