@@ -8,6 +8,7 @@ more than a small run's whole work. ``write_all`` renders and writes device file
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import traceback
@@ -62,18 +63,43 @@ def write_all(data: dict[str, dict[str, Any]], output: Path, workers: int | None
     from fabconf.compile.render import filename, render  # Jinja2: only once fork_map's callers render
 
     def one(name: str) -> str:
+        path = output / filename(name, data[name]["platform"])
         try:
-            (output / filename(name, data[name]["platform"])).write_text(render(data[name]), encoding="utf-8")
+            text = render(data[name])
         except Exception as exc:  # an exception type may not survive pickling: its text does
             if multiprocessing.parent_process() is None:
                 raise  # in this process: the error itself
             return "".join(traceback.format_exception_only(exc)).strip()
+        try:
+            write_file(path, text)
+        except OSError as exc:  # the output directory, not fabconf: said as the file and the reason
+            why = "a symbolic link (fabconf never writes through one)" if exc.errno == errno.ELOOP else exc.strerror
+            return f"{_UNWRITTEN}{path}: cannot write: {why or exc}"
         return ""
 
     errors = [e for e in fork_map(one, sorted(data), THRESHOLD, workers) if e]
+    unwritten = [e.removeprefix(_UNWRITTEN) for e in errors if e.startswith(_UNWRITTEN)]
+    if unwritten:
+        raise OutputError("\n".join(unwritten) + f"\n{len(unwritten)} file(s) not written")
     if errors:
         raise RenderError(f"rendering failed in a worker process (a fabconf bug, please report): {errors[0]}")
 
 
+_UNWRITTEN = "unwritten:"
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write one device file, created with its final mode (0644 less the umask) and never through a symbolic link
+    (``O_NOFOLLOW``: a link at the file's name is refused, ELOOP, not followed to wherever it points)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 class RenderError(ValueError):
     """A device that failed to render in a worker process."""
+
+
+class OutputError(ValueError):
+    """Device files that could not be written (each line: the file and why)."""

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import copy
+import os
+import re
+import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fabconf.compile import parallel
 from fabconf.compile.pipeline import Compiled
+from fabconf.compile.render import filename
 
 
 def files(directory: Path) -> dict[str, str]:
@@ -42,3 +47,35 @@ def test_a_small_run_stays_in_process(example: Compiled, tmp_path: Path) -> None
     assert len(example.data) < parallel.THRESHOLD
     parallel.write_all(example.data, tmp_path, workers=2)
     assert len(list(tmp_path.iterdir())) == len(example.data)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_symlink_at_a_device_file_is_refused_not_followed(
+    example: Any, tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A device file is never written through a symbolic link (the house rule): a link planted at a device file's
+    name in the output directory is refused with the file and the reason, and what it points to is untouched, in
+    this process and in the forked workers alike."""
+    monkeypatch.setattr(parallel, "THRESHOLD", 1)  # fork even for the example's handful of devices
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    name = sorted(example.data)[0]
+    link = out / filename(name, example.data[name]["platform"])
+    link.symlink_to(victim)
+    with pytest.raises(parallel.OutputError, match=re.escape(f"{link}: cannot write: a symbolic link")):
+        parallel.write_all(example.data, out, workers=workers)
+    assert victim.read_text() == "precious\n"
+    assert link.is_symlink()
+    others = [p for p in out.iterdir() if p != link]
+    assert len(others) == len(example.data) - 1  # every other device was written
+
+
+def test_device_files_have_their_mode_from_creation(example: Any, tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        parallel.write_all(example.data, tmp_path, workers=1)
+    finally:
+        os.umask(old)
+    assert {stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()} == {0o644}
