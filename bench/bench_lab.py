@@ -159,6 +159,21 @@ class StepProgress:
                 )
 
 
+def _lab_pids(state: Path) -> list[int]:
+    """The lab's processes: the daemon's answer, or (a status the daemon could not give in time: at 5,632 devices
+    its workers' ``status`` passed 60 s) the daemon recorded in ``daemon.json`` and its children, from /proc."""
+    try:
+        pids = daemon.request(state, {"cmd": "status"}).get("pids")
+    except ConnectionError:
+        pids = None
+    if pids:
+        return [int(p) for p in pids]
+    print("the lab's status did not answer in time: its processes read from /proc", flush=True)
+    root = int(json.loads((state / daemon.DAEMON).read_text())["pid"])
+    children = Path(f"/proc/{root}/task/{root}/children").read_text().split()
+    return [root, *(int(c) for c in children)]
+
+
 def hosts_for(devices: int, rails: int) -> int:
     """The number of GPU hosts whose genfabric fabric has about ``devices`` devices (hosts, leaves, spines)."""
     hosts = max(2, devices)
@@ -212,7 +227,7 @@ def main() -> None:
         started = time.perf_counter() - t0
         result: dict[str, Any] = {"lab_up_s": round(started, 2)}
         try:
-            lab_pids = daemon.request(state, {"cmd": "status"})["pids"]
+            lab_pids = _lab_pids(state)
             result["lab_processes"] = len(lab_pids)
             print(f"lab: {size}; up in {started:.1f} s in {len(lab_pids)} process(es)", flush=True)
             env = (line.partition("=") for line in (state / "lab.env").read_text().splitlines())
