@@ -8,13 +8,14 @@ more than a small run's whole work. ``write_all`` renders and writes device file
 
 from __future__ import annotations
 
-import errno
 import multiprocessing
 import os
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from fabconf.private import link_refusal, write_file
 
 THRESHOLD = 1024  # devices: below this a process pool costs more than it saves (bench/README.md)
 
@@ -73,8 +74,7 @@ def write_all(data: dict[str, dict[str, Any]], output: Path, workers: int | None
         try:
             write_file(path, text)
         except OSError as exc:  # the output directory, not fabconf: said as the file and the reason
-            why = "a symbolic link (fabconf never writes through one)" if exc.errno == errno.ELOOP else exc.strerror
-            return f"{_UNWRITTEN}{path}: cannot write: {why or exc}"
+            return _UNWRITTEN + link_refusal(path, exc)
         return ""
 
     errors = [e for e in fork_map(one, sorted(data), THRESHOLD, workers) if e]
@@ -86,15 +86,6 @@ def write_all(data: dict[str, dict[str, Any]], output: Path, workers: int | None
 
 
 _UNWRITTEN = "unwritten:"
-
-
-def write_file(path: Path, text: str) -> None:
-    """Write one device file, created with its final mode (0644 less the umask) and never through a symbolic link
-    (``O_NOFOLLOW``: a link at the file's name is refused, ELOOP, not followed to wherever it points)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 class RenderError(ValueError):

@@ -119,3 +119,14 @@ def test_plan_write_is_a_valid_inventory_that_renders(
     if len(compiled.topology.pods) > 1:  # three tiers: a leaf expects one path per spine to a leaf of another pod
         assert {c["paths"] for c in leaf["verify"]["ecmp"]} == {uplinks}
     assert main(["render", "-i", str(out), "-o", str(tmp_path / "r"), "--limit", "leaf1,spine1,gpu00001"]) == 0
+
+
+def test_plan_write_never_writes_through_a_symbolic_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A link planted at one of the inventory's file names is refused with the file and why, not followed."""
+    out, victim = tmp_path / "planned", tmp_path / "victim"
+    out.mkdir()
+    victim.write_text("precious\n")
+    (out / "fabric.yaml").symlink_to(victim)
+    assert main(["plan", "--nodes", "128", "--write", str(out)]) == 1
+    assert f"{out / 'fabric.yaml'}: cannot write: a symbolic link" in capsys.readouterr().err
+    assert victim.read_text() == "precious\n"

@@ -60,3 +60,13 @@ def test_docs_writes_beside_the_project_s_own_docs_by_default(
     assert list((tmp_path / "docs").iterdir()) == []
     assert (tmp_path / "fabric-docs" / "cabling.csv").is_file()
     assert "to fabric-docs/" in capsys.readouterr().out
+
+
+def test_docs_never_write_through_a_symbolic_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, victim = tmp_path / "fabric-docs", tmp_path / "victim"
+    out.mkdir()
+    victim.write_text("precious\n")
+    (out / "cabling.csv").symlink_to(victim)
+    assert main(["docs", "-i", str(EXAMPLE), "-o", str(out)]) == 1
+    assert f"{out / 'cabling.csv'}: cannot write: a symbolic link" in capsys.readouterr().err
+    assert victim.read_text() == "precious\n"
