@@ -11,6 +11,7 @@ one) under a temporary name and renamed into place, so a reader never sees half 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -110,21 +111,22 @@ def write_private(path: Path, data: bytes | str, mode: int = 0o600) -> Path:
     return path
 
 
+class Unwritable(ValueError):
+    """An output file that could not be written: ``path: cannot write: why``."""
+
+
 def write_file(path: Path, data: str) -> None:
     """Write an output file the operator asked for (a rendered device file, a generated inventory or document),
     created with its final mode (0644 less the umask) and never through a symbolic link: ``O_NOFOLLOW`` refuses a
-    link at the file's name (ELOOP) instead of following it to wherever it points. See ``link_refusal``."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(data)
-
-
-def link_refusal(path: Path, exc: OSError) -> str:
-    """``path: cannot write: why`` for a ``write_file`` that failed (a symbolic link said as such)."""
-    import errno
-
-    why = "a symbolic link (fabconf never writes through one)" if exc.errno == errno.ELOOP else exc.strerror
-    return f"{path}: cannot write: {why or exc}"
+    link at the file's name (ELOOP) instead of following it to wherever it points. Any failure is ``Unwritable``,
+    naming the file and why (a link said as such)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(data)
+    except OSError as exc:
+        why = "a symbolic link (fabconf never writes through one)" if exc.errno == errno.ELOOP else exc.strerror
+        raise Unwritable(f"{path}: cannot write: {why or exc}") from None
 
 
 def read_private(path: Path, limit: int = 1 << 20) -> bytes:

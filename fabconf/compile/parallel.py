@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fabconf.private import link_refusal, write_file
+from fabconf.private import Unwritable, write_file
 
 THRESHOLD = 1024  # devices: below this a process pool costs more than it saves (bench/README.md)
 
@@ -73,8 +73,8 @@ def write_all(data: dict[str, dict[str, Any]], output: Path, workers: int | None
             return "".join(traceback.format_exception_only(exc)).strip()
         try:
             write_file(path, text)
-        except OSError as exc:  # the output directory, not fabconf: said as the file and the reason
-            return _UNWRITTEN + link_refusal(path, exc)
+        except Unwritable as exc:  # the output directory, not fabconf: said as the file and the reason
+            return _UNWRITTEN + str(exc)
         return ""
 
     errors = [e for e in fork_map(one, sorted(data), THRESHOLD, workers) if e]

@@ -25,7 +25,7 @@ from typing import Any
 
 from fabconf.compile.model import natural_key
 from fabconf.compile.pipeline import Compiled
-from fabconf.private import link_refusal, write_file
+from fabconf.private import write_file
 
 ROLE_ORDER = ("super_spine", "spine", "leaf", "gpu_host")
 
@@ -161,10 +161,7 @@ def write(compiled: Compiled, out: Path) -> list[Path]:
     def put(rel: str, text: str) -> None:
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            write_file(path, text)  # final mode, never through a symbolic link
-        except OSError as exc:
-            raise ValueError(link_refusal(path, exc)) from None
+        write_file(path, text)  # final mode, never through a symbolic link (Unwritable: file and why)
         written.append(path)
 
     put("cabling.csv", cabling_csv(compiled))
