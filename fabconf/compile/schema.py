@@ -42,8 +42,8 @@ def load(kind: str) -> Any:
 
 @cache
 def _schema(kind: str) -> Any:
-    """``load(kind)``, once per process, without jsonschema: what the compiled check and the entry-wise test read,
-    so that a valid inventory never imports jsonschema (issue 42). Never mutated."""
+    """``load(kind)``, once per process, without jsonschema: what the compiled check, the entry-wise test and
+    ``validator`` read, so that a valid inventory never imports jsonschema (issue 42). Never mutated."""
     return load(kind)
 
 
@@ -57,7 +57,7 @@ def validator(kind: str) -> Draft202012Validator:
     # the schemas ship with fabconf: that each is a valid JSON Schema once expanded is checked by the unit tests
     # (tests/unit/compile/test_schemas_valid.py), not on every run (0.12 s of CPU, a fifth of a cold render of
     # 200 devices: bench/bench_ansible.py)
-    validator: Draft202012Validator = strict(load(kind))
+    validator: Draft202012Validator = strict(_schema(kind))
     return validator
 
 

@@ -46,10 +46,10 @@ def _routing(fabric: dict[str, Any], ports: list[Any]) -> dict[str, Any]:
         network = hp.ip & (0xFFFFFFFF << (32 - hp.prefix)) & 0xFFFFFFFF
         subnet = f"{dotted(network)}/{hp.prefix}"
         route = {"destination": subnet, "gateway": None, "device": netdev, "source": source, "table": table}
-        keyed.append(((table or MAIN_TABLE, (network, hp.prefix), ""), route))
+        keyed.append(((table, (network, hp.prefix), ""), route))
         for prefix, key in prefixes:
             route = {"destination": prefix, "gateway": gateway, "device": netdev, "source": None, "table": table}
-            keyed.append(((table or MAIN_TABLE, key, gateway), route))
+            keyed.append(((table, key, gateway), route))
         main.setdefault(pool_of.get(hp.vlan), (gateway, netdev))
     for prefix, key in prefixes:
         if prefix in main:
