@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from network import free_network
@@ -15,9 +16,17 @@ from pristine import EXAMPLE
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def fabconf(*args: str) -> subprocess.CompletedProcess[str]:
+def fabconf(*args: str, **run: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m fabconf ARGS`` from the checkout's root; ``run``: more of subprocess.run's options
+    (``preexec_fn``, ``env``)."""
     return subprocess.run(
-        [sys.executable, "-m", "fabconf", *args], capture_output=True, text=True, cwd=ROOT, timeout=240, check=False
+        [sys.executable, "-m", "fabconf", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=240,
+        check=False,
+        **run,
     )
 
 

@@ -4,17 +4,14 @@ the hard limit cannot hold them (issue 42: a 5,632-device lab runs 4,096 GPU hos
 from __future__ import annotations
 
 import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from labcli import fabconf
 from network import free_network
 from pristine import EXAMPLE
 
 from fabconf_lab import daemon
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_soft_limit_is_raised_to_what_the_devices_need_up_to_the_hard_one() -> None:
@@ -31,9 +28,10 @@ def test_a_hard_limit_too_low_for_the_devices_is_refused_with_what_to_do() -> No
         daemon.open_files_limit(4096, 1024, 4096)
 
 
-def _limit_soft(soft: int) -> None:
+def _low_soft() -> None:
+    """In the child before exec: a soft limit of 64 open files (the hard one as it is)."""
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
 
 
 def test_lab_up_under_a_low_soft_limit_raises_its_own(tmp_path: Path) -> None:
@@ -43,18 +41,8 @@ def test_lab_up_under_a_low_soft_limit_raises_its_own(tmp_path: Path) -> None:
         pytest.skip(f"the hard limit of open files here ({hard}) is below what the example's lab asks for ({need})")
     state = tmp_path / "lab"
 
-    def fabconf(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "fabconf", *args],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=240,
-            check=False,
-            preexec_fn=lambda: _limit_soft(64),
-        )
-
-    up = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", free_network())
+    network = free_network()
+    up = fabconf("lab", "up", "-i", str(EXAMPLE), "--state", str(state), "--network", network, preexec_fn=_low_soft)
     try:
         assert up.returncode == 0, up.stdout + up.stderr
         pid = daemon.recorded_daemon(state)
