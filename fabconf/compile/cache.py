@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import marshal
 import os
+import stat
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -55,6 +56,22 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
+@cache
+def package_version() -> str:
+    """A digest of every source and data file of the fabconf package (``.py``, ``.json``): what a result that the
+    design, the platform packages or their checks computed (``fabconf.compile.outcome``) is keyed by, since
+    ``code_version`` covers only what a single file's parse and checks depend on."""
+    top = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                path = Path(folder, name)
+                digest.update(path.relative_to(top).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -73,7 +90,12 @@ def get(kind: str, key: str) -> Any:
     if path is None:
         return MISS
     try:
-        blob = path.read_bytes()
+        # a link planted at an entry's name is a miss, and so is a FIFO (never waited on) or anything not a file
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return MISS
+            blob = stream.read()
         if not blob.startswith(_FORMAT):
             return MISS
         stored_key, value = marshal.loads(blob[len(_FORMAT) :])
