@@ -11,7 +11,8 @@ entry's SHA-256 to what was computed from that entry: editing one device of ``ho
 Where: ``FABCONF_CACHE_DIR``, else ``$XDG_CACHE_HOME/fabconf``, else ``~/.cache/fabconf``; ``FABCONF_CACHE=off``
 turns it off. Entries are ``marshal`` data (plain values only: no code runs when one is read, unlike pickle),
 written atomically (a temporary file renamed), in a directory only its owner can enter; one that cannot be
-read is ignored and written again. The directory keeps its newest ``KEEP`` entries.
+read is ignored and written again. The directory keeps the ``KEEP`` entries written or read last (a read
+touches its entry: the large ``cabling.yaml`` results, read by every run and written once, are not the first to go).
 """
 
 from __future__ import annotations
@@ -96,12 +97,16 @@ def get(kind: str, key: str) -> Any:
             if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
                 return MISS
             blob = stream.read()
-        if not blob.startswith(_FORMAT):
-            return MISS
-        stored_key, value = marshal.loads(blob[len(_FORMAT) :])
+            if not blob.startswith(_FORMAT):
+                return MISS
+            stored_key, value = marshal.loads(blob[len(_FORMAT) :])
+            if stored_key != key:
+                return MISS
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.utime(stream.fileno())  # used now: ``_trim`` keeps the entries used last, not those written last
     except (OSError, EOFError, ValueError, TypeError):
         return MISS
-    return value if stored_key == key else MISS
+    return value
 
 
 def has(kind: str, key: str) -> bool:
