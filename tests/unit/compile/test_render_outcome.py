@@ -74,7 +74,12 @@ def test_a_hit_compiles_nothing(inventory_copy: Path, tmp_path: Path, cache_dir:
 
 EDITS = {
     # one entry edited, in ways that must fail validation; each must be found by a limited render as by validate
-    "MTU below the host MTU": ("hosts.yaml", "leaf1:\n  hostname: 192.0.2.11\n", "  data:\n    id: 1\n", "    mtu: 1500\n"),
+    "MTU below the host MTU": (
+        "hosts.yaml",
+        "leaf1:\n  hostname: 192.0.2.11\n",
+        "  data:\n    id: 1\n",
+        "    mtu: 1500\n",
+    ),
     "MTU unlike its peer's": ("hosts.yaml", "spine1:\n", "  data:\n", "    mtu: 9216\n"),  # leaf3 (EOS) caps at 9214
     "duplicate leaf id": ("hosts.yaml", "leaf2:\n", "  data:\n    id: 2\n", None),
     "duplicate management address": ("hosts.yaml", "leaf1:\n", "  hostname: 192.0.2.11\n", None),
@@ -139,7 +144,11 @@ def test_an_edit_of_the_selected_device_is_rendered(
 
 
 def test_another_pattern_or_directory_name_is_another_key(
-    inventory_copy: Path, tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    inventory_copy: Path,
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Problems name files as the user reads them: the same inventory named otherwise is compiled again."""
     _uncable_one_nic(inventory_copy)
@@ -192,13 +201,19 @@ def test_a_link_planted_at_an_entry_is_never_followed(
 
 
 def test_nothing_is_kept_with_the_cache_off(
-    inventory_copy: Path, tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    inventory_copy: Path,
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("FABCONF_CACHE", "off")
     assert _render(inventory_copy, tmp_path / "out", capsys)[0] == 0
     assert not cache_dir.exists()
 
 
-def test_a_full_render_is_not_kept(inventory_copy: Path, tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_full_render_is_not_kept(
+    inventory_copy: Path, tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert _run(["render", "-i", str(inventory_copy), "-o", str(tmp_path / "out")], capsys)[0] == 0
     assert not _entries(cache_dir)
