@@ -488,12 +488,21 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
         for vid, gw in facts.svis.items():
             net = (int(gw.network.network_address), gw.network.prefixlen)
             claim("net", net, f"{name} VLAN {vid}", h, [name], "subnet")
+    # 65k claims at 32k GPUs: a value claimed for the first time is taken at once, the rest go through ``claim``
     for _name, facts in sorted(topo.switches.items()):
         for up in facts.uplinks:
-            claim("net", (up.network, 31), f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
+            key = ("net", (up.network, 31))
+            if key not in first:
+                first[key] = f"{up.lower}:{up.lower_port}"
+            else:
+                claim(*key, f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
     for host, ports in sorted(topo.host_ports.items()):
         for hp in ports:
-            claim("ip", hp.ip, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
+            key = ("ip", hp.ip)
+            if key not in first:
+                first[key] = f"{host}:{hp.nic.netdev}"
+            else:
+                claim(*key, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
 
 
 def _shown(kind: str, value: Any) -> Any:
