@@ -39,7 +39,7 @@ def _uncable_one_nic(inv: Path) -> None:
 
 
 def test_the_file_names_are_the_loaders(cache_dir: Path) -> None:
-    assert outcome.FILE_NAMES == tuple(name for name, _required in inventory.FILES.values())
+    assert tuple(name for name, _required in inventory.FILES.values()) == outcome.FILE_NAMES
 
 
 def test_an_unchanged_render_comes_from_the_cache_with_its_files_and_warnings(
