@@ -491,7 +491,7 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
     # 65k claims at 32k GPUs: a value claimed for the first time is taken at once, the rest go through ``claim``
     for _name, facts in sorted(topo.switches.items()):
         for up in facts.uplinks:
-            key = ("net", (up.network, 31))
+            key: tuple[str, Any] = ("net", (up.network, 31))
             if key not in first:
                 first[key] = f"{up.lower}:{up.lower_port}"
             else:
