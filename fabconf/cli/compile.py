@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from fabconf.compile.pipeline import Compiled, Selector, compile_inventory
-from fabconf.compile.problems import Problems
-from fabconf.compile.selection import select
+from fabconf.compile.problems import Problem, Problems
+
+if TYPE_CHECKING:  # the pipeline (YAML, model, topology, checks) is imported by a run that compiles, not by a cache hit
+    from fabconf.compile.pipeline import Compiled, Selector
 
 
 def print_problems(problems: Problems) -> None:
@@ -18,6 +19,8 @@ def print_problems(problems: Problems) -> None:
 
 
 def _compile(inventory: Path, selector: Selector | None = None) -> Compiled:
+    from fabconf.compile.pipeline import compile_inventory
+
     compiled = compile_inventory(inventory, selector)
     print_problems(compiled.problems)  # warnings (errors raise InputError)
     return compiled
@@ -46,9 +49,30 @@ def run_render(inventory: Path, output: Path, limit: str | None) -> int:
     from fabconf.compile.parallel import write_all  # Jinja2: only when rendering, never for `validate`
 
     started = time.perf_counter()
-    compiled = _compile(inventory, lambda model: select(model, limit))  # only the selected devices are designed
+    data = _designed(inventory, limit)
     output.mkdir(parents=True, exist_ok=True)
-    write_all(compiled.data, output)  # on every usable core for a large fabric
+    write_all(data, output)  # on every usable core for a large fabric
     elapsed = time.perf_counter() - started
-    print(f"rendered {len(compiled.data)} device(s) to {output}/ in {elapsed:.2f} s")
+    print(f"rendered {len(data)} device(s) to {output}/ in {elapsed:.2f} s")
     return 0
+
+
+def _designed(inventory: Path, limit: str | None) -> dict[str, dict[str, Any]]:
+    """The device data of the devices ``limit`` selects, its warnings printed. A ``--limit`` run of an inventory,
+    fabconf and pattern rendered before comes from the compile cache (``fabconf.compile.outcome``)."""
+    from fabconf.compile import outcome
+
+    if limit:
+        hit = outcome.lookup(inventory, limit)
+        if hit is not None:
+            warnings, data = hit
+            for warning in warnings:
+                print(Problem(*warning), file=sys.stderr)
+            return data
+    from fabconf.compile.selection import select
+
+    compiled = _compile(inventory, lambda model: select(model, limit))  # only the selected devices are designed
+    if limit:
+        found = [(p.file, p.path, p.message, p.severity) for p in compiled.problems]
+        outcome.store(inventory, limit, compiled.read, compiled.loaded, found, compiled.data)
+    return compiled.data

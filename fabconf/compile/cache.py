@@ -11,7 +11,8 @@ entry's SHA-256 to what was computed from that entry: editing one device of ``ho
 Where: ``FABCONF_CACHE_DIR``, else ``$XDG_CACHE_HOME/fabconf``, else ``~/.cache/fabconf``; ``FABCONF_CACHE=off``
 turns it off. Entries are ``marshal`` data (plain values only: no code runs when one is read, unlike pickle),
 written atomically (a temporary file renamed), in a directory only its owner can enter; one that cannot be
-read is ignored and written again. The directory keeps its newest ``KEEP`` entries.
+read is ignored and written again. The directory keeps the ``KEEP`` entries written or read last (a read
+touches its entry: the large ``cabling.yaml`` results, read by every run and written once, are not the first to go).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import contextlib
 import hashlib
 import marshal
 import os
+import stat
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -55,6 +57,22 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
+@cache
+def package_version() -> str:
+    """A digest of every source and data file of the fabconf package (``.py``, ``.json``): what a result that the
+    design, the platform packages or their checks computed (``fabconf.compile.outcome``) is keyed by, since
+    ``code_version`` covers only what a single file's parse and checks depend on."""
+    top = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                path = Path(folder, name)
+                digest.update(path.relative_to(top).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -73,13 +91,22 @@ def get(kind: str, key: str) -> Any:
     if path is None:
         return MISS
     try:
-        blob = path.read_bytes()
-        if not blob.startswith(_FORMAT):
-            return MISS
-        stored_key, value = marshal.loads(blob[len(_FORMAT) :])
+        # a link planted at an entry's name is a miss, and so is a FIFO (never waited on) or anything not a file
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return MISS
+            blob = stream.read()
+            if not blob.startswith(_FORMAT):
+                return MISS
+            stored_key, value = marshal.loads(blob[len(_FORMAT) :])
+            if stored_key != key:
+                return MISS
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.utime(stream.fileno())  # used now: ``_trim`` keeps the entries used last, not those written last
     except (OSError, EOFError, ValueError, TypeError):
         return MISS
-    return value if stored_key == key else MISS
+    return value
 
 
 def has(kind: str, key: str) -> bool:

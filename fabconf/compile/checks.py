@@ -345,20 +345,44 @@ def check_releases(model: Model, topo: Topology, problems: Problems) -> None:
                     f"data.{key} is for switches: a GPU host is rendered the same whatever its OS release "
                     "(preflight reads the kernel and drivers from the host itself); remove it",
                 )
+    verdicts: dict[tuple[Any, ...], _Verdict] = {}  # once per platform, release and model, not once per switch
     for name in sorted(topo.switches):
         dev = model.devices[name]
-        spec = PLATFORMS[dev.platform]
         version, assume = dev.data.get("os_version"), dev.data.get("assume_release")
+        asked = (dev.platform, version, assume, dev.data.get("model"))
         try:
-            spec.release_line(version, assume)
-        except ValueError as exc:
-            problems.add(*dev.where("assume_release" if assume else "os_version"), f"{name}: {exc}")
-        if spec.assumed(version, assume):
-            problems.warn(*dev.where("assume_release"), f"{name}: {spec.assumption(str(version), str(assume))}")
-        try:
-            spec.hardware_family(dev.data.get("model"))
-        except ValueError as exc:
-            problems.add(*dev.where("model"), f"{name}: {exc}")
+            verdict = verdicts.get(asked)
+            if verdict is None:
+                verdict = verdicts[asked] = _release_verdict(*asked)
+        except TypeError:  # a value that cannot be a key (the schema keeps these to text): asked for this switch alone
+            verdict = _release_verdict(*asked)
+        release, assumption, hardware = verdict
+        if release is not None:
+            problems.add(*dev.where("assume_release" if assume else "os_version"), f"{name}: {release}")
+        if assumption is not None:
+            problems.warn(*dev.where("assume_release"), f"{name}: {assumption}")
+        if hardware is not None:
+            problems.add(*dev.where("model"), f"{name}: {hardware}")
+
+
+_Verdict = tuple[str | None, str | None, str | None]  # (release refused, release assumed, hardware refused)
+
+
+def _release_verdict(platform: str, version: Any, assume: Any, hardware: Any) -> _Verdict:
+    """What ``check_releases`` says of a switch of ``platform`` running ``version`` (``assume``) on ``hardware``."""
+    spec = PLATFORMS[platform]
+    release = assumption = family = None
+    try:
+        spec.release_line(version, assume)
+    except ValueError as exc:
+        release = str(exc)
+    if spec.assumed(version, assume):
+        assumption = spec.assumption(str(version), str(assume))
+    try:
+        spec.hardware_family(hardware)
+    except ValueError as exc:
+        family = str(exc)
+    return release, assumption, family
 
 
 def _is_address(text: str) -> bool:
@@ -464,12 +488,21 @@ def check_unique(model: Model, topo: Topology, problems: Problems) -> None:
         for vid, gw in facts.svis.items():
             net = (int(gw.network.network_address), gw.network.prefixlen)
             claim("net", net, f"{name} VLAN {vid}", h, [name], "subnet")
+    # 65k claims at 32k GPUs: a value claimed for the first time is taken at once, the rest go through ``claim``
     for _name, facts in sorted(topo.switches.items()):
         for up in facts.uplinks:
-            claim("net", (up.network, 31), f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
+            key: tuple[str, Any] = ("net", (up.network, 31))
+            if key not in first:
+                first[key] = f"{up.lower}:{up.lower_port}"
+            else:
+                claim(*key, f"{up.lower}:{up.lower_port}", c, ["links", up.link_index], "link subnet")
     for host, ports in sorted(topo.host_ports.items()):
         for hp in ports:
-            claim("ip", hp.ip, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
+            key = ("ip", hp.ip)
+            if key not in first:
+                first[key] = f"{host}:{hp.nic.netdev}"
+            else:
+                claim(*key, f"{host}:{hp.nic.netdev}", c, ["links", hp.link_index], "address")
 
 
 def _shown(kind: str, value: Any) -> Any:

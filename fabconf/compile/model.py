@@ -253,6 +253,7 @@ def build(raw: RawInventory, problems: Problems) -> Model:
     devices: dict[str, Device] = {}
     unresolved: dict[str, dict[str, Any]] = {}
     inherited: dict[tuple[str, ...], _Inherited] = {}
+    nic_tuples: dict[int, tuple[Any, tuple[Nic, ...]]] = {}  # id(list of NICs) -> (that list, its Nic values)
     for name, entry in raw.hosts.items():
         entry = entry or {}
         listed = tuple(entry.get("groups") or ())
@@ -294,7 +295,12 @@ def build(raw: RawInventory, problems: Problems) -> Model:
             ports, bad = _port_set(tuple(data["ports"]))
             for message in bad:
                 problems.add(hosts_file, [name, "data", "ports"], message)
-        nics = tuple(Nic(**n) for n in data.get("nics") or ())
+        listed_nics = data.get("nics") or ()
+        # GPU hosts of one group share its list of NICs: made into Nic values (immutable) once per list, not per host
+        made = nic_tuples.get(id(listed_nics))
+        if made is None or made[0] is not listed_nics:
+            made = nic_tuples[id(listed_nics)] = (listed_nics, tuple(Nic(**n) for n in listed_nics))
+        nics = made[1]
         devices[name] = Device(
             name=name,
             hostname=str(picked["hostname"] or name),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,10 @@ class Compiled:
     topology: topology.Topology
     data: dict[str, dict[str, Any]]  # device name -> device data (every device, or those ``select`` chose)
     problems: Problems  # warnings only, once compiled
+    # what was read: kind -> SHA-256 of the file's bytes, and the kinds loaded (an optional file that is not there
+    # is loaded without a digest): what ``fabconf.compile.outcome`` keys a result by
+    read: dict[str, str] = field(default_factory=dict)
+    loaded: frozenset[str] = frozenset()
 
 
 @contextmanager
@@ -66,4 +70,4 @@ def _compile(directory: Path | str, select: Selector | None = None) -> Compiled:
     checks.check_device_data(resolved, topo, problems, data)
     if problems.errors:
         raise InputError(problems)
-    return Compiled(resolved, topo, data, problems)
+    return Compiled(resolved, topo, data, problems, dict(raw.digests), frozenset(raw.data))

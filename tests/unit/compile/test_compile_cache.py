@@ -4,6 +4,7 @@ and the same fabconf, give exactly what a cold run gives (problems included), an
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -115,3 +116,19 @@ def test_render_limit_still_validates_the_whole_fabric(inventory_copy: Path, tmp
     hosts.write_text(text.replace("spine2:", "spine2:\n  bogus_key: 1", 1))
     assert main(["render", "-i", str(inventory_copy), "-o", str(tmp_path / "out"), "-l", "leaf1"]) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_an_entry_read_is_kept_before_one_only_written(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The large ``cabling.yaml`` results are written once and read by every run: trimming keeps what was used last,
+    so a series of edits (each writing a few entries) never pushes them out (it did: written-first went first)."""
+    monkeypatch.setattr(cache, "KEEP", 3)
+    for i in range(3):
+        cache.put("yaml", f"{i:064d}", i)
+    for i, when in ((0, 1000), (1, 2000), (2, 3000)):  # entry 0 the oldest
+        path = cache._path("yaml", f"{i:064d}")
+        assert path is not None
+        os.utime(path, (when, when))
+    assert cache.get("yaml", f"{0:064d}") == 0  # read: now the newest
+    cache.put("yaml", f"{3:064d}", 3)
+    assert cache.get("yaml", f"{0:064d}") == 0
+    assert cache.get("yaml", f"{1:064d}") is cache.MISS  # the least recently used
