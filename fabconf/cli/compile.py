@@ -43,12 +43,25 @@ def run_validate(inventory: Path, stream: TextIO | None = None) -> int:
 
 
 def run_render(inventory: Path, output: Path, limit: str | None) -> int:
-    from fabconf.compile.parallel import write_all  # Jinja2: only when rendering, never for `validate`
-
     started = time.perf_counter()
-    compiled = _compile(inventory, lambda model: select(model, limit))  # only the selected devices are designed
-    output.mkdir(parents=True, exist_ok=True)
-    write_all(compiled.data, output)  # on every usable core for a large fabric
+    if limit:  # a few devices: designed in the compile, as the other commands do (the one-device edit's path)
+        from fabconf.compile.parallel import write_all  # Jinja2: only when rendering, never for `validate`
+
+        compiled = _compile(inventory, lambda model: select(model, limit))  # only the selected devices are designed
+        output.mkdir(parents=True, exist_ok=True)
+        write_all(compiled.data, output)
+        count = len(compiled.data)
+    else:  # every device: designed, checked and rendered on every usable core, then written (issue 42)
+        from fabconf.compile.output import prepare
+        from fabconf.compile.pipeline import validate
+
+        validated = validate(inventory)
+        output.mkdir(parents=True, exist_ok=True)
+        model = validated.model
+        with prepare(model, validated.topology, select(model, None), output, validated.problems) as pending:
+            print_problems(validated.problems)  # warnings (a problem of the chain raised InputError with them)
+            pending.write()
+        count = pending.count
     elapsed = time.perf_counter() - started
-    print(f"rendered {len(compiled.data)} device(s) to {output}/ in {elapsed:.2f} s")
+    print(f"rendered {count} device(s) to {output}/ in {elapsed:.2f} s")
     return 0
