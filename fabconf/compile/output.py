@@ -5,10 +5,10 @@
 (``fabconf.compile.checks.check_chain``); ``Pending.write`` then writes the files. A problem found by the check
 raises ``InputError`` before any file is written, as ``compile_inventory`` does.
 
-From ``parallel.THRESHOLD`` devices on, the devices are dealt round-robin to this process and one forked worker per other
-core. Each designs and renders its share and sends back only the devices' ``DeviceChain``\\ s (a few numbers each:
-the device data and the texts stay where they were made); this process checks them all in name order, then tells
-every worker to write its files, or to stop with nothing written. Below the threshold it all runs here.
+From ``parallel.THRESHOLD`` devices on, the devices are dealt round-robin to this process and one forked worker
+per other core. Each designs and renders its share and sends back only each device's ``DeviceChain`` (a few
+numbers: the device data and the texts stay where they were made); this process checks them all in name order,
+then tells every worker to write its files, or to stop with nothing written. Below the threshold it all runs here.
 """
 
 from __future__ import annotations
