@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,18 @@ def files(directory: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted(directory.iterdir())}
 
 
+@pytest.fixture(autouse=True)
+def _no_other_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread an earlier test left running would keep ``prepare`` from forking (a fork may copy a lock it holds):
+    these tests are about the forked workers, which run no thread of their own."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+
 def write(example: Compiled, out: Path, workers: int) -> Problems:
     problems = Problems()
     with output.prepare(example.model, example.topology, sorted(example.model.devices), out, problems, workers) as p:
         assert p.count == len(example.data)
+        assert isinstance(p, output._Pool) == (workers > 1 and len(example.data) >= parallel.THRESHOLD)
         p.write()
     return problems
 
