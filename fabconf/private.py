@@ -119,14 +119,53 @@ def write_file(path: Path, data: str) -> None:
     """Write an output file the operator asked for (a rendered device file, a generated inventory or document),
     created with its final mode (0644 less the umask) and never through a symbolic link: ``O_NOFOLLOW`` refuses a
     link at the file's name (ELOOP) instead of following it to wherever it points. Any failure is ``Unwritable``,
-    naming the file and why (a link said as such)."""
+    naming the file and why (a link said as such).
+
+    An existing regular file that already holds exactly ``data`` is left as it is (its bytes, mode and times): a
+    re-render of 5,632 unchanged devices then reads them instead of truncating and rewriting 87 MB (issue 42). One
+    that differs is overwritten in place and cut to the new length; one that is not a regular file (a FIFO, a
+    device) is refused."""
+    content = data.encode("utf-8")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(data)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except PermissionError:  # a file the operator may write but not read, or no file and no right to create it
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            size = 0
+        else:
+            size = _regular_size(fd)
+        try:
+            if size == len(content) and size and _holds(fd, content):
+                return
+            _write_all(fd, content)
+            if size > len(content):
+                os.ftruncate(fd, len(content))
+        finally:
+            os.close(fd)
     except OSError as exc:
         why = "a symbolic link (fabconf never writes through one)" if exc.errno == errno.ELOOP else exc.strerror
         raise Unwritable(f"{path}: cannot write: {why or exc}") from None
+
+
+def _regular_size(fd: int) -> int:
+    """The size of the regular file open at ``fd``; OSError (closing ``fd``) when it is anything else."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    return info.st_size
+
+
+def _holds(fd: int, content: bytes) -> bool:
+    """Whether the file at ``fd`` (at offset 0, as long as ``content``) holds exactly ``content``."""
+    return os.read(fd, len(content) + 1) == content
+
+
+def _write_all(fd: int, content: bytes) -> None:
+    """``content`` from offset 0 of ``fd``, whole (a write may take fewer bytes than given)."""
+    view, offset = memoryview(content), 0
+    while offset < len(content):
+        offset += os.pwrite(fd, view[offset:], offset)
 
 
 def read_private(path: Path, limit: int = 1 << 20) -> bytes:

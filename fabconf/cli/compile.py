@@ -46,14 +46,28 @@ def run_validate(inventory: Path, stream: TextIO | None = None) -> int:
 
 
 def run_render(inventory: Path, output: Path, limit: str | None) -> int:
-    from fabconf.compile.parallel import write_all  # Jinja2: only when rendering, never for `validate`
-
     started = time.perf_counter()
-    data = _designed(inventory, limit)
-    output.mkdir(parents=True, exist_ok=True)
-    write_all(data, output)  # on every usable core for a large fabric
+    if limit:  # a few devices: designed in the compile, or taken from the compile cache (the one-device edit)
+        from fabconf.compile.parallel import write_all  # Jinja2: only when rendering, never for `validate`
+
+        data = _designed(inventory, limit)
+        output.mkdir(parents=True, exist_ok=True)
+        write_all(data, output)
+        count = len(data)
+    else:  # every device: designed, checked and rendered on every usable core, then written (issue 42)
+        from fabconf.compile.output import prepare
+        from fabconf.compile.pipeline import validate
+        from fabconf.compile.selection import select
+
+        validated = validate(inventory)
+        output.mkdir(parents=True, exist_ok=True)
+        model = validated.model
+        with prepare(model, validated.topology, select(model, None), output, validated.problems) as pending:
+            print_problems(validated.problems)  # warnings (a problem of the chain raised InputError with them)
+            pending.write()
+        count = pending.count
     elapsed = time.perf_counter() - started
-    print(f"rendered {len(data)} device(s) to {output}/ in {elapsed:.2f} s")
+    print(f"rendered {count} device(s) to {output}/ in {elapsed:.2f} s")
     return 0
 
 

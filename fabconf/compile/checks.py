@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabconf.compile.design.qos import ECT0, roce_tos
 from fabconf.compile.design.switch import load_balancing_for, max_paths_for, telemetry_for
@@ -685,48 +685,71 @@ def check_attachment(model: Model, topo: Topology, problems: Problems) -> None:
 ChainView = tuple[int | None, set[int], str | None]
 
 
+class DeviceChain(NamedTuple):
+    """What the priority-chain check reads from one device's designed data: small enough to send back from the
+    process that designed the device (``fabconf.compile.output``), so the check runs before any file is written."""
+
+    platform: str
+    prio: int | None  # a host: the priority its DSCP map gives the RoCE DSCP; a switch: the traffic class
+    lossless: frozenset[int]  # the priorities with PFC on
+    trust: str | None  # a host: its trust setting; a switch: what its platform says is wrong with trust, or None
+    tos: int  # a host: its RoCE ToS byte (0 for a switch)
+    pfc_off: tuple[str, ...] = ()  # a switch: its interfaces with PFC off
+
+
+def chain_view(d: dict[str, Any], dscp: int) -> DeviceChain:
+    """The ``DeviceChain`` of one device's data, for the fabric's RoCE DSCP ``dscp``."""
+    q = d.get("qos", {})
+    spec = PLATFORMS[d["platform"]]
+    if spec.is_host:
+        explicit = {a: b for a, b in q.get("dscp2prio", [])}
+        pfc = q.get("pfc", [0] * 8)
+        lossless = frozenset(i for i, on in enumerate(pfc) if on)
+        return DeviceChain(spec.name, explicit.get(dscp, dscp >> 3), lossless, q.get("trust"), d["roce_tos"])
+    tc, lossless_set, trust_problem = design_hooks(spec.name).read_chain(q, dscp)
+    pfc_off = tuple(itf["name"] for itf in d["interfaces"] if not itf["pfc"])
+    return DeviceChain(spec.name, tc, frozenset(lossless_set), trust_problem, 0, pfc_off)
+
+
 def check_device_data(model: Model, topo: Topology, problems: Problems, data: dict[str, dict[str, Any]]) -> None:
     """The priority chain end to end, read back from the designed device data of every device.
 
     host DSCP -> host priority (dscp2prio) -> PFC bit  ==  switch DSCP map -> traffic class -> PFC priority,
     trust DSCP where RoCE enters, and PFC on both ends of every host link.
     """
+    dscp = model.fabric["roce"]["dscp"]
+    check_chain(model, topo, problems, {name: chain_view(d, dscp) for name, d in data.items()})
+
+
+def check_chain(model: Model, topo: Topology, problems: Problems, views: dict[str, DeviceChain]) -> None:
+    """``check_device_data`` on the devices' ``DeviceChain`` (``chain_view``), in ``views``' order."""
     roce = model.fabric["roce"]
     dscp, prio = roce["dscp"], roce["priority"]
     h = _hfile(model)
-    switch_view: dict[str, tuple[int | None, set[int]]] = {}
-    for name, d in data.items():
-        q = d.get("qos", {})
-        spec = PLATFORMS[d["platform"]]
+    for name, v in views.items():
+        spec = PLATFORMS[v.platform]
         if spec.is_host:
-            explicit = {a: b for a, b in q.get("dscp2prio", [])}
-            host_prio = explicit.get(dscp, dscp >> 3)
-            if host_prio != prio:
-                problems.add(h, [name], f"host maps DSCP {dscp} to priority {host_prio}, fabric expects {prio}")
-            if q.get("trust") != "dscp":
+            if v.prio != prio:
+                problems.add(h, [name], f"host maps DSCP {dscp} to priority {v.prio}, fabric expects {prio}")
+            if v.trust != "dscp":
                 problems.add(h, [name], "host NICs must trust DSCP")
-            if (d["roce_tos"] >> 2) != dscp:
-                problems.add(h, [name], f"host ToS {d['roce_tos']} does not carry DSCP {dscp}")
-            if not q.get("pfc", [0] * 8)[host_prio]:
-                problems.add(h, [name], f"host PFC is off on priority {host_prio}")
+            if (v.tos >> 2) != dscp:
+                problems.add(h, [name], f"host ToS {v.tos} does not carry DSCP {dscp}")
+            if v.prio not in v.lossless:
+                problems.add(h, [name], f"host PFC is off on priority {v.prio}")
             continue
-        tc, lossless, trust_problem = design_hooks(spec.name).read_chain(q, dscp)
-        if trust_problem is not None:
-            problems.add(h, [name], f"{spec.label} RoCE ports must trust DSCP{trust_problem}")
-        switch_view[name] = (tc, lossless)
-        if tc != prio:
-            problems.add(h, [name], f"switch maps DSCP {dscp} to traffic class {tc}, fabric expects {prio}")
-        if prio not in lossless:
+        if v.trust is not None:
+            problems.add(h, [name], f"{spec.label} RoCE ports must trust DSCP{v.trust}")
+        if v.prio != prio:
+            problems.add(h, [name], f"switch maps DSCP {dscp} to traffic class {v.prio}, fabric expects {prio}")
+        if prio not in v.lossless:
             problems.add(h, [name], f"switch has no PFC on priority {prio}")
-    by_leaf: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for name, d in data.items():
-        if not PLATFORMS[d["platform"]].is_host:
-            for itf in d["interfaces"]:
-                by_leaf[name][itf["name"]] = itf
+    pfc_off = {name: set(v.pfc_off) for name, v in views.items() if v.pfc_off}
+    if not pfc_off:
+        return
     for host, ports in topo.host_ports.items():
         for hp in ports:
-            itf = by_leaf.get(hp.leaf, {}).get(hp.leaf_port)
-            if itf is not None and not itf["pfc"]:
+            if hp.leaf_port in pfc_off.get(hp.leaf, ()):
                 problems.add(h, [hp.leaf], f"{hp.leaf}:{hp.leaf_port} faces {host} but has PFC off")
 
 

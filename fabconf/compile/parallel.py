@@ -31,30 +31,53 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def _share(indices: range) -> list[Any]:
+def _share(indices: Sequence[int]) -> list[Any]:
     assert _WORK is not None
     fn, items = _WORK
     return [fn(items[i]) for i in indices]
 
 
-def fork_map(fn: Callable[[Any], Any], items: Sequence[Any], threshold: int, workers: int | None = None) -> list[Any]:
+def _deal(count: int, costs: Sequence[float] | None, total: int) -> list[list[int]]:
+    """The indices of each worker's share: round-robin, or with ``costs`` the costliest item first to the worker
+    with the least so far (so that one large item and many small ones end on different cores)."""
+    if costs is None:
+        return [list(range(i, total, count)) for i in range(count)]
+    shares: list[list[int]] = [[] for _ in range(count)]
+    loads = [0.0] * count
+    for i in sorted(range(total), key=lambda i: -costs[i]):
+        least = loads.index(min(loads))
+        shares[least].append(i)
+        loads[least] += costs[i]
+    return [sorted(share) for share in shares if share]
+
+
+def fork_map(
+    fn: Callable[[Any], Any],
+    items: Sequence[Any],
+    threshold: int,
+    workers: int | None = None,
+    costs: Sequence[float] | None = None,
+) -> list[Any]:
     """``[fn(item) for item in items]``, on ``workers`` forked processes (default: the usable cores) when there
-    are at least ``threshold`` items. An exception in a worker is raised here."""
+    are at least ``threshold`` items, dealt round-robin or by their ``costs`` (``_deal``). An exception in a worker
+    is raised here."""
     global _WORK
     count = min(workers or cores(), len(items))
     if count < 2 or len(items) < threshold or "fork" not in multiprocessing.get_all_start_methods():
         return [fn(item) for item in items]
     from concurrent.futures import ProcessPoolExecutor  # only for a large run: a small one never pays for it
 
+    shares = _deal(count, costs, len(items))
     _WORK = (fn, items)
     try:
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            shares = list(pool.map(_share, [range(i, len(items), count) for i in range(count)]))
+        with ProcessPoolExecutor(len(shares), mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_share, shares))
     finally:
         _WORK = None
     out: list[Any] = [None] * len(items)
-    for i, share in enumerate(shares):
-        out[i::count] = share
+    for share, result in zip(shares, results, strict=True):
+        for i, value in zip(share, result, strict=True):
+            out[i] = value
     return out
 
 

@@ -53,7 +53,15 @@ def compile_inventory(directory: Path | str, select: Selector | None = None) -> 
         return _compile(directory, select)
 
 
-def _compile(directory: Path | str, select: Selector | None = None) -> Compiled:
+def validate(directory: Path | str) -> Compiled:
+    """``compile_inventory`` without the design: files, schemas, model, topology and cross-checks over the whole
+    inventory (``InputError`` carrying every problem), and ``data`` empty. ``fabconf render`` designs the devices
+    where it renders them (``fabconf.compile.output``) and checks their priority chain there."""
+    with _no_cyclic_gc():
+        return _validated(directory)
+
+
+def _validated(directory: Path | str) -> Compiled:
     problems = Problems()
     raw = inventory.load(directory, problems)
     schema.check_credentials(raw, problems)
@@ -66,8 +74,14 @@ def _compile(directory: Path | str, select: Selector | None = None) -> Compiled:
     checks.run(resolved, topo, problems)
     if problems.errors:
         raise InputError(problems)
+    return Compiled(resolved, topo, {}, problems, dict(raw.digests), frozenset(raw.data))
+
+
+def _compile(directory: Path | str, select: Selector | None = None) -> Compiled:
+    compiled = _validated(directory)
+    resolved, topo, problems = compiled.model, compiled.topology, compiled.problems
     data = design(resolved, topo, None if select is None else select(resolved))
     checks.check_device_data(resolved, topo, problems, data)
     if problems.errors:
         raise InputError(problems)
-    return Compiled(resolved, topo, data, problems, dict(raw.digests), frozenset(raw.data))
+    return Compiled(resolved, topo, data, problems, compiled.read, compiled.loaded)

@@ -111,3 +111,36 @@ def test_trusted_chain_refuses_a_path_others_can_replace(tmp_path: Path) -> None
     (tmp_path / "link").symlink_to(view.parent)
     with pytest.raises(UnsafePath, match="symbolic link"):
         trusted_chain(tmp_path / "link")
+
+
+def test_write_file_leaves_an_identical_file_untouched(tmp_path: Path) -> None:
+    """An output file that already holds the text is not truncated and rewritten (issue 42: 5,632 device files
+    re-rendered): its inode, mode and times stay; one that differs is rewritten whole, longer or shorter."""
+    from fabconf.private import write_file
+
+    path = tmp_path / "leaf1.cfg"
+    write_file(path, "hostname leaf1\n")
+    os.chmod(path, 0o640)
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    before = path.stat()
+    write_file(path, "hostname leaf1\n")
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns, _mode(path)) == (before.st_ino, 1_000_000_000 * 10**9, 0o640)
+    write_file(path, "hostname leaf1\nmtu 9216\n")
+    assert path.read_text() == "hostname leaf1\nmtu 9216\n" and path.stat().st_mtime_ns != before.st_mtime_ns
+    write_file(path, "hostname leaf2\n")
+    assert path.read_text() == "hostname leaf2\n"
+    write_file(path, "")
+    assert path.read_bytes() == b""
+
+
+def test_write_file_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    """A FIFO at an output file's name is refused with the file and why (writing into it would block until some
+    reader came), and nothing is created in its place."""
+    from fabconf.private import Unwritable, write_file
+
+    fifo = tmp_path / "leaf1.cfg"
+    os.mkfifo(fifo)
+    with pytest.raises(Unwritable, match=f"{fifo}: cannot write: not a regular file"):
+        write_file(fifo, "hostname leaf1\n")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
