@@ -20,6 +20,8 @@ driver ``ca_file``/``verify`` and ``ssh_known_hosts``; fabconf's Linux driver ``
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -59,11 +61,8 @@ class Trust:
         )
 
     def ssl_context(self) -> ssl.SSLContext:
-        import ssl
-
-        if self.insecure:
-            return ssl._create_unverified_context()
-        return ssl.create_default_context(cafile=self.ca_file)
+        """The run's context for these settings, made once (``shared_context``)."""
+        return shared_context("napalm", self.ca_file, not self.insecure, _napalm_context)
 
     def napalm_args(self, driver: str, host: str, ssh_port: int = 22) -> dict[str, Any]:
         """optional_args for napalm's ``eos`` or ``nxos`` driver. netmiko (NX-OS's SCP) parses every known_hosts
@@ -91,3 +90,39 @@ class Trust:
         if self.known_hosts:
             args["known_hosts"] = args["ssh_known_hosts"] = self.known_hosts
         return args
+
+
+_CONTEXTS: dict[tuple[Any, ...], ssl.SSLContext] = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
+def shared_context(
+    kind: str, ca_file: str | None, verify: bool, make: Callable[[str | None, bool], ssl.SSLContext]
+) -> ssl.SSLContext:
+    """One TLS client context per kind (how ``make`` sets it up), CA bundle and verification, shared by every
+    connection of the process that uses the same settings (issue 42): OpenSSL contexts are made for sharing
+    between connections and threads, and making one is not free -- loading the system trust store takes about
+    20 ms of CPU, once per device before. Nothing is weakened: each connection still verifies the chain and the
+    name against the same bundle. A CA file that changed since (another inode, size or modification time) gets
+    a new context."""
+    stamp: tuple[int, ...] = ()
+    if ca_file:
+        try:
+            st = os.stat(ca_file)
+            stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            return make(ca_file, verify)  # let loading it say what is wrong, as before
+    key = (kind, ca_file, verify, stamp)
+    with _CONTEXTS_LOCK:
+        context = _CONTEXTS.get(key)
+        if context is None:
+            context = _CONTEXTS[key] = make(ca_file, verify)
+        return context
+
+
+def _napalm_context(ca_file: str | None, verify: bool) -> ssl.SSLContext:
+    import ssl
+
+    if not verify:
+        return ssl._create_unverified_context()
+    return ssl.create_default_context(cafile=ca_file)

@@ -19,6 +19,8 @@ from urllib.parse import quote, urlencode
 
 from napalm.base.exceptions import ConnectionException
 
+from fabconf.drivers.trust import shared_context
+
 BASE = "/nvue_v1"
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,11 @@ def path_of(*parts: str) -> str:
 
 
 def tls_context(ca_file: str | None, verify: bool) -> ssl.SSLContext:
+    """The process's context for these settings, made once (``fabconf.drivers.trust.shared_context``)."""
+    return shared_context("nvue", ca_file, verify, _new_context)
+
+
+def _new_context(ca_file: str | None, verify: bool) -> ssl.SSLContext:
     if not verify:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname = False

@@ -93,6 +93,8 @@ from fabconf.platform.linux.state import (
     NicObserved,
     Snapshot,
     comparable_documents,
+    load_document,
+    running_data,
     running_document,
 )
 
@@ -132,6 +134,7 @@ class LinuxDriver(DriverBase):
         )
         self._candidate: HostTarget | None = None
         self._candidate_text = ""
+        self._candidate_data: Any = None  # the candidate parsed once (load_document), for config_diff
         self._preview: tuple[HostTarget, HostObserved, list[Change]] | None = None
         self._snapshot: Snapshot | None = None
         self._lock = HostLock(self._shell, self.sudo)
@@ -260,7 +263,8 @@ class LinuxDriver(DriverBase):
                 raise error(f"{self._label}: give a filename or a config")
             config = Path(filename).read_text()
         try:
-            target = desired_target(config)
+            data = load_document(config)
+            target = desired_target(data)
         except DocumentError as exc:
             raise error(f"{self._label}: candidate rejected: {exc}") from None
         target.activate_firmware = self.allow_fw_reset
@@ -268,7 +272,7 @@ class LinuxDriver(DriverBase):
             actual = self._shell.read("hostname", _one_word)
             if actual.split(".")[0] != target.hostname.split(".")[0]:
                 raise error(f"{self._label}: candidate is for {target.hostname!r} but the host is {actual!r}")
-        self._candidate, self._candidate_text = target, config
+        self._candidate, self._candidate_text, self._candidate_data = target, config, data
         if target.hostname != self.hostname:
             self._shell.label = f"{target.hostname} ({self.hostname})"
 
@@ -279,7 +283,7 @@ class LinuxDriver(DriverBase):
         self._load(filename, config, ReplaceConfigException)
 
     def discard_config(self) -> None:
-        self._candidate, self._candidate_text = None, ""
+        self._candidate, self._candidate_text, self._candidate_data = None, "", None
         self._preview = None
 
     def _changes(self, target: HostTarget) -> tuple[HostObserved, list[Change]]:
@@ -313,8 +317,9 @@ class LinuxDriver(DriverBase):
         changes show in ``compare_config``."""
         if self._candidate is None:
             return ""
-        running = running_document(self._staged()[0])
-        return unified(*comparable_documents(running, self._candidate_text), self.hostname)
+        # the documents as data: printing the running one and parsing both again gave the same (issue 42)
+        _head, running = running_data(self._staged()[0])
+        return unified(*comparable_documents(running, self._candidate_data), self.hostname)
 
     # -- commit, verify, restore ------------------------------------------------------------------------------
     def _execute(self, changes: list[Change]) -> bool:

@@ -220,7 +220,10 @@ class MlxValue:
 
     @property
     def pending(self) -> bool:
-        return self.current is not None and not mlx_same(self.next_boot, self.current)
+        # the same text is the same value (mlx_same(a, a) always holds): most rows, and no regex for them
+        return (
+            self.current is not None and self.current != self.next_boot and not mlx_same(self.next_boot, self.current)
+        )
 
 
 # A parameter name: upper-case words, but not only: real ConnectX-5/6 dumps carry ``EXP_ROM_UEFI_x86_ENABLE``

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import shlex
 from dataclasses import dataclass, replace
+from typing import Any
 
 from fabconf.platform.linux import routing
 from fabconf.platform.linux.parse import DSCPS, IbPort, RdmaLink, mlx_same, mlx_set_value, parse_nccl_conf
@@ -28,6 +29,7 @@ from fabconf.platform.linux.state import (
     NicObserved,
     NicTarget,
     bits,
+    target_from_data,
     target_from_document,
 )
 
@@ -40,9 +42,10 @@ class Change:
     replan: bool = False  # the trust changed while the DSCP map was hidden: plan again afterwards
 
 
-def desired_target(text: str) -> HostTarget:
-    """The target of a desired-state document, with the boot unit that re-applies its runtime settings."""
-    target = target_from_document(text)
+def desired_target(text: str | Any) -> HostTarget:
+    """The target of a desired-state document (its text, or its data from ``load_document``), with the boot unit
+    that re-applies its runtime settings."""
+    target = target_from_document(text) if isinstance(text, str) else target_from_data(text)
     target.boot = BootTarget(unit_text(target), boot_script(target), True)
     return target
 

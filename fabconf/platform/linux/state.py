@@ -242,12 +242,22 @@ def _mlx_key(key: Any, value: Any) -> str:
     return key
 
 
-def target_from_document(text: str) -> HostTarget:
-    """Parse the rendered desired-state YAML; raises DocumentError with the offending path."""
+def load_document(text: str) -> Any:
+    """The desired-state YAML as data (a safe loader: libyaml's when PyYAML is built with it); raises
+    DocumentError when it is not YAML."""
     try:
-        doc = yaml.load(text, Loader=SAFE_LOADER)  # a safe loader (libyaml's when PyYAML is built with it)
+        return yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}") from None
+
+
+def target_from_document(text: str) -> HostTarget:
+    """Parse the rendered desired-state YAML; raises DocumentError with the offending path."""
+    return target_from_data(load_document(text))
+
+
+def target_from_data(doc: Any) -> HostTarget:
+    """``target_from_document`` of a document already parsed (``load_document``); ``doc`` is not changed."""
     if not isinstance(doc, dict) or not isinstance(doc.get("hostname"), str):
         raise DocumentError("expected a mapping with a 'hostname'")
     if not isinstance(doc.get("nics"), list) or not doc["nics"]:
@@ -324,6 +334,15 @@ def running_document(observed: HostObserved) -> str:
     reads of an unchanged host compare equal). Host-wide sections collapse to one value when all NICs agree;
     ``mlxconfig`` lists every key with its Next Boot value as the tool prints it, pending ones noted in a
     comment. A drift check compares the keys the desired document has."""
+    head, doc = running_data(observed)
+    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120)
+    return "\n".join(head) + "\n" + body
+
+
+def running_data(observed: HostObserved) -> tuple[list[str], dict[str, Any]]:
+    """``running_document`` before it is printed: its comment lines and its data (plain dicts, lists, strings,
+    numbers and None, which the YAML prints and reads back as they are), for ``comparable_documents`` without
+    printing and parsing the YAML again (issue 42: that was a tenth of fabconf's CPU in a GPU host's diff)."""
     present = [n for n in observed.nics.values() if n.present]
     doc: dict[str, Any] = {"hostname": observed.hostname, "nics": []}
     for nic in observed.nics.values():
@@ -363,8 +382,7 @@ def running_document(observed: HostObserved) -> str:
                 )
     boot = "enabled" if observed.enabled else "present, disabled" if observed.unit else "absent"
     head.append(f"# boot unit {UNIT_NAME}: {boot}")
-    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120)
-    return "\n".join(head) + "\n" + body
+    return head, doc
 
 
 def _mlx_next(nic: NicObserved, key: str) -> str | None:
@@ -407,11 +425,12 @@ def _project(running: Any, desired: Any) -> tuple[Any, Any]:
     return running, desired
 
 
-def comparable_documents(running_text: str, desired_text: str) -> tuple[str, str]:
+def comparable_documents(running_text: str | dict[str, Any], desired_text: str | Any) -> tuple[str, str]:
     """The running document and the desired one, cut to what both hold and printed the same way, for a
-    unified diff that shows one -/+ pair per changed setting."""
-    running = yaml.load(running_text, Loader=SAFE_LOADER) or {}
-    desired = yaml.load(desired_text, Loader=SAFE_LOADER) or {}
+    unified diff that shows one -/+ pair per changed setting. Either may be given as text or as data already
+    parsed (``running_data``, ``load_document``); neither is changed."""
+    running = (yaml.load(running_text, Loader=SAFE_LOADER) if isinstance(running_text, str) else running_text) or {}
+    desired = (yaml.load(desired_text, Loader=SAFE_LOADER) if isinstance(desired_text, str) else desired_text) or {}
     before, after = _project(running, desired)
 
     def dump(doc: Any) -> str:

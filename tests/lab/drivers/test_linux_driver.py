@@ -21,6 +21,7 @@ from trust import known_hosts
 
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.render import render
+from fabconf.drivers.textdiff import unified
 from fabconf.platform.linux.driver import HostCommandError, HostOutputError, LinuxDriver
 from fabconf.platform.linux.parse import (
     ParseError,
@@ -33,6 +34,7 @@ from fabconf.platform.linux.parse import (
     parse_traffic_class,
 )
 from fabconf.platform.linux.plan import HIDDEN_MAP
+from fabconf.platform.linux.state import comparable_documents
 from fabconf_lab.host.sim import GpuHostSim
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -167,6 +169,23 @@ def test_diff_shows_each_wrong_setting_of_the_brownfield_host_and_changes_nothin
     driver.discard_config()
     assert driver.compare_config() == ""
     assert not [cmd for _kind, cmd in host.ssh.commands if "tee" in cmd or "--trust" in cmd]
+
+
+def test_config_diff_compares_the_documents_without_printing_and_parsing_them_again(
+    host: GpuHostSim, driver: LinuxDriver, doc: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unified diff is the one of the running document's text and the candidate's text, worked out from the
+    data the driver already has (issue 42: printing the running YAML and parsing both documents again was a tenth
+    of fabconf's CPU in a GPU host's diff): no YAML is parsed for it."""
+    driver.load_merge_candidate(config=doc)
+    running = driver.get_config()["running"]  # the same host, unchanged: the same document
+    expected = unified(*comparable_documents(running, doc), driver.hostname)
+    assert "-  trust: pcp" in expected and "+  trust: dscp" in expected
+    loads: list[object] = []
+    real_load = yaml.load
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    assert driver.config_diff() == expected
+    assert loads == []
 
 
 def test_commit_fixes_everything_and_a_second_compare_is_empty(host: GpuHostSim, driver: LinuxDriver, doc: str) -> None:
