@@ -183,7 +183,12 @@ def test_config_diff_compares_the_documents_without_printing_and_parsing_them_ag
     assert "-  trust: pcp" in expected and "+  trust: dscp" in expected
     loads: list[object] = []
     real_load = yaml.load
-    monkeypatch.setattr(yaml, "load", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+
+    def counted(*a: object, **k: object) -> object:
+        loads.append(a)
+        return real_load(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(yaml, "load", counted)
     assert driver.config_diff() == expected
     assert loads == []
 
