@@ -675,10 +675,11 @@ def _closed_unheard(conn: socket.socket) -> bool:
     port probe such as ``lab up``'s, which a paramiko transport (a thread, a key exchange attempt, a logged
     traceback) would cost some 10 ms of CPU each in a busy lab. An SSH client sends its version line at once; one
     that waits for the server's first is served after the wait, as before."""
+    poller = select.poll()  # not select.select: a lab worker's descriptors go far past FD_SETSIZE (1,024)
+    poller.register(conn, select.POLLIN)
     try:
-        readable, _, _ = select.select([conn], [], [], _PROBE_WAIT)
-        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
-    except (OSError, ValueError):
+        return bool(poller.poll(_PROBE_WAIT * 1000)) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
         return True
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
+import resource
 import socket
 import threading
 import time
@@ -44,7 +46,7 @@ def _get(address: str, port: int) -> bytes:
 
 def _exec(address: str, port: int, command: str) -> str:
     client = paramiko.SSHClient()
-    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())  # noqa: S507 - a throwaway test service
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
     client.connect(address, port, USER, PASSWORD, allow_agent=False, look_for_keys=False, timeout=10)
     try:
         _, out, _ = client.exec_command(command, timeout=10)
@@ -109,3 +111,23 @@ def test_a_port_probe_costs_an_ssh_device_no_transport(caplog: pytest.LogCapture
         assert _exec(address, svc.port, "x") == "ok\n"
     finally:
         svc.stop()
+
+
+def test_an_ssh_device_is_served_past_a_thousand_open_files() -> None:
+    """A GPU-host worker holds some 8,200 descriptors at full size: a connection whose descriptor is past
+    ``select``'s 1,024 is served like any other (a probe check through ``select.select`` refused them all)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"the hard limit on open files ({hard}) leaves no room past 1,024")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2048), hard))
+    address = free_network().replace("0.0/16", "0.1")
+    svc = SshService("gpu2", address, 0, username=USER, password=PASSWORD, handler=lambda c: ("ok\n", 0), host_key=KEY)
+    svc.start()
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        assert _exec(address, svc.port, "x") == "ok\n"
+    finally:
+        for fd in held:
+            os.close(fd)
+        svc.stop()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
