@@ -107,7 +107,8 @@ def test_a_port_probe_costs_an_ssh_device_no_transport(caplog: pytest.LogCapture
             for _ in range(20):
                 socket.create_connection((address, svc.port), timeout=2).close()
             time.sleep(1.0)
-        assert not [r for r in caplog.records if r.name.startswith("paramiko")]
+        # (another test's client closing late may log its own transport's EOF meanwhile)
+        assert not [r for r in caplog.records if "banner" in r.getMessage()]
         assert _exec(address, svc.port, "x") == "ok\n"
     finally:
         svc.stop()
