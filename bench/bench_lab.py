@@ -3,6 +3,7 @@ verify, then a second push (nothing to change) and a last diff, to show memory a
 
     python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--lab-workers 0] [--rails 2]
         [--steps diff,push,verify] [--budget diff=120,verify=180] [--stop-over-budget] [--progress-every 30]
+        [--idle-seconds 10]
 
 Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabconf lab up`` (its own processes:
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
@@ -11,7 +12,8 @@ and, last, one JSON line: devices, seconds and devices_per_s per step, the state
 after a timeout (within their budget; the outcome says so), this process's RSS and open
 sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
 when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).
-What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI.
+What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI. Before the first step, the lab at
+rest: each of its processes' share of a core over ``--idle-seconds`` and its threads, and how long ``status`` takes.
 
 While a step runs, a progress line every ``--progress-every`` seconds: devices done, their states, the rate, the time
 left at that rate, fabconf's and the lab's RSS. ``--budget STEP=SECONDS,...`` gives steps a time budget: a step past
