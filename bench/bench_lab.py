@@ -3,6 +3,7 @@ verify, then a second push (nothing to change) and a last diff, to show memory a
 
     python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--lab-workers 0] [--rails 2]
         [--steps diff,push,verify] [--budget diff=120,verify=180] [--stop-over-budget] [--progress-every 30]
+        [--idle-seconds 10]
 
 Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabconf lab up`` (its own processes:
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
@@ -11,7 +12,8 @@ and, last, one JSON line: devices, seconds and devices_per_s per step, the state
 after a timeout (within their budget; the outcome says so), this process's RSS and open
 sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
 when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).
-What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI.
+What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI. Before the first step, the lab at
+rest: each of its processes' share of a core over ``--idle-seconds`` and its threads, and how long ``status`` takes.
 
 While a step runs, a progress line every ``--progress-every`` seconds: devices done, their states, the rate, the time
 left at that rate, fabconf's and the lab's RSS. ``--budget STEP=SECONDS,...`` gives steps a time budget: a step past
@@ -174,6 +176,34 @@ def _lab_pids(state: Path) -> list[int]:
     return [root, *(int(c) for c in children)]
 
 
+def idle_lab(state: Path, lab_pids: list[int], seconds: float) -> dict[str, Any]:
+    """The lab at rest before the first step: each process's share of a core over ``seconds`` and its threads, and
+    how long the daemon's ``status`` takes (it asks every worker); printed, and returned for the JSON line."""
+    before, t0 = {p: cpu_s(p) for p in lab_pids}, time.perf_counter()
+    time.sleep(seconds)
+    elapsed = time.perf_counter() - t0
+    shares = [round(100 * (cpu_s(p) - before[p]) / elapsed, 1) for p in lab_pids]
+    threads = [len(os.listdir(f"/proc/{p}/task")) if Path(f"/proc/{p}").exists() else 0 for p in lab_pids]
+    t1 = time.perf_counter()
+    try:
+        daemon.request(state, {"cmd": "status"})
+        status_s: float | None = round(time.perf_counter() - t1, 2)
+    except ConnectionError:
+        status_s = None
+    load = os.getloadavg()[0]
+    print(
+        f"lab idle over {elapsed:.0f} s: CPU {' / '.join(f'{c:g} %' for c in shares)} of a core, threads "
+        f"{' / '.join(map(str, threads))} (daemon, workers); status {status_s} s; load average {load:.1f}",
+        flush=True,
+    )
+    return {
+        "lab_idle_cpu_pct_by_process": shares,
+        "lab_threads_by_process": threads,
+        "lab_status_s": status_s,
+        "load_average_idle": round(load, 1),
+    }
+
+
 def hosts_for(devices: int, rails: int) -> int:
     """The number of GPU hosts whose genfabric fabric has about ``devices`` devices (hosts, leaves, spines)."""
     hosts = max(2, devices)
@@ -215,6 +245,7 @@ def main() -> None:
     ap.add_argument("--budget", default="", help="time budgets, STEP=SECONDS,... (e.g. diff=120,verify=180)")
     ap.add_argument("--stop-over-budget", action="store_true", help="a step past its budget starts no new device")
     ap.add_argument("--progress-every", type=float, default=30.0, help="seconds between progress lines of a step")
+    ap.add_argument("--idle-seconds", type=float, default=10.0, help="seconds the idle lab's CPU is measured over")
     a = ap.parse_args()
     budget = parse_budget(a.budget, ["diff", "push", "verify", "push_again", "diff_again"])
     hosts = hosts_for(a.devices, a.rails)
@@ -230,6 +261,7 @@ def main() -> None:
             lab_pids = _lab_pids(state)
             result["lab_processes"] = len(lab_pids)
             print(f"lab: {size}; up in {started:.1f} s in {len(lab_pids)} process(es)", flush=True)
+            result |= idle_lab(state, lab_pids, a.idle_seconds)
             env = (line.partition("=") for line in (state / "lab.env").read_text().splitlines())
             os.environ.update({key: value for key, _, value in env})
             compiled = compile_inventory(state / "inventory")
@@ -274,7 +306,8 @@ def main() -> None:
                     f"fabconf {step} over {len(jobs)} devices ({a.workers} switch, {a.host_workers} host workers): "
                     f"{elapsed:.1f} s ({len(jobs) / elapsed:.1f} devices/s); states {states}; retried {retried}; "
                     f"RSS {rss:.0f} MiB; open sockets {sockets}; CPU per device: fabconf "
-                    f"{1000 * mine / len(jobs):.0f} ms, lab {1000 * labs / len(jobs):.0f} ms",
+                    f"{1000 * mine / len(jobs):.0f} ms, lab {1000 * labs / len(jobs):.0f} ms; load average "
+                    f"{os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
                 for o in outcomes:
@@ -294,6 +327,7 @@ def main() -> None:
                     "fabconf_cpu_ms_per_device": round(1000 * mine / len(jobs), 1),
                     "lab_cpu_ms_per_device": round(1000 * labs / len(jobs), 1),
                     "lab_rss_mib": round(lab_rss_mib(lab_pids)),
+                    "load_average": round(os.getloadavg()[0], 1),
                 }
                 if step in budget:
                     result[step] |= {"budget_s": budget[step], "within_budget": elapsed <= budget[step]}

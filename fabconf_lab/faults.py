@@ -138,6 +138,11 @@ def parse_step(kind: str, arg: str | None, at: str, after: int = 1, every: bool 
     return StepFault(kind, at, seconds, after, every)
 
 
+# set by every request of every device of this process (``Faults.before_request``): what a lab worker's publisher
+# waits on (``fabconf_lab.shards``), so that an idle worker does not wake to look at its devices
+ACTIVITY = threading.Event()
+
+
 @dataclass
 class Faults:
     drop_on_commit: bool = False
@@ -235,6 +240,7 @@ class Faults:
     def before_request(self, max_hang: float = 3600.0) -> None:
         """Call at the start of every request: applies delay and hang."""
         self.requests += 1  # how a lab spread over processes knows which devices to look at again (shards)
+        ACTIVITY.set()
         if self.hang:
             self._cleared.wait(max_hang)
         if self.delay:

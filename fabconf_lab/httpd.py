@@ -1,7 +1,9 @@
 """One HTTPS server per lab device, shared by the eAPI, NX-API and NVUE simulators.
 
 The device supplies ``handle_http(request) -> HttpReply``; this module does TLS, HTTP Basic auth
-(and Bearer tokens a device accepts), fault injection (delay, hang, auth-refuse, drop) and threading.
+(and Bearer tokens a device accepts), fault injection (delay, hang, auth-refuse, drop) and threading: the listening
+socket is waited on by the process's one acceptor (``fabconf_lab.acceptor``), and each connection is served, its TLS
+handshake included, on a thread of its own.
 """
 
 from __future__ import annotations
@@ -18,11 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from fabconf_lab.acceptor import acceptor
 from fabconf_lab.faults import DropConnection, Faults, garble_bytes
-
-# serve_forever's select timeout. stop() wakes the loop by shutting the listening socket down, so nothing waits
-# for it; the default 0.5 s woke every server of a 1,000-device lab twice a second while idle.
-POLL_SECONDS = 60.0
 
 
 @dataclass
@@ -173,24 +172,34 @@ class HttpsService:
     ) -> None:
         self.device = device
         self._server = _Server((address, port), _handler_for(device))
-        if ssl_context is not None:
-            self._server.socket = ssl_context.wrap_socket(self._server.socket, server_side=True)
+        self._ssl_context = ssl_context
         self.address, self.port = self._server.server_address[:2]
-        self._thread: threading.Thread | None = None
+        self._listening = False
 
     def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(POLL_SECONDS,), name=f"https-{self.device.name}", daemon=True
-        )
-        self._thread.start()
+        acceptor().add(self._server.socket, self._accepted)
+        self._listening = True
 
     def stop(self) -> None:
-        """Stop at once: ``shutdown()`` waits for the serve loop, and shutting the listening socket down wakes
-        that loop from its select (no poll interval to sit out)."""
-        waiter = threading.Thread(target=self._server.shutdown, daemon=True)
-        waiter.start()
-        while waiter.is_alive():
-            with contextlib.suppress(OSError):
-                self._server.socket.shutdown(socket.SHUT_RDWR)
-            waiter.join(timeout=0.01)
+        """Stop at once: no connection is accepted once this returns (the listening socket is closed); those being
+        served finish on their own threads."""
+        if self._listening:
+            acceptor().remove(self._server.socket)
+            self._listening = False
         self._server.server_close()
+
+    def _accepted(self, conn: socket.socket, peer: tuple[str, int]) -> None:
+        threading.Thread(target=self._serve, args=(conn, peer), name=f"https-{self.device.name}", daemon=True).start()
+
+    def _serve(self, conn: socket.socket, peer: tuple[str, int]) -> None:
+        """One connection: the TLS handshake (here, not on the acceptor's thread: a client that never finishes it
+        holds only this thread), then HTTP requests until the client closes, as ``ThreadingHTTPServer`` did."""
+        request: socket.socket = conn
+        if self._ssl_context is not None:
+            try:
+                request = self._ssl_context.wrap_socket(conn, server_side=True)
+            except (OSError, ValueError):  # a port probe, a client that gave up: nothing to serve
+                with contextlib.suppress(OSError):
+                    conn.close()
+                return
+        self._server.process_request_thread(request, peer)

@@ -32,11 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from fabconf import Compiled
+from fabconf_lab import faults
 from fabconf_lab.orchestrator import Lab
 from fabconf_lab.ports import DevicePorts
 
 PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of the devices that answered requests)
-SWEEP_EVERY = 2.0  # seconds between looks at every device's view (timers change views without a request)
+SWEEP_EVERY = 2.0  # seconds between looks at the views of the devices recently asked (timers change views later)
+SWEEP_WINDOW = 900.0  # seconds after its last request a device's view is still looked at (commit timers, reboots)
 DEVICES_PER_WORKER = 128  # the default sizing: a worker per this many devices, at most one per core
 START_TIMEOUT = 300.0
 START_PER_DEVICE = 0.05  # seconds more per device of the lab (each worker compiles the whole inventory)
@@ -320,29 +322,44 @@ def _worker_main(
             conn.send(message)
 
     def publish() -> None:
-        last: dict[str, Any] = {}
-        seen: dict[str, int] = {}  # requests per device when its view was last looked at
+        """Send the views that changed. A view changes with a request (a commit, a shut port) or, later, by itself
+        (a commit timer running out, a background apply, a reboot): look at the devices that answered requests
+        since the last look, and every SWEEP_EVERY at those that answered one within SWEEP_WINDOW. An idle worker
+        (no request within the window) sleeps until the next request: nothing wakes it per device or per interval."""
+        last: dict[str, Any] = dict(first)
+        seen = dict(counted)  # requests per device when its view was last looked at
+        recent: dict[str, float] = {}  # device -> when a request of it was last seen
         sweep = 0.0
-        while not stopping.wait(PUBLISH_EVERY):
-            # a view changes with a request (a commit, a shut port) or, rarely, by itself (a commit timer running
-            # out): look at the devices that answered requests since, and at every device every SWEEP_EVERY
+        while not stopping.is_set():
+            faults.ACTIVITY.wait(SWEEP_EVERY if recent else None)
+            if stopping.is_set():
+                return
+            faults.ACTIVITY.clear()  # a request from now on sets it again
             now = time.monotonic()
             everyone = now - sweep >= SWEEP_EVERY
             sweep = now if everyone else sweep
             views = {}
             for name, dev in list(lab.devices.items()):
                 count = dev.sim.faults.requests
-                if everyone or seen.get(name) != count:
+                if seen.get(name) != count:
                     seen[name] = count
+                    recent[name] = now
+                    views[name] = dev.sim.lab_view()
+                elif everyone and name in recent:
+                    if now - recent[name] > SWEEP_WINDOW:
+                        del recent[name]
                     views[name] = dev.sim.lab_view()
             changed = {name: view for name, view in views.items() if last.get(name) != view}
             if changed:
                 last.update(changed)
                 with contextlib.suppress(OSError, ValueError):
                     send(("views", changed))
+            stopping.wait(PUBLISH_EVERY)  # at most one look per PUBLISH_EVERY while requests come in
 
     # the first views go out before "ready", so every worker knows every device once the lab is up
-    send(("views", lab.world.local_views()))
+    counted = {name: dev.sim.faults.requests for name, dev in list(lab.devices.items())}
+    first = lab.world.local_views()
+    send(("views", first))
     send(("ready", {name: lab.host_keys_of(name) for name in lab.devices}))
     threading.Thread(target=publish, name="lab-publish", daemon=True).start()
     try:
@@ -360,6 +377,7 @@ def _worker_main(
                 threading.Thread(target=_answer, args=(lab, send, call_id, method, args, kwargs), daemon=True).start()
     finally:
         stopping.set()
+        faults.ACTIVITY.set()  # wakes the publisher to leave
         lab.stop()
         with contextlib.suppress(OSError):
             conn.close()
@@ -376,6 +394,7 @@ def _answer(lab: Lab, send: Any, call_id: int, method: str, args: tuple[Any, ...
         value = getattr(lab, method)(*args, **kwargs)
         if method in ("fault", "reset") and args and args[0] in lab.devices:
             lab.devices[args[0]].sim.faults.requests += 1  # a link fault changes the view: publish it next round
+            faults.ACTIVITY.set()
         if method == "reset":
             value = None  # a simulator stays in its process
         reply: tuple[Any, ...] = ("reply", call_id, True, value)

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import select
 import shlex
 import socket
 import struct
@@ -71,6 +72,7 @@ from pathlib import Path
 import paramiko
 
 from fabconf.private import private_dir, write_private
+from fabconf_lab.acceptor import acceptor
 from fabconf_lab.faults import DropConnection, Faults, StepFault
 
 __all__ = [
@@ -180,6 +182,8 @@ _MSG_CHANNEL_REQUEST = 98
 # seconds a worker waits for paramiko to send the reply to its channel's request before it answers anyway: long,
 # as a loaded lab can take that long to get to it; a request that wants no reply is not waited for at all
 _REPLY_WAIT = 30.0
+# seconds a new connection may take to send its first byte before it is served anyway (``_closed_unheard``)
+_PROBE_WAIT = 0.05
 
 
 class _LabTransport(paramiko.Transport):
@@ -389,7 +393,6 @@ class SshService:
         self._sock: socket.socket | None = None
         self._transports: set[paramiko.Transport] = set()
         self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -398,23 +401,17 @@ class SshService:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.address, self.port))
         sock.listen(64)
-        # accept() blocks: stop() wakes it by shutting the socket down. No poll timeout (a 1,000-device lab's accept
-        # loops waking twice a second cost a tenth of a core while idle).
+        # no thread of its own: the process's one acceptor waits on every service's listening socket (a thread per
+        # device, 4,096 in a GPU-host worker, made the whole process contend for the GIL)
         self.port = sock.getsockname()[1]
         self._sock = sock
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._accept_loop, name=f"sshd-{self.name}", daemon=True)
-        self._thread.start()
+        acceptor().add(sock, self._accepted)
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._sock is not None:  # wakes the accept loop now instead of at its next timeout
-            with contextlib.suppress(OSError):
-                self._sock.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
         if self._sock is not None:
+            acceptor().remove(self._sock)
             with contextlib.suppress(OSError):
                 self._sock.close()
             self._sock = None
@@ -443,20 +440,20 @@ class SshService:
         self.stop()
 
     # -- internals --------------------------------------------------------------------------------------
-    def _accept_loop(self) -> None:
-        assert self._sock is not None
-        while not self._stopping.is_set():
-            try:
-                conn, peer = self._sock.accept()
-            except OSError:  # shut down by stop()
-                return
-            self._spawn(self._serve_connection, conn, f"{peer[0]}:{peer[1]}")
+    def _accepted(self, conn: socket.socket, peer: tuple[str, int]) -> None:
+        if self._stopping.is_set():
+            conn.close()
+            return
+        self._spawn(self._serve_connection, conn, f"{peer[0]}:{peer[1]}")
 
     def _spawn(self, target: Callable[..., None], *args: object) -> None:
         threading.Thread(target=target, args=args, name=f"sshd-{self.name}-worker", daemon=True).start()
 
     def _serve_connection(self, conn: socket.socket, peer: str) -> None:
         conn.settimeout(None)
+        if _closed_unheard(conn):  # a port probe (``lab up`` checks every port): no SSH transport for it
+            conn.close()
+            return
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle stalls on small SSH packets
         transport = _LabTransport(conn)
         transport.add_server_key(self.host_key)
@@ -671,6 +668,19 @@ def _scp_argv(command: str) -> list[str] | None:
     if len(argv) < 3 or argv[0] != "scp" or not ({"-t", "-f"} & set(argv)):
         return None
     return argv
+
+
+def _closed_unheard(conn: socket.socket) -> bool:
+    """True when the client closed the connection without sending a byte, seen within ``_PROBE_WAIT`` seconds: a
+    port probe such as ``lab up``'s, which a paramiko transport (a thread, a key exchange attempt, a logged
+    traceback) would cost some 10 ms of CPU each in a busy lab. An SSH client sends its version line at once; one
+    that waits for the server's first is served after the wait, as before."""
+    poller = select.poll()  # not select.select: a lab worker's descriptors go far past FD_SETSIZE (1,024)
+    poller.register(conn, select.POLLIN)
+    try:
+        return bool(poller.poll(_PROBE_WAIT * 1000)) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 def _invalid_argument(command: str) -> tuple[str, str, int]:
