@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import labcli
 import pytest
 from network import free_network
 from pristine import EXAMPLE
@@ -18,22 +18,12 @@ from pristine import EXAMPLE
 from fabconf_lab import daemon
 from fabconf_lab.shards import DEVICES_PER_WORKER, default_workers, shares
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def fabconf(state: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if (state / "lab.env").exists():
         env |= dict(line.split("=", 1) for line in (state / "lab.env").read_text().splitlines())
-    proc = subprocess.run(
-        [sys.executable, "-m", "fabconf", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=240,
-        check=False,
-        env=env,
-    )
+    proc = labcli.fabconf(*args, env=env)
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc

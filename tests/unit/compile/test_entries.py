@@ -10,19 +10,12 @@ from typing import Any
 
 import pytest
 from pristine import EXAMPLE
-from test_validation import CASES, ROOT, _apply
+from test_validation import CASES, case_inventory, validate
 
-from fabconf.cli import main
 from fabconf.compile import inventory
 from fabconf.compile.inventory import Entries
 from fabconf.compile.pipeline import compile_inventory
 from fabconf.compile.problems import Problems
-
-
-def _validate(inv: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    rc = main(["validate", "-i", str(inv)])
-    return rc, capsys.readouterr().err
-
 
 # every validation case whose files a reader cuts into entries (the example's are small: the threshold is lowered)
 ENTRY_CASES = [
@@ -35,12 +28,10 @@ def test_every_validation_case_reads_the_same_entry_by_entry(
     case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("FABCONF_CACHE", "off")
-    inv = tmp_path / "inventory"
-    shutil.copytree(EXAMPLE if case.get("base", "inventory") == "inventory" else ROOT / case["base"], inv)
-    _apply(inv, case)
-    whole = _validate(inv, capsys)
+    inv = case_inventory(case, tmp_path)
+    whole = validate(inv, capsys)
     monkeypatch.setattr(Entries, "MIN_BYTES", 0)
-    assert _validate(inv, capsys) == whole
+    assert validate(inv, capsys) == whole
 
 
 def test_entries_give_the_value_a_whole_read_gives(inventory_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +122,7 @@ def test_a_file_far_past_the_values_limit_is_refused_by_one_pass(
     shutil.copytree(EXAMPLE, inv)
     hosts = inv / "hosts.yaml"
     hosts.write_text(hosts.read_text() + "".join(f"bulk{n}:\n  hostname: h{n}\n" for n in range(2_000)))
-    code, text = _validate(inv, capsys)
+    code, text = validate(inv, capsys)
     assert code == 1 and "more than 5,000 values" in text, text
     assert not [part for part in read if "bulk" in part], "no entry of hosts.yaml was parsed on its own"
 
@@ -148,7 +139,7 @@ def test_problems_in_many_entries_come_in_the_whole_read_order(
         "aa1:\n  platform: junos\n  data: {role: router, mtu: 'big'}\n"
     )
     hosts.write_text(hosts.read_text() + bad)
-    whole = _validate(inventory_copy, capsys)
+    whole = validate(inventory_copy, capsys)
     assert whole[0] == 1 and whole[1].count("hosts.yaml") >= 6, whole[1]
     monkeypatch.setattr(Entries, "MIN_BYTES", 0)
-    assert _validate(inventory_copy, capsys) == whole
+    assert validate(inventory_copy, capsys) == whole

@@ -8,14 +8,13 @@ from __future__ import annotations
 import copy
 import math
 import random
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from pristine import EXAMPLE
-from test_validation import CASES, ROOT, _apply
+from test_validation import CASES, ROOT, case_inventory
 
 from fabconf.compile import schema
 from fabconf.compile.fastcheck import Unsupported, compile_schema
@@ -62,9 +61,7 @@ FILE_CASES = [c for c in CASES if {*c.get("write", {}), *c.get("set", {}), *c.ge
 def test_every_validation_case_is_refused_by_the_fast_check_where_jsonschema_refuses_it(
     case: dict[str, Any], tmp_path: Path
 ) -> None:
-    inv = tmp_path / "inventory"
-    shutil.copytree(EXAMPLE if case.get("base", "inventory") == "inventory" else ROOT / case["base"], inv)
-    _apply(inv, case)
+    inv = case_inventory(case, tmp_path)
     for kind, (name, _required) in FILES.items():
         try:
             doc = yaml.safe_load((inv / name).read_text())

@@ -12,17 +12,11 @@ from typing import Any
 import pytest
 import yaml
 from pristine import EXAMPLE
-from test_validation import CASES, ROOT, _apply
+from test_validation import CASES, case_inventory, validate
 
-from fabconf.cli import main
 from fabconf.compile import inventory
 from fabconf.compile.inventory import Parts
 from fabconf.compile.problems import Problems
-
-
-def _validate(inv: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    rc = main(["validate", "-i", str(inv)])
-    return rc, capsys.readouterr().err
 
 
 def _cut_small(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,15 +48,13 @@ def test_every_cabling_validation_case_reads_the_same_in_parts(
     case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("FABCONF_CACHE", "off")
-    inv = tmp_path / "inventory"
-    shutil.copytree(EXAMPLE if case.get("base", "inventory") == "inventory" else ROOT / case["base"], inv)
-    _apply(inv, case)
+    inv = case_inventory(case, tmp_path)
     in_parts = "cabling.yaml" not in case.get("write", {}) and _one_line_items(inv)
-    whole = _validate(inv, capsys)
+    whole = validate(inv, capsys)
     _cut_small(monkeypatch)
     if in_parts:  # the case's file is one that is cut
         assert Parts.cut(inv / "cabling.yaml") is not None
-    assert _validate(inv, capsys) == whole
+    assert validate(inv, capsys) == whole
 
 
 def test_parts_give_the_value_a_whole_read_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -61,13 +61,24 @@ def _apply(inv: Path, case: dict[str, Any]) -> None:
         (inv / name).write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
+def case_inventory(case: dict[str, Any], tmp_path: Path) -> Path:
+    """A copy of the case's base inventory under ``tmp_path`` with the case's edits applied."""
+    inv = tmp_path / "inventory"
+    shutil.copytree(EXAMPLE if case.get("base", "inventory") == "inventory" else ROOT / case["base"], inv)
+    _apply(inv, case)
+    return inv
+
+
+def validate(inv: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``fabconf validate -i INV`` in this process: its exit status and what it wrote to stderr."""
+    rc = main(["validate", "-i", str(inv)])
+    return rc, capsys.readouterr().err
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_validation_case(case: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    inventory_copy = tmp_path / "inventory"
-    shutil.copytree(EXAMPLE if case.get("base", "inventory") == "inventory" else ROOT / case["base"], inventory_copy)
-    _apply(inventory_copy, case)
-    rc = main(["validate", "-i", str(inventory_copy)])
-    err = capsys.readouterr().err
+    inventory_copy = case_inventory(case, tmp_path)
+    rc, err = validate(inventory_copy, capsys)
     assert rc == case.get("exit", 1), err
     lines = err.splitlines()
     prefix = str(inventory_copy) + "/"
