@@ -127,14 +127,14 @@ def write_file(path: Path, data: str) -> None:
     device) is refused."""
     content = data.encode("utf-8")
     try:
+        readable = True
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except PermissionError:  # a file the operator may write but not read, or no file and no right to create it
+            readable = False
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-            size = 0
-        else:
-            size = _regular_size(fd)
         try:
+            size = _regular_size(fd) if readable else 0
             if size == len(content) and size and _holds(fd, content):
                 return
             _write_all(fd, content)
@@ -148,10 +148,9 @@ def write_file(path: Path, data: str) -> None:
 
 
 def _regular_size(fd: int) -> int:
-    """The size of the regular file open at ``fd``; OSError (closing ``fd``) when it is anything else."""
+    """The size of the regular file open at ``fd``; OSError when it is anything else."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
         raise OSError(errno.EINVAL, "not a regular file")
     return info.st_size
 

@@ -71,22 +71,20 @@ def run_render(inventory: Path, output: Path, limit: str | None) -> int:
     return 0
 
 
-def _designed(inventory: Path, limit: str | None) -> dict[str, dict[str, Any]]:
+def _designed(inventory: Path, limit: str) -> dict[str, dict[str, Any]]:
     """The device data of the devices ``limit`` selects, its warnings printed. A ``--limit`` run of an inventory,
     fabconf and pattern rendered before comes from the compile cache (``fabconf.compile.outcome``)."""
     from fabconf.compile import outcome
 
-    if limit:
-        hit = outcome.lookup(inventory, limit)
-        if hit is not None:
-            warnings, data = hit
-            for warning in warnings:
-                print(Problem(*warning), file=sys.stderr)
-            return data
+    hit = outcome.lookup(inventory, limit)
+    if hit is not None:
+        warnings, data = hit
+        for warning in warnings:
+            print(Problem(*warning), file=sys.stderr)
+        return data
     from fabconf.compile.selection import select
 
     compiled = _compile(inventory, lambda model: select(model, limit))  # only the selected devices are designed
-    if limit:
-        found = [(p.file, p.path, p.message, p.severity) for p in compiled.problems]
-        outcome.store(inventory, limit, compiled.read, compiled.loaded, found, compiled.data)
+    found = [(p.file, p.path, p.message, p.severity) for p in compiled.problems]
+    outcome.store(inventory, limit, compiled.read, compiled.loaded, found, compiled.data)
     return compiled.data
