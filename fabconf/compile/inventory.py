@@ -399,14 +399,16 @@ def _read_files(todo: list[tuple[str, Path, str]]) -> list[_Read]:
         i, part = item
         return _read_one(todo[i]) if part is None else Parts.parse(part)
 
-    results = fork_map(job, jobs, threshold=2, costs=costs)
+    results: dict[int, list[Any]] = {i: [] for i in range(len(todo))}  # file index -> its result, or its parts'
+    for (i, _part), result in zip(jobs, fork_map(job, jobs, threshold=2, costs=costs), strict=True):
+        results[i].append(result)
     out: list[_Read] = []
     for i, item in enumerate(todo):
         parts = cut.get(i)
         if parts is None:
-            out.append(next(r for (j, _text), r in zip(jobs, results, strict=True) if j == i))
+            out.append(results[i][0])
             continue
-        value = parts.join([r for (j, _text), r in zip(jobs, results, strict=True) if j == i])
+        value = parts.join(results[i])
         if value is None:  # not plainly a list of links after all: read whole, each problem with its line
             out.append(_read_one(item))
             continue
