@@ -549,7 +549,7 @@ class LinuxDriver(DriverBase):
     def preflight(self, config: str | None = None) -> list[str]:
         """Problems that make pushing to this host pointless or harmful; [] when fine. Uses the staged candidate
         (or ``config``) for the NIC inventory: netdev/RDMA pairs, speeds."""
-        target = desired_target(config) if config is not None else self._candidate
+        target = desired_target(load_document(config)) if config is not None else self._candidate
         problems: list[str] = []
         commands = ["rdma link show", "ibstat", "ibdev2netdev", "pgrep -x lldpad"]
         results = self._shell.batch(commands)

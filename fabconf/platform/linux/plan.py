@@ -30,7 +30,6 @@ from fabconf.platform.linux.state import (
     NicTarget,
     bits,
     target_from_data,
-    target_from_document,
 )
 
 
@@ -42,10 +41,10 @@ class Change:
     replan: bool = False  # the trust changed while the DSCP map was hidden: plan again afterwards
 
 
-def desired_target(text: str | Any) -> HostTarget:
-    """The target of a desired-state document (its text, or its data from ``load_document``), with the boot unit
-    that re-applies its runtime settings."""
-    target = target_from_document(text) if isinstance(text, str) else target_from_data(text)
+def desired_target(doc: Any) -> HostTarget:
+    """The target of a desired-state document parsed by ``load_document``, with the boot unit that re-applies its
+    runtime settings."""
+    target = target_from_data(doc)
     target.boot = BootTarget(unit_text(target), boot_script(target), True)
     return target
 

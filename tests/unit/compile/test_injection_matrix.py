@@ -32,7 +32,7 @@ from fabconf.compile.pipeline import Compiled, compile_inventory
 from fabconf.compile.problems import InputError, Problems, brief, format_path
 from fabconf.compile.render import UnsafeValueError, render
 from fabconf.platform.linux.plan import desired_target, plan
-from fabconf.platform.linux.state import HostObserved, NicObserved
+from fabconf.platform.linux.state import HostObserved, NicObserved, load_document
 
 ROOT = Path(__file__).resolve().parents[3]
 INVENTORY = EXAMPLE
@@ -243,7 +243,7 @@ def _operators(command: str) -> list[str]:
 
 
 def _commands(data: dict[str, Any]) -> list[str]:
-    target = desired_target(render(data))
+    target = desired_target(load_document(render(data)))
     observed = HostObserved(
         target.hostname,
         {
