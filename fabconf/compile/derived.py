@@ -199,7 +199,8 @@ def _restored(value: tuple[Any, ...], model: Model) -> _Restored | None:
     switches: dict[str, SwitchFacts] = {}
     stored_caps: dict[str, int] = {}
     for name, asn, loopback, pod, cabled, svis, cap, _downs in switch_rows:
-        facts = SwitchFacts(asn=asn, mtu=topology.switch_mtu(devices[name].data, fabric), pod=pod, cabled_uplinks=cabled)
+        mtu = topology.switch_mtu(devices[name].data, fabric)
+        facts = SwitchFacts(asn=asn, mtu=mtu, pod=pod, cabled_uplinks=cabled)
         facts.loopback = None if loopback is None else ipaddress.IPv4Address(loopback)
         facts.svis = {vid: ipaddress.IPv4Interface((ip, prefix)) for vid, ip, prefix in svis}
         switches[name] = facts

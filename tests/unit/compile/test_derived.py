@@ -1,0 +1,235 @@
+"""The topology and cross-checks reused from the compile cache across MTU edits (``fabconf.compile.derived``, issue
+42): whatever the edits, valid or not, every run with the cache says and writes exactly what a cold run does; only an
+edit of switches' MTUs reuses a stored entry, and a damaged entry is never taken."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabconf.cli import main
+from fabconf.compile import cache, derived
+
+Outcome = tuple[int, str, str, dict[str, bytes]]
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _outcomes(inv: Path, tmp: Path, capsys: pytest.CaptureFixture[str], limit: str) -> Outcome:
+    """``validate`` then ``render --limit``: exit codes, what they print (the render's time left out) and the files."""
+    code, out, err = _run(["validate", "-i", str(inv)], capsys)
+    target = tmp / "out"
+    if target.exists():
+        for path in target.iterdir():
+            path.unlink()
+    rcode, rout, rerr = _run(["render", "-i", str(inv), "-o", str(target), "--limit", limit], capsys)
+    files = {p.name: p.read_bytes() for p in target.iterdir()} if target.exists() else {}
+    return code * 10 + rcode, out, err + "\n--\n" + rerr + rout.partition(" in ")[0], files
+
+
+def _both(
+    inv: Path, tmp: Path, capsys: pytest.CaptureFixture[str], mp: pytest.MonkeyPatch, limit: str, why: object = None
+) -> Outcome:
+    """The outcome with the cache on, checked against the same with the cache off."""
+    mp.delenv("FABCONF_CACHE", raising=False)
+    warm = _outcomes(inv, tmp, capsys, limit)
+    mp.setenv("FABCONF_CACHE", "off")
+    cold = _outcomes(inv, tmp, capsys, limit)
+    mp.delenv("FABCONF_CACHE")
+    assert warm == cold, why
+    return warm
+
+
+def _entries(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.glob("derived-*")) if cache_dir.exists() else []
+
+
+def _load(inv: Path, name: str) -> Any:
+    return yaml.safe_load((inv / name).read_text())
+
+
+def _dump(inv: Path, name: str, doc: Any) -> None:
+    (inv / name).write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=1000))
+
+
+def _set_mtu(inv: Path, device: str, mtu: int | None) -> None:
+    hosts = _load(inv, "hosts.yaml")
+    data = hosts[device].setdefault("data", {})
+    if mtu is None:
+        data.pop("mtu", None)
+    else:
+        data["mtu"] = mtu
+    _dump(inv, "hosts.yaml", hosts)
+
+
+def _random_edit(inv: Path, pristine: dict[str, str], rng: random.Random) -> str:
+    """One edit of the inventory, valid or not: most often a device's MTU (what the cache reuses across), else one
+    that must be derived and checked again (an id, an address, a group, a role, a link, the fabric's MTU)."""
+    hosts = _load(inv, "hosts.yaml")
+    names = list(hosts)
+    switches = [n for n in names if not n.startswith("gpu")]
+    device = rng.choice(switches if rng.random() < 0.8 else names)
+    kind = rng.choice(["mtu"] * 6 + ["id", "hostname", "group", "role", "link", "fabric mtu", "revert"])
+    data = hosts[device].setdefault("data", {})
+    if kind == "mtu":
+        value = rng.choice([None, 1500, 9000, 9100, 9214, 9216, 9300])
+        _set_mtu(inv, device, value)
+        return f"{device} mtu {value}"
+    if kind == "id":
+        data["id"] = rng.choice([1, 2, 3, 4, 99])
+    elif kind == "hostname":
+        hosts[device]["hostname"] = hosts[rng.choice(names)]["hostname"]
+    elif kind == "group":
+        hosts[device]["groups"] = [*hosts[device].get("groups", []), "nosuch"]
+    elif kind == "role":
+        data["role"] = rng.choice(["spine", "leaf", "super_spine"])
+    elif kind == "link":
+        cabling = _load(inv, "cabling.yaml")
+        links = cabling["links"]
+        i = rng.randrange(len(links))
+        if rng.random() < 0.5:
+            del links[i]
+        else:
+            links[i] = [links[i][0], links[i][1].split(":")[0] + ":" + rng.choice(["swp61", "bogus", "Ethernet9/1"])]
+        _dump(inv, "cabling.yaml", cabling)
+        return f"link {i}"
+    elif kind == "fabric mtu":
+        fabric = _load(inv, "fabric.yaml")
+        fabric.setdefault("mtu", {})["switch"] = rng.choice([9000, 9100, 9216])
+        _dump(inv, "fabric.yaml", fabric)
+        return kind
+    else:
+        name = rng.choice(sorted(pristine))
+        (inv / name).write_text(pristine[name])
+        return f"revert {name}"
+    _dump(inv, "hosts.yaml", hosts)
+    return f"{device} {kind}"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+def test_random_edits_say_what_a_cold_run_says(
+    inventory_copy: Path,
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+) -> None:
+    """A sequence of random edits, one cache throughout: each run, cache on, equals a cold run (exit status, every
+    line printed, every file written), for ``validate`` and for ``render --limit``."""
+    rng = random.Random(seed)
+    pristine = {p.name: p.read_text() for p in inventory_copy.glob("*.yaml")}
+    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1,spine1,gpu01")
+    done = []
+    for _ in range(14):
+        done.append(_random_edit(inventory_copy, pristine, rng))
+        limit = rng.choice(["leaf1", "spine2,leaf3", "gpu02", "leaf*"])
+        _both(inventory_copy, tmp_path, capsys, monkeypatch, limit, done)
+
+
+def test_an_mtu_edit_reuses_the_entry_and_any_other_edit_makes_one(
+    inventory_copy: Path,
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+    assert len(_entries(cache_dir)) == 1
+    for device, mtu in (("leaf1", 9100), ("spine1", 9216), ("leaf3", 1500), ("gpu01", 4000), ("leaf1", None)):
+        _set_mtu(inventory_copy, device, mtu)
+        code, _out, err, _files = _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+        assert len(_entries(cache_dir)) == 1, (device, mtu)  # the same key: nothing derived again
+    assert code == 11 and "leaf3: host ports MTU 1500 < host MTU 9000" in err
+    for device in ("leaf3", "spine1", "gpu01"):
+        _set_mtu(inventory_copy, device, None)
+    assert _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")[0] == 0
+    assert len(_entries(cache_dir)) == 1
+    hosts = _load(inventory_copy, "hosts.yaml")
+    hosts["leaf1"]["data"]["os_version"] = "5.15.0"  # any other key of an entry is read by the topology or a check
+    _dump(inventory_copy, "hosts.yaml", hosts)
+    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+    assert len(_entries(cache_dir)) == 2
+
+
+def test_a_device_set_aside_by_the_topology_is_set_aside_again(
+    inventory_copy: Path,
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A misplaced role takes its device out of the model (``topology._misplaced_roles``): a reused entry does too."""
+    hosts = _load(inventory_copy, "hosts.yaml")
+    hosts["leaf1"]["data"]["role"] = "spine"
+    _dump(inventory_copy, "hosts.yaml", hosts)
+    code, _out, err, _files = _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf2")
+    assert code == 11 and "role 'spine' fits none of the links of leaf1" in err
+    for device, mtu in (("leaf1", 1500), ("leaf2", 9100), ("spine1", 9216)):
+        _set_mtu(inventory_copy, device, mtu)
+        _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf2")
+    assert len(_entries(cache_dir)) == 1
+
+
+def test_the_key_leaves_out_the_mtu_alone(inventory_copy: Path, cache_dir: Path) -> None:
+    from fabconf.compile import inventory
+    from fabconf.compile.problems import Problems
+
+    def key() -> str | None:
+        return derived.key(inventory.load(inventory_copy, Problems()))
+
+    first = key()
+    assert first is not None
+    _set_mtu(inventory_copy, "leaf2", 9100)
+    assert key() == first
+    hosts = _load(inventory_copy, "hosts.yaml")
+    hosts["leaf2"]["data"]["mtu_note"] = 1
+    _dump(inventory_copy, "hosts.yaml", hosts)
+    assert key() != first
+
+
+@pytest.mark.parametrize("damage", ["cut short", "other shape", "unknown device", "garbage"])
+def test_a_damaged_entry_is_not_taken(
+    inventory_copy: Path,
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    damage: str,
+) -> None:
+    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+    (entry,) = _entries(cache_dir)
+    blob = entry.read_bytes()
+    key, value = marshal.loads(blob[len(cache._FORMAT) :])
+    switches = [(f"{row[0]}x", *row[1:]) for row in value[3]]
+    entry.write_bytes(
+        {
+            "cut short": blob[: len(blob) // 2],
+            "other shape": cache._FORMAT + marshal.dumps((key, (value[0], *[[("x",)]] * 11))),
+            "unknown device": cache._FORMAT + marshal.dumps((key, (*value[:3], switches, *value[4:]))),
+            "garbage": cache._FORMAT + os.urandom(64),
+        }[damage]
+    )
+    _set_mtu(inventory_copy, "leaf2", 1500)
+    assert _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")[0] == 11
+    stored = cache.get("derived", key)
+    assert isinstance(stored, tuple) and stored[3][0][0] in {"leaf1", "leaf2", "leaf3", "leaf4", "spine1"}
+    assert entry.stat().st_mode & 0o077 == 0
+
+
+def test_nothing_is_kept_with_the_cache_off(
+    inventory_copy: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FABCONF_CACHE", "off")
+    assert _run(["validate", "-i", str(inventory_copy)], capsys)[0] == 0
+    assert not cache_dir.exists()
