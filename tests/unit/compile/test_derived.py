@@ -8,7 +8,7 @@ import marshal
 import os
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 import yaml
@@ -37,17 +37,31 @@ def _outcomes(inv: Path, tmp: Path, capsys: pytest.CaptureFixture[str], limit: s
     return code * 10 + rcode, out, err + "\n--\n" + rerr + rout.partition(" in ")[0], files
 
 
-def _both(
-    inv: Path, tmp: Path, capsys: pytest.CaptureFixture[str], mp: pytest.MonkeyPatch, limit: str, why: object = None
-) -> Outcome:
-    """The outcome with the cache on, checked against the same with the cache off."""
-    mp.delenv("FABCONF_CACHE", raising=False)
-    warm = _outcomes(inv, tmp, capsys, limit)
-    mp.setenv("FABCONF_CACHE", "off")
-    cold = _outcomes(inv, tmp, capsys, limit)
-    mp.delenv("FABCONF_CACHE")
-    assert warm == cold, why
-    return warm
+class Both(Protocol):
+    def __call__(self, limit: str, why: object = None) -> Outcome: ...
+
+
+@pytest.fixture
+def both(
+    inventory_copy: Path,
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Both:
+    """Runs ``_outcomes`` with the cache on (``cache_dir``), checks it against the same with the cache off, and returns
+    it."""
+
+    def run(limit: str, why: object = None) -> Outcome:
+        monkeypatch.delenv("FABCONF_CACHE", raising=False)
+        warm = _outcomes(inventory_copy, tmp_path, capsys, limit)
+        monkeypatch.setenv("FABCONF_CACHE", "off")
+        cold = _outcomes(inventory_copy, tmp_path, capsys, limit)
+        monkeypatch.delenv("FABCONF_CACHE")
+        assert warm == cold, why
+        return warm
+
+    return run
 
 
 def _entries(cache_dir: Path) -> list[Path]:
@@ -117,67 +131,52 @@ def _random_edit(inv: Path, pristine: dict[str, str], rng: random.Random) -> str
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
-def test_random_edits_say_what_a_cold_run_says(
-    inventory_copy: Path,
-    tmp_path: Path,
-    cache_dir: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    seed: int,
-) -> None:
+def test_random_edits_say_what_a_cold_run_says(inventory_copy: Path, cache_dir: Path, both: Both, seed: int) -> None:
     """A sequence of random edits, one cache throughout: each run, cache on, equals a cold run (exit status, every
     line printed, every file written), for ``validate`` and for ``render --limit``."""
     rng = random.Random(seed)
     pristine = {p.name: p.read_text() for p in inventory_copy.glob("*.yaml")}
-    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1,spine1,gpu01")
+    both("leaf1,spine1,gpu01")
     done = []
     for _ in range(14):
         done.append(_random_edit(inventory_copy, pristine, rng))
         limit = rng.choice(["leaf1", "spine2,leaf3", "gpu02", "leaf*"])
-        _both(inventory_copy, tmp_path, capsys, monkeypatch, limit, done)
+        both(limit, done)
 
 
 def test_an_mtu_edit_reuses_the_entry_and_any_other_edit_makes_one(
-    inventory_copy: Path,
-    tmp_path: Path,
-    cache_dir: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    inventory_copy: Path, cache_dir: Path, both: Both
 ) -> None:
-    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+    both("leaf1")
     assert len(_entries(cache_dir)) == 1
     for device, mtu in (("leaf1", 9100), ("spine1", 9216), ("leaf3", 1500), ("gpu01", 4000), ("leaf1", None)):
         _set_mtu(inventory_copy, device, mtu)
-        code, _out, err, _files = _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+        code, _out, err, _files = both("leaf1")
         assert len(_entries(cache_dir)) == 1, (device, mtu)  # the same key: nothing derived again
     assert code == 11 and "leaf3: host ports MTU 1500 < host MTU 9000" in err
     for device in ("leaf3", "spine1", "gpu01"):
         _set_mtu(inventory_copy, device, None)
-    assert _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")[0] == 0
+    assert both("leaf1")[0] == 0
     assert len(_entries(cache_dir)) == 1
     hosts = _load(inventory_copy, "hosts.yaml")
     hosts["leaf1"]["data"]["os_version"] = "5.15.0"  # any other key of an entry is read by the topology or a check
     _dump(inventory_copy, "hosts.yaml", hosts)
-    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+    both("leaf1")
     assert len(_entries(cache_dir)) == 2
 
 
 def test_a_device_set_aside_by_the_topology_is_set_aside_again(
-    inventory_copy: Path,
-    tmp_path: Path,
-    cache_dir: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    inventory_copy: Path, cache_dir: Path, both: Both
 ) -> None:
     """A misplaced role takes its device out of the model (``topology._misplaced_roles``): a reused entry does too."""
     hosts = _load(inventory_copy, "hosts.yaml")
     hosts["leaf1"]["data"]["role"] = "spine"
     _dump(inventory_copy, "hosts.yaml", hosts)
-    code, _out, err, _files = _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf2")
+    code, _out, err, _files = both("leaf2")
     assert code == 11 and "role 'spine' fits none of the links of leaf1" in err
     for device, mtu in (("leaf1", 1500), ("leaf2", 9100), ("spine1", 9216)):
         _set_mtu(inventory_copy, device, mtu)
-        _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf2")
+        both("leaf2")
     assert len(_entries(cache_dir)) == 1
 
 
@@ -199,15 +198,8 @@ def test_the_key_leaves_out_the_mtu_alone(inventory_copy: Path, cache_dir: Path)
 
 
 @pytest.mark.parametrize("damage", ["cut short", "other shape", "unknown device", "garbage"])
-def test_a_damaged_entry_is_not_taken(
-    inventory_copy: Path,
-    tmp_path: Path,
-    cache_dir: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    damage: str,
-) -> None:
-    _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")
+def test_a_damaged_entry_is_not_taken(inventory_copy: Path, cache_dir: Path, both: Both, damage: str) -> None:
+    both("leaf1")
     (entry,) = _entries(cache_dir)
     blob = entry.read_bytes()
     key, value = marshal.loads(blob[len(cache._FORMAT) :])
@@ -221,7 +213,7 @@ def test_a_damaged_entry_is_not_taken(
         }[damage]
     )
     _set_mtu(inventory_copy, "leaf2", 1500)
-    assert _both(inventory_copy, tmp_path, capsys, monkeypatch, "leaf1")[0] == 11
+    assert both("leaf1")[0] == 11
     stored = cache.get("derived", key)
     assert isinstance(stored, tuple) and stored[3][0][0] in {"leaf1", "leaf2", "leaf3", "leaf4", "spine1"}
     assert entry.stat().st_mode & 0o077 == 0
