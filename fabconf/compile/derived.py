@@ -39,6 +39,7 @@ LOCAL_KEYS = frozenset({"mtu"})  # the ``data`` keys of a hosts.yaml entry left 
 # the checks whose findings are reused: none reads an MTU (a unit test runs them over MTU edits)
 REUSED: tuple[checks.Check, ...] = (checks.check_ecmp, checks.check_unique, checks.check_hosts, checks.check_attachment)
 _KIND = "derived"
+MOST = 4  # entries of this kind kept: one is 3.3 MB at 32k GPUs (``cache.KEEP`` counts entries, not bytes)
 _FORMAT = "derived-1"
 
 
@@ -112,7 +113,7 @@ def derive_and_check(raw: RawInventory, model: Model, problems: Problems) -> Top
         ]
         stored = _stored(model, topo, [astuple(p) for p in derived_problems], moved, reused_problems)
         if stored is not None:
-            cache.put(_KIND, found, stored)
+            cache.put(_KIND, found, stored, MOST)
     return topo
 
 
@@ -136,15 +137,17 @@ def _stored(
     uplink_at = {id(up): i for i, up in enumerate(uplinks)}
     ports: list[HostPort] = [hp for facts in topo.switches.values() for hp in facts.host_ports]
     port_at = {id(hp): i for i, hp in enumerate(ports)}
-    nic_at: dict[int, dict[int, int]] = {}  # id(a device's NICs) -> id(NIC) -> its index (hosts of a group share one)
-    port_rows = []
+    nic_at: dict[int, int] = {}  # id(a NIC) -> its index in its device's NICs (a group's hosts share theirs)
+    for dev in model.devices.values():
+        if dev.nics and id(dev.nics[0]) not in nic_at:
+            nic_at.update((id(n), i) for i, n in enumerate(dev.nics))
+    # text interned: ``marshal`` writes a text it meets again as a reference (a device's name once, not once per link)
+    intern = sys.intern
     try:
-        for hp in ports:
-            nics = model.devices[hp.host].nics
-            at = nic_at.get(id(nics))
-            if at is None:
-                at = nic_at[id(nics)] = {id(n): i for i, n in enumerate(nics)}
-            port_rows.append(_interned((hp.host, at[id(hp.nic)], *hp[2:])))
+        port_rows = [
+            (intern(host), nic_at[id(nic)], intern(leaf), intern(port), vlan, ip, prefix, gateway, link)
+            for host, nic, leaf, port, vlan, ip, prefix, gateway, link in ports
+        ]
         switches = [
             (
                 name,
@@ -168,7 +171,10 @@ def _stored(
         derived,
         moved,
         switches,
-        [_interned(up) for up in uplinks],
+        [
+            (intern(low), intern(low_port), intern(up), intern(up_port), network, mtu, link)
+            for low, low_port, up, up_port, network, mtu, link in uplinks
+        ],
         port_rows,
         host_ports,
         list(topo.vlan_by_rail.items()),
@@ -177,12 +183,6 @@ def _stored(
         [tuple(ep) for ep in topo.orphaned],
         reused,
     )
-
-
-def _interned(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``row`` with its text interned: ``marshal`` writes a text it meets again as a reference, so a device's name is
-    stored once, not once per link (the entry 4.2 -> 2 MB at 32k GPUs, and read back in half the time)."""
-    return tuple(sys.intern(x) if type(x) is str else x for x in row)
 
 
 _Restored = tuple[Topology, list[Problem], list[tuple[str, str, Any]], dict[str, list[Problem]]]

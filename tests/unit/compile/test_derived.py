@@ -225,3 +225,17 @@ def test_nothing_is_kept_with_the_cache_off(
     monkeypatch.setenv("FABCONF_CACHE", "off")
     assert _run(["validate", "-i", str(inventory_copy)], capsys)[0] == 0
     assert not cache_dir.exists()
+
+
+def test_no_more_than_most_entries_are_kept(
+    inventory_copy: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each entry holds a whole fabric's topology (3.3 MB at 32k GPUs): only the ``MOST`` used last are kept."""
+    hosts = _load(inventory_copy, "hosts.yaml")
+    for i in range(derived.MOST + 2):
+        hosts["leaf1"]["hostname"] = f"192.0.2.{200 + i}"
+        _dump(inventory_copy, "hosts.yaml", hosts)
+        assert main(["validate", "-i", str(inventory_copy)]) == 0
+    capsys.readouterr()
+    assert len(_entries(cache_dir)) == derived.MOST
+    assert len(list(cache_dir.iterdir())) > derived.MOST  # the other kinds are trimmed by the cache's own count
