@@ -1,23 +1,25 @@
-"""The topology and the cross-checks of an earlier compile, reused when no more than switches' MTUs changed (issue 42:
-the one-device edit of a 32k-GPU fabric in 0.5 s).
+"""The topology and the cross-checks of an earlier compile, reused when a device's edit touched nothing they read
+(issue 42: the one-device edit of a 32k-GPU fabric in 0.5 s).
 
 ``topology.derive`` and the cross-checks are passes in Python over every link (65,536 at 32k GPUs): about 0.45 s of
-the 0.72 s an edit of one leaf's MTU took. What they compute depends on every inventory file, but on a switch's
-``data.mtu`` only through ``SwitchFacts.mtu``, each uplink's MTU (the smaller of its two ends' caps) and the checks
-that read those. So their results are kept in the compile cache under a key made of everything they read except the
-``data.mtu`` of each ``hosts.yaml`` entry (``LOCAL_KEYS``): the SHA-256 of every other file's bytes, the
-``hosts.yaml`` entries with that one key left out (``marshal`` version 0, which writes equal values as equal bytes),
-the files' display names (a problem names them), a digest of every source file of the fabconf package and the
-Python version. A run whose key is stored takes the topology from there and works out again what depends on the
-MTUs: every switch's MTU and cap, each uplink whose end's cap changed, and every check but ``REUSED`` (the four
-that read no MTU and cost the most). Its problems are the stored ones, in the order a cold run adds them, with the
-re-run checks' in their places: the same lines, word for word (``tests/unit/compile/test_derived.py`` compares it
-with a cold run over random edits). Any other edit is a new key: it derives and checks everything, as without the
-cache, and stores the result for the next run.
+the 0.72 s an edit of one leaf's MTU took. What they compute depends on every inventory file, but the topology reads
+only a few keys of a device's ``data``: of the keys most often edited on one switch (``LOCAL_KEYS``: its MTU, release,
+hardware model, ECMP width, load balancing, telemetry) only the MTU, and only through ``SwitchFacts.mtu`` and each
+uplink's MTU (the smaller of its two ends' caps). So the topology and the findings of the costliest checks that read
+none of those keys (``REUSED``) are kept in the compile cache under a key made of everything else: the SHA-256 of
+every other file's bytes, the ``hosts.yaml`` entries without those keys in their ``data`` (``marshal`` version 0,
+which writes equal values as equal bytes), the files' display names (a problem names them), a digest of every source
+file of the fabconf package and the Python version. A run whose key is stored takes the topology from there, works
+out again every switch's MTU and cap and each uplink whose end's cap changed, and runs every other check again. Its
+problems are the stored ones, in the order a cold run adds them, with the re-run checks' in their places: the same
+lines, word for word (``tests/unit/compile/test_derived.py`` compares it with a cold run over random edits, and reads
+the sources of the topology and the reused checks for the local keys). Any other edit is a new key: it derives and
+checks everything, as without the cache, and stores the result for the next run.
 
 An entry that cannot be read, or does not have the shape written here, is a miss (nothing of it is used: the model is
 changed only once the whole entry has been read back). The cache's own rules (``fabconf.compile.cache``) hold: a file
-created with its final mode in an owner-only directory, opened without following a link, the entries used last kept.
+created with its final mode in an owner-only directory, opened without following a link, the entries used last kept
+(and no more than ``MOST`` of these).
 """
 
 from __future__ import annotations
@@ -35,9 +37,14 @@ from fabconf.compile.model import Endpoint, Model
 from fabconf.compile.problems import Problem, Problems
 from fabconf.compile.topology import HostPort, Pod, SwitchFacts, Topology, Uplink
 
-LOCAL_KEYS = frozenset({"mtu"})  # the ``data`` keys of a hosts.yaml entry left out of the key
-# the checks whose findings are reused: none reads an MTU (a unit test runs them over MTU edits)
-REUSED: tuple[checks.Check, ...] = (checks.check_ecmp, checks.check_unique, checks.check_hosts, checks.check_attachment)
+# the ``data`` keys of a hosts.yaml entry left out of the key: ``topology.derive`` reads none of them but the MTU (whose
+# effects are applied again), and the ``REUSED`` checks none at all (``tests/unit/compile/test_derived.py`` reads
+# their sources for these names, and edits them at random against cold runs)
+LOCAL_KEYS = frozenset(
+    {"mtu", "os_version", "assume_release", "model", "ecmp_max_paths", "load_balancing", "telemetry"}
+)
+# the checks whose findings are reused: the three that cost the most of those that read no ``LOCAL_KEYS``
+REUSED: tuple[checks.Check, ...] = (checks.check_unique, checks.check_hosts, checks.check_attachment)
 _KIND = "derived"
 MOST = 4  # entries of this kind kept: one is 3.3 MB at 32k GPUs (``cache.KEEP`` counts entries, not bytes)
 _FORMAT = "derived-1"

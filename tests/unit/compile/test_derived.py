@@ -4,6 +4,8 @@ edit of switches' MTUs reuses a stored entry, and a damaged entry is never taken
 
 from __future__ import annotations
 
+import ast
+import inspect
 import marshal
 import os
 import random
@@ -14,7 +16,7 @@ import pytest
 import yaml
 
 from fabconf.cli import main
-from fabconf.compile import cache, derived
+from fabconf.compile import cache, checks, derived, topology, vlanplace
 
 Outcome = tuple[int, str, str, dict[str, bytes]]
 
@@ -86,6 +88,16 @@ def _set_mtu(inv: Path, device: str, mtu: int | None) -> None:
     _dump(inv, "hosts.yaml", hosts)
 
 
+LOCAL_VALUES: dict[str, list[Any]] = {
+    "os_version": [None, "5.15.0", "5.9.1", "4.0", "4.30.1F", "10.5(2)F", "10.3(4a)"],
+    "assume_release": [None, "5.15", "4.32", "10.5"],
+    "model": [None, "sn5600", "sn4700", "dcs-7060x5", "dcs-7280r3", "n9k-9364d", "nosuch"],
+    "ecmp_max_paths": [None, 1, 2, 64, 128],
+    "load_balancing": [None, "ecmp", "adaptive"],
+    "telemetry": [None, True, False],
+}
+
+
 def _random_edit(inv: Path, pristine: dict[str, str], rng: random.Random) -> str:
     """One edit of the inventory, valid or not: most often a device's MTU (what the cache reuses across), else one
     that must be derived and checked again (an id, an address, a group, a role, a link, the fabric's MTU)."""
@@ -93,12 +105,21 @@ def _random_edit(inv: Path, pristine: dict[str, str], rng: random.Random) -> str
     names = list(hosts)
     switches = [n for n in names if not n.startswith("gpu")]
     device = rng.choice(switches if rng.random() < 0.8 else names)
-    kind = rng.choice(["mtu"] * 6 + ["id", "hostname", "group", "role", "link", "fabric mtu", "revert"])
+    kind = rng.choice(["mtu"] * 4 + ["local"] * 4 + ["id", "hostname", "group", "role", "link", "fabric mtu", "revert"])
     data = hosts[device].setdefault("data", {})
     if kind == "mtu":
         value = rng.choice([None, 1500, 9000, 9100, 9214, 9216, 9300])
         _set_mtu(inv, device, value)
         return f"{device} mtu {value}"
+    if kind == "local":  # one of the other keys the cache leaves out of its key, set to a value right or wrong here
+        key = rng.choice(sorted(LOCAL_VALUES))
+        value = rng.choice(LOCAL_VALUES[key])
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+        _dump(inv, "hosts.yaml", hosts)
+        return f"{device} {key} {value}"
     if kind == "id":
         data["id"] = rng.choice([1, 2, 3, 4, 99])
     elif kind == "hostname":
@@ -144,7 +165,7 @@ def test_random_edits_say_what_a_cold_run_says(inventory_copy: Path, cache_dir: 
         both(limit, done)
 
 
-def test_an_mtu_edit_reuses_the_entry_and_any_other_edit_makes_one(
+def test_an_edit_of_local_keys_reuses_the_entry_and_any_other_edit_makes_one(
     inventory_copy: Path, cache_dir: Path, both: Both
 ) -> None:
     both("leaf1")
@@ -159,7 +180,11 @@ def test_an_mtu_edit_reuses_the_entry_and_any_other_edit_makes_one(
     assert both("leaf1")[0] == 0
     assert len(_entries(cache_dir)) == 1
     hosts = _load(inventory_copy, "hosts.yaml")
-    hosts["leaf1"]["data"]["os_version"] = "5.15.0"  # any other key of an entry is read by the topology or a check
+    hosts["leaf1"]["data"].update(os_version="5.15.0", telemetry=True, ecmp_max_paths=32)  # other local keys
+    _dump(inventory_copy, "hosts.yaml", hosts)
+    both("leaf1")
+    assert len(_entries(cache_dir)) == 1
+    hosts["leaf1"]["hostname"] = "192.0.2.99"  # any other key of an entry is read by the topology or a reused check
     _dump(inventory_copy, "hosts.yaml", hosts)
     both("leaf1")
     assert len(_entries(cache_dir)) == 2
@@ -239,3 +264,29 @@ def test_no_more_than_most_entries_are_kept(
     capsys.readouterr()
     assert len(_entries(cache_dir)) == derived.MOST
     assert len(list(cache_dir.iterdir())) > derived.MOST  # the other kinds are trimmed by the cache's own count
+
+
+def _strings(node: ast.AST) -> set[str]:
+    return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def test_the_local_keys_are_read_by_no_reused_code() -> None:
+    """What the cache reuses across an edit of ``LOCAL_KEYS`` must not read them: the topology (but for the switch MTU,
+    applied again) and the reused checks with the helpers of ``checks`` they call. A guard on the sources; the random
+    edits above are the test of the outcome."""
+    assert set(LOCAL_VALUES) | {"mtu"} == derived.LOCAL_KEYS
+    for module in (topology, vlanplace):
+        tree = ast.parse(inspect.getsource(module))
+        for node in tree.body:
+            if not (isinstance(node, ast.FunctionDef) and node.name == "switch_mtu"):
+                assert not _strings(node) & derived.LOCAL_KEYS, (module.__name__, getattr(node, "name", node))
+    helpers = {n.name: n for n in ast.parse(inspect.getsource(checks)).body if isinstance(n, ast.FunctionDef)}
+    todo, seen = [check.__name__ for check in derived.REUSED], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        assert not _strings(helpers[name]) & derived.LOCAL_KEYS, name
+        todo += [n.id for n in ast.walk(helpers[name]) if isinstance(n, ast.Name) and n.id in helpers]
+    assert {"check_unique", "_asn_source", "_check_card_declarations"} <= seen
