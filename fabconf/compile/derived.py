@@ -84,8 +84,8 @@ def _projected(hosts: dict[str, Any]) -> dict[str, Any]:
 
 
 def derive_and_check(raw: RawInventory, model: Model, problems: Problems) -> Topology:
-    """``topology.derive(model, problems)`` then ``checks.run``: taken from the compile cache where only MTUs changed
-    since a run stored it, else computed (and stored)."""
+    """``topology.derive(model, problems)`` then ``checks.run``: taken from the compile cache where no more than
+    ``LOCAL_KEYS`` changed since a run stored it (what depends on them worked out again), else computed and stored."""
     found = key(raw) if cache.directory() is not None else None
     if found is not None:
         restored = _restore(cache.get(_KIND, found), model)
