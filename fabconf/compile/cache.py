@@ -115,8 +115,9 @@ def has(kind: str, key: str) -> bool:
     return path is not None and path.is_file()
 
 
-def put(kind: str, key: str, value: Any) -> None:
-    """Store ``value`` (plain data: what ``marshal`` writes; anything else is not cached). Never raises."""
+def put(kind: str, key: str, value: Any, most: int | None = None) -> None:
+    """Store ``value`` (plain data: what ``marshal`` writes; anything else is not cached). Never raises. With ``most``,
+    no more than that many entries of ``kind`` are kept (those written or read last): for large values."""
     path = _path(kind, key)
     if path is None:
         return
@@ -134,7 +135,9 @@ def put(kind: str, key: str, value: Any) -> None:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        _trim(path.parent)
+        _trim(path.parent, KEEP)
+        if most is not None:
+            _trim(path.parent, most, f"{kind}-")
 
 
 class EntryStore:
@@ -160,11 +163,14 @@ class EntryStore:
             put(self.kind, self.scope, self._fresh)
 
 
-def _trim(where: Path) -> None:
+def _trim(where: Path, keep: int, prefix: str = "") -> None:
+    """Keep the ``keep`` entries used last (of those named ``prefix`` and a name's 32 hex digits, with a prefix)."""
     entries = []
     for entry in os.scandir(where):
+        if prefix and not (entry.name.startswith(prefix) and len(entry.name) == len(prefix) + 32):
+            continue
         with contextlib.suppress(OSError):
             entries.append((entry.stat().st_mtime, entry.path))
-    for _mtime, old in sorted(entries, reverse=True)[KEEP:]:
+    for _mtime, old in sorted(entries, reverse=True)[keep:]:
         with contextlib.suppress(OSError):
             os.unlink(old)

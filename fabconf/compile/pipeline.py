@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabconf.compile import checks, inventory, model, partial, schema, topology
+from fabconf.compile import checks, derived, inventory, model, partial, schema, topology
 from fabconf.compile.design.device import design
 from fabconf.compile.problems import InputError, Problems
 
@@ -70,8 +70,7 @@ def _validated(directory: Path | str) -> Compiled:
         partial.cross_check(raw, problems)  # what can still be judged, in the same round (issue #40)
         raise InputError(problems)
     resolved = model.build(raw, problems)
-    topo = topology.derive(resolved, problems)
-    checks.run(resolved, topo, problems)
+    topo = derived.derive_and_check(raw, resolved, problems)  # topology and checks, from the cache across MTU edits
     if problems.errors:
         raise InputError(problems)
     return Compiled(resolved, topo, {}, problems, dict(raw.digests), frozenset(raw.data))

@@ -176,7 +176,7 @@ def _identity(model: Model, pods: dict[str, Pod], problems: Problems) -> dict[st
         if not dev.is_switch:
             continue
         facts = SwitchFacts()
-        facts.mtu = int(dev.data.get("mtu") or fab["mtu"]["switch"])
+        facts.mtu = switch_mtu(dev.data, fab)
         if dev.role not in SWITCH_ROLES:
             file, path = dev.where("role")
             problems.add(file, path, f"{name}: a {dev.platform} switch must be a super_spine, spine or leaf")
@@ -235,6 +235,17 @@ def _identity(model: Model, pods: dict[str, Pod], problems: Problems) -> dict[st
                 facts.loopback = pool.network_address + dev.id
         switches[name] = facts
     return switches
+
+
+def switch_mtu(data: dict[str, Any], fabric: dict[str, Any]) -> int:
+    """A switch's MTU: its own ``data.mtu``, else the fabric's ``mtu.switch``."""
+    return int(data.get("mtu") or fabric["mtu"]["switch"])
+
+
+def mtu_caps(model: Model, switches: dict[str, SwitchFacts]) -> dict[str, int]:
+    """The largest MTU a link may carry at each switch: its configured MTU, within its platform's maximum."""
+    devices = model.devices
+    return {name: min(f.mtu, PLATFORMS[devices[name].platform].max_mtu) for name, f in switches.items()}
 
 
 # (lower role, upper role) -> (pool key, slots key) under ``addressing``
@@ -436,8 +447,7 @@ def _uplinks(
     for lower, upper, idx in fabric_links:
         by_lower.setdefault(lower.device, []).append((lower, upper, idx))
     pools: dict[str, ipaddress.IPv4Network | None] = {}
-    # the largest MTU a link may carry at each switch: its configured MTU, within its platform's maximum
-    mtu_cap = {name: min(f.mtu, PLATFORMS[devices[name].platform].max_mtu) for name, f in switches.items()}
+    mtu_cap = mtu_caps(model, switches)
     for lower_name, ups in sorted(by_lower.items()):
         ups.sort(key=lambda t: natural_key(t[0].port))
         lower_dev = devices[lower_name]

@@ -86,12 +86,18 @@ EDITS = {
     "duplicate management address": ("hosts.yaml", "leaf1:\n", "  hostname: 192.0.2.11\n", None),
     "undefined group": ("hosts.yaml", "leaf1:\n", "  groups: [leaves, sn5600]\n", None),
     "link to an unknown port": ("cabling.yaml", "", "  - [leaf1:swp63, spine1:Ethernet1/1]\n", None),
+    # keys whose edit reuses the topology and the costliest checks from the cache (``fabconf.compile.derived``)
+    "unknown release": ("hosts.yaml", "leaf3:\n", "    id: 3\n", "    os_version: 9.9.9\n"),
+    "ECMP wider than the platform's": ("hosts.yaml", "leaf3:\n", "    id: 3\n", "    ecmp_max_paths: 300\n"),
+    "unknown hardware model": ("hosts.yaml", "leaf3:\n", "    id: 3\n", "    model: nosuch\n"),
+    "adaptive routing the platform cannot run": ("hosts.yaml", "leaf3:\n", "    load_balancing: ecmp\n", None),
 }
 REPLACEMENTS = {
     "duplicate leaf id": "  data:\n    id: 1\n",
     "duplicate management address": "  hostname: 192.0.2.12\n",  # leaf2's
     "undefined group": "  groups: [leaves, sn5600, nosuch]\n",
     "link to an unknown port": "  - [leaf1:bogus63, spine1:Ethernet1/1]\n",
+    "adaptive routing the platform cannot run": "    load_balancing: adaptive\n",
 }
 
 
