@@ -229,19 +229,46 @@ def log_path() -> Path:
     return Path(os.environ.get("FABCONF_LOG") or audit_path().parent / "fabconf.log")
 
 
+class _LogFile(logging.Handler):
+    """The log file (``log_path()``, 0600, never through a link), opened when a library first logs a line: a
+    command whose libraries say nothing (``render``, ``validate``) opens no file and imports nothing for it. A file
+    that cannot be opened or written drops the lines, never shows them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stream: Any = None
+        self._unusable = False
+
+    def emit(self, record: logging.LogRecord) -> None:  # called under the handler's lock
+        if self._unusable:
+            return
+        try:
+            if self._stream is None:
+                from fabconf.deploy.private import open_private
+
+                self._stream = os.fdopen(open_private(log_path(), os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
+            self._stream.write(self.format(record) + "\n")
+            self._stream.flush()
+        except (OSError, ValueError, FabconfError):  # no usable log file (ValueError: a stream closed meanwhile)
+            self._unusable = True
+
+    def close(self) -> None:
+        with self.lock:  # type: ignore[union-attr]
+            if self._stream is not None:
+                with contextlib.suppress(OSError):
+                    self._stream.close()
+                self._stream = None
+        super().close()
+
+
 def quiet_libraries() -> None:
     """Third-party loggers never print on the terminal (FABCONF_DEBUG lets them through): what they say, and a
-    traceback a library's own thread dies with, goes to the log file (``log_path()``, 0600); a device's
-    failure is reported once, in its Outcome."""
-    from fabconf.deploy.private import open_private
-
+    traceback a library's own thread dies with, goes to the log file (``log_path()``, 0600, opened at the first
+    such line); a device's failure is reported once, in its Outcome."""
     debug = bool(os.environ.get("FABCONF_DEBUG"))
-    handler: logging.Handler | None = None
-    with contextlib.suppress(OSError, FabconfError):  # no usable log file: the lines are dropped, never shown
-        stream = os.fdopen(open_private(log_path(), os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
-        handler = logging.StreamHandler(stream)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"))
-        handler.set_name("fabconf-log")
+    handler: logging.Handler = _LogFile()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"))
+    handler.set_name("fabconf-log")
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         for old in [h for h in logger.handlers if h.get_name() == "fabconf-log"]:
@@ -249,8 +276,7 @@ def quiet_libraries() -> None:
             old.close()
         logger.setLevel(logging.DEBUG if debug else logging.WARNING)
         logger.propagate = debug  # never logging's last-resort handler on stderr
-        if handler is not None:
-            logger.addHandler(handler)
+        logger.addHandler(handler)
 
     def thread_died(args: threading.ExceptHookArgs) -> None:
         if debug or not _from_library(args):

@@ -42,3 +42,40 @@ def test_library_lines_and_thread_tracebacks_go_to_the_log_file(
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     for handler in logging.getLogger("paramiko").handlers:
         handler.close()
+
+
+def test_the_log_file_is_opened_at_the_first_library_line_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a command whose libraries say nothing (render, validate) opens no log file (issue 42: 17-22 ms of each render)
+    log = tmp_path / "state" / "fabconf.log"
+    monkeypatch.setenv("FABCONF_LOG", str(log))
+    monkeypatch.delenv("FABCONF_DEBUG", raising=False)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    quiet_libraries()
+    logging.getLogger("paramiko").info("below the level: not written")
+    assert not log.exists()
+    logging.getLogger("netmiko").warning("first line")
+    logging.getLogger("paramiko").error("second line")
+    lines = log.read_text().splitlines()
+    assert [line.split(" ", 5)[-1] for line in lines] == ["first line", "second line"]
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    for handler in logging.getLogger("paramiko").handlers:
+        handler.close()
+
+
+def test_an_unusable_log_file_drops_lines_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    log = tmp_path / "fabconf.log"
+    log.symlink_to(target)  # never written through a link
+    monkeypatch.setenv("FABCONF_LOG", str(log))
+    monkeypatch.delenv("FABCONF_DEBUG", raising=False)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    quiet_libraries()
+    logging.getLogger("paramiko").error("dropped")
+    logging.getLogger("paramiko").error("dropped again")
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "" and target.read_text() == ""
+    for handler in logging.getLogger("paramiko").handlers:
+        handler.close()
