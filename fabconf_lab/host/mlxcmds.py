@@ -17,6 +17,7 @@ per-port keys twice (``LINK_TYPE_P1``, ``LINK_TYPE_P2``). Single-function cards 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from fabconf_lab.host.nicstate import NicPort, card_of, spec_of
@@ -78,19 +79,35 @@ def _header(nic: NicPort, number: int) -> str:
 
 
 def _query(nic: NicPort, number: int, verbose: bool, keys: list[str]) -> str:
-    out = [_header(nic, number)]
-    names = keys or list(nic.mlx_next)
-    if verbose:
+    names = tuple(keys or nic.mlx_next)
+    nexts = tuple(map(nic.mlx_next.__getitem__, names))
+    if not verbose:
+        return _header(nic, number) + _rows(names, None, None, nexts)
+    defaults = tuple(map(nic.mlx_default.__getitem__, names))
+    return _header(nic, number) + _rows(names, defaults, tuple(map(nic.mlx_current.__getitem__, names)), nexts)
+
+
+# The table of a query printed again for the same values (issue 42: the GPU hosts of a lab print the same firmware
+# configuration at every diff and verify, 143 rows per NIC, a quarter of what a host's read cost the lab): the text
+# comes from the values alone, so it is kept by them.
+@functools.lru_cache(maxsize=1024)
+def _rows(
+    names: tuple[str, ...], defaults: tuple[int, ...] | None, currents: tuple[int, ...] | None, nexts: tuple[int, ...]
+) -> str:
+    """The Configurations table of ``mlxconfig q`` (Next Boot only) or, with the Default and Current values,
+    ``mlxconfig -e q``."""
+    out = []
+    if defaults is not None and currents is not None:
         out.append("Configurations:                                      Default         Current         Next Boot\n")
-        for key in names:
-            d, c, n = (render_value(key, t[key]) for t in (nic.mlx_default, nic.mlx_current, nic.mlx_next))
-            mark = "*" if nic.mlx_next[key] != nic.mlx_default[key] else " "
+        for key, default, current, value in zip(names, defaults, currents, nexts, strict=True):
+            d, c, n = render_value(key, default), render_value(key, current), render_value(key, value)
+            mark = "*" if value != default else " "
             out.append(f"{mark}        {key:<36}{d:<15} {c:<15} {n}\n")  # [U] a long value keeps one space
         out.append("The '*' shows parameters with next value different from default/current value.\n")
     else:
         out.append("Configurations:                                          Next Boot\n")
-        for key in names:
-            out.append(f"        {key:<44}{render_value(key, nic.mlx_next[key])}\n")
+        for key, value in zip(names, nexts, strict=True):
+            out.append(f"        {key:<44}{render_value(key, value)}\n")
     return "".join(out)
 
 

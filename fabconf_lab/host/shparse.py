@@ -43,6 +43,9 @@ _SPECIAL = frozenset(" \t\n'\"\\$<>&|;")  # what ends a run of plain word charac
 _PLAIN = re.compile(r"[^ \t\n'\"\\$<>&|;]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REDIRECTS = ("&>>", "&>", ">>", ">&", ">", "<<-", "<<", "<")
+# the operators that may start at a character, longest first (the redirections, then ``&&``, ``||`` and the
+# one-character operators): looked up by that character instead of trying every operator
+_OPS_AT = {ch: tuple(op for op in (*_REDIRECTS, "&&", "||", ";", "|", "&", "\n") if op[0] == ch) for ch in "&><|;\n"}
 
 
 def lex(text: str, *, at_eof_ok: bool) -> list[Word | Op]:
@@ -192,9 +195,7 @@ def lex(text: str, *, at_eof_ok: bool) -> list[Word | Op]:
             lit(run.group())
             i = run.end()
             continue
-        matched = next((op for op in (*_REDIRECTS[:-1], "&&", "||", "<") if text.startswith(op, i)), None)
-        if matched is None and ch in ";|&\n":
-            matched = ch
+        matched = next((op for op in _OPS_AT.get(ch, ()) if text.startswith(op, i)), None)
         if matched is not None:
             end_word()
             if matched == ">&":
@@ -296,6 +297,14 @@ class _Parser:
         tok = self.peek()
         return isinstance(tok, Word) and not tok.quoted and tok.literal() in words
 
+    def reserved(self) -> str:
+        """The next token when it is an unquoted word that may be a reserved one (else "")."""
+        tok = self.peek()
+        if not isinstance(tok, Word) or tok.quoted:
+            return ""
+        segments = tok.segments
+        return segments[0][1] if len(segments) == 1 and segments[0][0] == "lit" else tok.literal()
+
     def expect_word(self, word: str) -> None:
         self.skip_separators()
         if not self.at_word(word):
@@ -325,14 +334,13 @@ class _Parser:
             nodes.append(self.parse_statement())
 
     def parse_statement(self) -> Node:
-        if self.at_word("for"):
+        first = self.reserved()
+        if first == "for":
             return self.parse_for()
-        if self.at_word("if"):
+        if first == "if":
             return self.parse_if()
-        if self.at_word("while", "until", "case", "function", "select"):
-            word = self.peek()
-            assert isinstance(word, Word)
-            raise SyntaxError(f"{word.literal()}: not supported by the lab shell")
+        if first in ("while", "until", "case", "function", "select"):
+            raise SyntaxError(f"{first}: not supported by the lab shell")
         return self.parse_and_or()
 
     def parse_for(self) -> ForNode:

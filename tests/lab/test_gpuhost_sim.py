@@ -157,6 +157,25 @@ def test_sysfs_ecn_read_write(sim: GpuHostSim) -> None:
     assert nic.ecn_np[3] == nic.ecn_rp[3] == 1 and nic.traffic_class == nic.roce_tos == 106
 
 
+def test_mlxconfig_query_printed_again_follows_every_change(sim: GpuHostSim) -> None:
+    """The query's table is kept by the values it prints (issue 42): a query after a set, a reset or a reboot
+    prints the new values, and the same values print the same text."""
+    query = "mlxconfig -d 0000:17:00.0 -e q"
+    before = sim.run(query).stdout
+    assert sim.run(query).stdout == before
+    assert "         CNP_DSCP_P1                         48              48              48" in before
+    assert sim.run("mlxconfig -d 0000:17:00.0 -y set CNP_DSCP_P1=24").status == 0
+    changed = sim.run(query).stdout
+    assert "*        CNP_DSCP_P1                         48              48              24" in changed
+    assert changed.replace("*        CNP_DSCP_P1                         48              48              24", "") == (
+        before.replace("         CNP_DSCP_P1                         48              48              48", "")
+    )
+    sim.reboot()
+    assert "*        CNP_DSCP_P1                         48              24              24" in sim.run(query).stdout
+    assert sim.run("mlxconfig -d 0000:17:00.0 -y reset").status == 0
+    assert "         CNP_DSCP_P1                         48              24              48" in sim.run(query).stdout
+
+
 def test_mlxconfig_pending_until_reboot(sim: GpuHostSim) -> None:
     with connect(sim) as client:
         out, err, rc = run(client, "sudo mlxconfig -d 0000:17:00.0 -y set CNP_DSCP_P1=24 LINK_TYPE_P1=ETH")

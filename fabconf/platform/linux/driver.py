@@ -180,10 +180,24 @@ class LinuxDriver(DriverBase):
         missing = [n for n in netdevs if n not in self._pci]
         if missing:
             commands = [sh("ethtool", "-i", n) for n in missing]
-            for netdev, command, result in zip(missing, commands, self._shell.batch(commands), strict=True):
-                if result.status == 0:
-                    self._pci[netdev] = self._shell.parse(command, result, parse_bus_info)
+            self._learn_pci(missing, commands, self._shell.batch(commands))
         return {n: self._pci[n] for n in netdevs if n in self._pci}
+
+    def _learn_pci(self, netdevs: list[str], commands: list[str], results: list[Output]) -> None:
+        for netdev, command, result in zip(netdevs, commands, results, strict=True):
+            if result.status == 0:
+                self._pci[netdev] = self._shell.parse(command, result, parse_bus_info)
+
+    def _hostname(self, target: HostTarget) -> str:
+        """The host's name, read in one batched exec with the PCI addresses of the candidate's NIC ports that are
+        not known yet (``_pci_of``): the compare that follows needs them, and each exec channel costs CPU on both
+        ends (issue 42)."""
+        missing = [nic.netdev for nic in target.nics if nic.netdev not in self._pci]
+        commands = ["hostname"] + [sh("ethtool", "-i", n) for n in missing]
+        results = self._shell.batch(commands)
+        actual = self._shell.parse(commands[0], results[0], _one_word)
+        self._learn_pci(missing, commands[1:], results[1:])
+        return actual
 
     def _nic_reads(self, netdev: str, rdma: str, pci: str) -> list[str]:
         base = f"/sys/class/net/{netdev}/ecn"
@@ -269,7 +283,7 @@ class LinuxDriver(DriverBase):
             raise error(f"{self._label}: candidate rejected: {exc}") from None
         target.activate_firmware = self.allow_fw_reset
         if self.check_hostname and self._shell.alive:
-            actual = self._shell.read("hostname", _one_word)
+            actual = self._hostname(target)
             if actual.split(".")[0] != target.hostname.split(".")[0]:
                 raise error(f"{self._label}: candidate is for {target.hostname!r} but the host is {actual!r}")
         self._candidate, self._candidate_text, self._candidate_data = target, config, data

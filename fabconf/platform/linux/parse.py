@@ -9,6 +9,7 @@ yielding a guessed value -- a garbled console must never read as "all good".
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -212,7 +213,7 @@ def parse_traffic_class(text: str) -> int | None:
 # -- mlxconfig ---------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class MlxValue:
     default: str | None
     current: str | None  # None when the query did not show the Current column
@@ -243,12 +244,21 @@ def parse_mlxconfig_query(text: str) -> dict[str, MlxValue]:
     header = next((i for i, line in enumerate(lines) if line.startswith("Configurations:")), None)
     if header is None or not any(line.startswith("Device #") for line in lines[:header]):
         raise ParseError("no 'Device #N:' block with a 'Configurations:' table")
-    columns = lines[header].split(":", 1)[1].split()
+    return dict(_mlxconfig_table(tuple(lines[header:]), header + 1))
+
+
+# The same table is read again and again (every NIC of a fleet's hosts at every diff and verify: 143 rows each, a
+# tenth of a host's read in fabconf, issue 42): kept by its text, its rows parsed once. A table that does not parse
+# raises each time; the values are frozen and each caller gets a dict of its own.
+@functools.lru_cache(maxsize=256)
+def _mlxconfig_table(lines: tuple[str, ...], first: int) -> dict[str, MlxValue]:
+    """The rows of a ``Configurations:`` table: ``lines`` from that line, line ``first`` of the output, on."""
+    columns = lines[0].split(":", 1)[1].split()
     verbose = "Current" in columns and "Default" in columns
     if not verbose and columns != ["Next", "Boot"]:
-        raise ParseError(f"unexpected Configurations header {lines[header]!r}")
+        raise ParseError(f"unexpected Configurations header {lines[0]!r}")
     out: dict[str, MlxValue] = {}
-    for number, raw in enumerate(lines[header + 1 :], start=header + 2):
+    for number, raw in enumerate(lines[1:], start=first + 1):
         line = raw.strip()
         if not line:
             if out:

@@ -11,6 +11,7 @@ rule 12).
 from __future__ import annotations
 
 import base64
+import re
 import shlex
 from dataclasses import dataclass, replace
 from typing import Any
@@ -124,7 +125,17 @@ def _prios(flags: list[int]) -> str:
 def sh(*argv: object) -> str:
     """One shell command line from its arguments, each quoted (``shlex.quote``): no value can add a word,
     a command, a redirection or a line. Safe words stay as they are (``mlnx_qos -i ens1f0np0``)."""
-    return " ".join(shlex.quote(str(arg)) for arg in argv)
+    words = [str(arg) for arg in argv]
+    line = " ".join(words)
+    # issue 42: a host's boot script and plan quote some 3,000 words, nearly all safe: one match tells that all of
+    # them are (none empty, none with a space or any character shlex.quote would quote) and the line is as they are
+    if line.count(" ") == len(words) - 1 and _SAFE_WORDS.fullmatch(line):
+        return line
+    return " ".join([shlex.quote(word) for word in words])
+
+
+# words shlex.quote leaves as they are (its _find_unsafe: [^\w@%+=:,./-], ASCII), one space between each two
+_SAFE_WORDS = re.compile(r"[\w@%+=:,./-]+(?: [\w@%+=:,./-]+)*", re.ASCII)
 
 
 def _write(sudo: str, path: str, value: object) -> str:

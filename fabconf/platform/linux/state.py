@@ -369,8 +369,7 @@ def running_data(observed: HostObserved) -> tuple[list[str], dict[str, Any]]:
             "cnp_802p_prio": each(lambda n: n.cnp_802p_prio),
         }
         doc["roce_tos"] = _uniform({n.rdma: _tos(n) for n in present})
-        keys = sorted({key for n in present for key in n.mlx})
-        doc["mlxconfig"] = {key: _uniform({n.rdma: _mlx_next(n, key) for n in present}) for key in keys}
+        doc["mlxconfig"] = _mlx_section(present)
     doc["nccl_conf"] = observed.nccl
     doc.update(routing.document_sections(observed.routing))
     head = [f"# {observed.hostname} -- current RoCE NIC state, read by fabconf's linux driver"]
@@ -383,6 +382,16 @@ def running_data(observed: HostObserved) -> tuple[list[str], dict[str, Any]]:
     boot = "enabled" if observed.enabled else "present, disabled" if observed.unit else "absent"
     head.append(f"# boot unit {UNIT_NAME}: {boot}")
     return head, doc
+
+
+def _mlx_section(present: list[NicObserved]) -> dict[str, Any]:
+    """Every key any NIC has, sorted, with its Next Boot value: one value when every NIC has it the same, else
+    ``{rdma: value}`` (None where a NIC lacks the key)."""
+    nexts = [{key: value.next_boot for key, value in n.mlx.items()} for n in present]
+    if all(other == nexts[0] for other in nexts[1:]):  # the usual host: one firmware configuration on every NIC
+        return {key: nexts[0][key] for key in sorted(nexts[0])}  # (issue 42: 143 keys x 8 NICs one by one)
+    keys = sorted({key for n in present for key in n.mlx})
+    return {key: _uniform({n.rdma: _mlx_next(n, key) for n in present}) for key in keys}
 
 
 def _mlx_next(nic: NicObserved, key: str) -> str | None:

@@ -193,6 +193,25 @@ def test_config_diff_compares_the_documents_without_printing_and_parsing_them_ag
     assert loads == []
 
 
+def test_a_diff_reads_the_host_in_two_exec_channels_with_two_framing_commands_per_read(
+    host: GpuHostSim, driver: LinuxDriver, doc: str
+) -> None:
+    """Each exec channel and each command of a batched script cost CPU on the host and in fabconf (issue 42): a
+    diff reads the host in two execs (the hostname with the NICs' PCI addresses, then the whole state), and a
+    batched read frames each command with one ``printf`` (before: a third exec for the hostname alone, and
+    ``echo; rc=$?; echo; echo`` around each command). What comes back is read as before."""
+    driver.load_merge_candidate(config=doc)
+    assert driver.compare_config() == BROWNFIELD_DIFF
+    assert driver.config_diff().startswith("--- ")
+    execs = [cmd for kind, cmd in host.ssh.commands if kind == "exec"]
+    assert len(execs) == 2, execs
+    names = execs[0]
+    assert names.startswith("echo @@") and " hostname 2>&1; printf " in names and "ethtool -i ens1f0np0" in names
+    state = execs[1]
+    reads = state.count(" 2>&1; ")
+    assert reads > 20 and state.count("printf '") == reads and "rc=$?" not in state and "; echo;" not in state
+
+
 def test_commit_fixes_everything_and_a_second_compare_is_empty(host: GpuHostSim, driver: LinuxDriver, doc: str) -> None:
     transport = driver._shell.transport
     driver.load_merge_candidate(config=doc)
