@@ -93,6 +93,8 @@ def unfinished(path: Path | None = None) -> list[dict[str, Any]]:
         return []
     open_: dict[tuple[str, str], dict[str, Any]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
+        if not open_ and COMMITTING not in line and "\\u" not in line:
+            continue  # nothing open, and not a commit's start (json.dumps writes it as is): it can close nothing
         try:
             entry = json.loads(line)
         except ValueError:
