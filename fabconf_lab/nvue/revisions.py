@@ -139,6 +139,12 @@ class ConfigStore:
                 return {}
             return copy_tree(self._rev(ref).tree)
 
+    def applied_now(self) -> Tree:
+        """The applied tree itself, not a copy, for reading only: an apply or a rollback puts another tree in its
+        place and never changes it (every GET of the operational state copied the whole tree first)."""
+        with self._lock:
+            return self.applied
+
     def get(self, rev_id: str) -> Revision:
         with self._lock:
             return self._rev(rev_id)
