@@ -25,7 +25,7 @@ import ipaddress
 import time
 
 from fabconf_lab.nvue.tree import Tree, as_int, copy_tree
-from fabconf_lab.world import BgpSession, DeviceView, NeighborView, PortView, World
+from fabconf_lab.world import BgpSession, DeviceView, NeighborView, PortView, RouteView, World
 
 DEFAULT_MTU = {"swp": 9216, "eth": 1500, "lo": 65536}
 
@@ -293,6 +293,34 @@ def operational_tree(
     return out
 
 
+# device -> (the World's routes, the RIB's route table made of them): while the routes stand (the World answers the
+# same dict), a GET of the VRFs serves the same table, read only like everything in an answer
+_RIB_TABLES: dict[str, tuple[dict[str, RouteView], Tree]] = {}
+
+
+def _rib_table(name: str, routes: dict[str, RouteView]) -> Tree:
+    made = _RIB_TABLES.get(name)
+    if made is not None and made[0] is routes:
+        return made[1]
+    table = _route_table(routes)
+    _RIB_TABLES[name] = (routes, table)
+    return table
+
+
+def _route_table(routes: dict[str, RouteView]) -> Tree:
+    """``vrf default router rib ipv4 route``: each learnt route's selected entry and its next hops."""
+    table: Tree = {}
+    for prefix, route in routes.items():
+        if route.next_hops:  # [U] leaf names: see fabconf.platform.cumulus.getters.route_paths
+            hops = {
+                str(i + 1): {"ip": h.address, "interface": h.interface, "flags": {"active": {}, "installed": {}}}
+                for i, h in enumerate(route.next_hops)
+            }
+            flags = {"selected": {}, "installed": {}, "fib-selected": {}}
+            table[prefix] = {"route-entry": {"1": {"protocol": "bgp", "distance": 20, "flags": flags, "nexthop": hops}}}
+    return table
+
+
 def _rib_asked(path: list[str]) -> str | bool:
     """What of the RIB a GET of ``path`` (under ``vrf``) needs: a prefix (only its route), False (none: a path
     beside the RIB) or True (all of it)."""
@@ -325,18 +353,11 @@ def _bgp_oper(out: Tree, sessions: list[BgpSession], world: World | None, name: 
             return
         routes = world.routes(name) if world is not None else {}
         if isinstance(rib, str):
-            routes = {rib: routes[rib]} if rib in routes else {}
-        table = out["vrf"]["default"]["router"].setdefault("rib", {}).setdefault("ipv4", {}).setdefault("route", {})
-        for prefix, route in routes.items():
-            if route.next_hops:  # [U] leaf names: see fabconf.platform.cumulus.getters.route_paths
-                hops = {
-                    str(i + 1): {"ip": h.address, "interface": h.interface, "flags": {"active": {}, "installed": {}}}
-                    for i, h in enumerate(route.next_hops)
-                }
-                flags = {"selected": {}, "installed": {}, "fib-selected": {}}
-                table[prefix] = {
-                    "route-entry": {"1": {"protocol": "bgp", "distance": 20, "flags": flags, "nexthop": hops}}
-                }
+            table = _route_table({rib: routes[rib]} if rib in routes else {})
+        else:
+            table = _rib_table(name, routes)
+        node = out["vrf"]["default"]["router"].setdefault("rib", {}).setdefault("ipv4", {})
+        node["route"] = {**node["route"], **table} if node.get("route") else table
     elif (((out.get("vrf", {}) or {}).get("default", {}) or {}).get("router", {}) or {}).get("bgp"):
         for node in (out["vrf"]["default"]["router"]["bgp"].get("neighbor", {}) or {}).values():
             if isinstance(node, dict):

@@ -561,6 +561,7 @@ def test_lldp_and_bgp_follow_the_world(make_sim, ca) -> None:
     s.call("PATCH", f"/interface/swp1/link?rev={rev}", {"state": {"down": {}}})
     s.apply(rev)
     assert c.call("GET", "/vrf/default/router/bgp/neighbor")[1]["swp1"]["session-state"] == "active"
+    assert "10.0.0.100/32" not in c.call("GET", "/vrf")[1]["default"]["router"]["rib"]["ipv4"]["route"]  # not kept
     assert "lldp" not in c.call("GET", "/interface/swp1")[1]
     assert c.call("GET", "/interface/swp77")[0] == 404
 
