@@ -165,7 +165,7 @@ def test_a_connection_is_handed_on_at_once_while_other_threads_compute() -> None
         stop.set()
         for thread in busy:
             thread.join()
-        for ours, theirs in pairs:
+        for _ours, theirs in pairs:  # ours: the services' now
             theirs.close()
     try:
         assert handed_on < 1.0, f"20 connections took {handed_on:.2f} s to hand on"
