@@ -236,9 +236,10 @@ def operational_tree(
     out. A spine's RIB holds a route per leaf prefix of its plane, and building it for every ``GET /system`` was
     the likely cause of a 1,024-device lab's spines missing 60 s read timeouts. ``path``: the whole path asked for,
     when it is more than ``top``: under ``vrf/default/router/bgp`` no RIB is worked out, and under
-    ``vrf/default/router/rib/ipv4/route/PREFIX`` only that prefix's route (verify's ECMP check asks one route at a
-    time, and each GET built every route with every next hop: a quarter of a switch worker's CPU in a verify). The
-    subtree returned is the same as in the whole tree."""
+    ``vrf/default/router/rib/ipv4/route/PREFIX`` only that prefix's route goes into the answer, from the RIB table
+    made once while the World's routes stand (verify's ECMP check asks one route at a time, again until they
+    converge, and each GET built every route with every next hop: half of a switch worker's interpreter time in a
+    verify). The subtree returned is the same as in the whole tree."""
     asked = applied if top is None else {k: v for k, v in applied.items() if k == top}
     out = copy_tree(asked)
     system, platform = system_oper(name, applied, booted, now, *identity)
@@ -351,11 +352,9 @@ def _bgp_oper(out: Tree, sessions: list[BgpSession], world: World | None, name: 
             node.setdefault("address-family", {}).setdefault("ipv4-unicast", {})["rx-prefix"] = s.prefixes_received
         if rib is False:
             return
-        routes = world.routes(name) if world is not None else {}
-        if isinstance(rib, str):
-            table = _route_table({rib: routes[rib]} if rib in routes else {})
-        else:
-            table = _rib_table(name, routes)
+        table = _rib_table(name, world.routes(name) if world is not None else {})
+        if isinstance(rib, str):  # verify's ECMP check asks each remote leaf's route, again until they converge
+            table = {rib: table[rib]} if rib in table else {}
         node = out["vrf"]["default"]["router"].setdefault("rib", {}).setdefault("ipv4", {})
         node["route"] = {**node["route"], **table} if node.get("route") else table
     elif (((out.get("vrf", {}) or {}).get("default", {}) or {}).get("router", {}) or {}).get("bgp"):

@@ -525,6 +525,7 @@ def test_lldp_and_bgp_follow_the_world(make_sim, ca) -> None:
     assert neighbors["swp1"]["session-state"] == "established"
     assert neighbors["swp1"]["peer-hostname"] == "spine1"
     assert world.ecmp_paths("leaf1") == {"10.0.0.100/32": 1}
+    assert world.routes("leaf1") is world.routes("leaf1")  # made once while the best paths stand
     # a GET of one top-level key works out only that key, and it is the same subtree as in the whole tree
     whole = leaf.operational()
     assert set(whole) >= {"system", "platform", "interface", "vrf", "qos", "router"}
