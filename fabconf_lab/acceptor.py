@@ -12,16 +12,25 @@ connection already accepted is its service's (``remove`` does not touch it). A c
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
 import selectors
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
 
 OnAccept = Callable[[socket.socket, tuple[str, int]], None]
+
+# The GIL switch interval of a lab process (Python's default: 5 ms). A thread back from a socket call waits for the
+# GIL behind every thread that is computing, each keeping it up to the interval: a request, which takes it again
+# after each of its reads and writes, waited that many times. 1 ms: with 30 computing threads in a process, 40
+# clients opening a TLS connection per request were served 4x faster, the slowest in 2.8 s instead of 10.7 s
+# (bench/README.md, "The switch worker's stall").
+SWITCH_INTERVAL = 0.001
 
 # connections accepted from one listening socket per wake-up before the others get a turn (a burst on one device
 # does not starve the rest)
@@ -79,6 +88,22 @@ class Acceptor:
                     except Exception:  # a service that cannot take it: the client sees the connection close
                         with contextlib.suppress(OSError):
                             conn.close()
+
+
+def favour_connections() -> None:
+    """Set this lab process's GIL switch interval (``SWITCH_INTERVAL``); a lab process calls it before it serves."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
+
+
+def serve_apart(target: Callable[..., object], *args: object) -> None:
+    """Run ``target(*args)`` on a new thread and return at once: what an ``OnAccept`` callback does with its
+    connection. ``threading.Thread.start`` waits until the new thread has run, which takes the GIL: in a worker
+    whose handler threads keep the GIL busy that wait was 0.1-0.3 s a connection (3 s at worst), measured with
+    10-50 busy threads, and the one acceptor of every device's listening socket waited it for each connection it
+    handed on, so that every device's TLS handshake queued behind it (a full-size verify's spine304 missed three
+    20 s timeouts so). A thread of ``_thread`` is started without that wait; an exception it raises is printed
+    (``sys.unraisablehook``) as a ``threading`` thread's would be."""
+    _thread.start_new_thread(target, args)
 
 
 _ACCEPTOR: tuple[int, Acceptor] | None = None

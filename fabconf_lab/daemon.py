@@ -255,9 +255,11 @@ def raise_open_files(devices: int) -> None:
 
 def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     from fabconf import InputError, compile_inventory
+    from fabconf_lab.acceptor import favour_connections
     from fabconf_lab.orchestrator import Lab
 
     _quiet_libraries()
+    favour_connections()  # a lab in one process serves in this one
     try:
         loopback_network(network)
         state_dir(state)
@@ -273,9 +275,9 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
         return 1
     from fabconf_lab.shards import ShardedLab, default_workers, shares
 
-    workers = workers or default_workers(len(compiled.model.devices))
     names = sorted(compiled.model.devices)
     hosts = {n for n, d in compiled.model.devices.items() if d.is_host}
+    workers = workers or default_workers(len(names), len(names) - len(hosts))
     try:  # the most devices one process runs
         raise_open_files(max(len(share) for share in shares(names, hosts, workers)) if workers > 1 else len(names))
     except ValueError as exc:

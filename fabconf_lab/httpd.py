@@ -14,13 +14,12 @@ import json
 import socket
 import ssl
 import sys
-import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from fabconf_lab.acceptor import acceptor
+from fabconf_lab.acceptor import acceptor, serve_apart
 from fabconf_lab.faults import DropConnection, Faults, garble_bytes
 
 
@@ -189,7 +188,7 @@ class HttpsService:
         self._server.server_close()
 
     def _accepted(self, conn: socket.socket, peer: tuple[str, int]) -> None:
-        threading.Thread(target=self._serve, args=(conn, peer), name=f"https-{self.device.name}", daemon=True).start()
+        serve_apart(self._serve, conn, peer)  # never waits for the thread to run: see serve_apart
 
     def _serve(self, conn: socket.socket, peer: tuple[str, int]) -> None:
         """One connection: the TLS handshake (here, not on the acceptor's thread: a client that never finishes it

@@ -40,19 +40,33 @@ PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of th
 SWEEP_EVERY = 2.0  # seconds between looks at the views of the devices recently asked (timers change views later)
 SWEEP_WINDOW = 900.0  # seconds after its last request a device's view is still looked at (commit timers, reboots)
 DEVICES_PER_WORKER = 128  # the default sizing: a worker per this many devices, at most one per core
+# the most switches one worker runs (by default; and in a share of ``--workers N`` of three or more): the switches'
+# requests, each a TLS connection (pyeapi and napalm's NX-API client open one per request), queue for one GIL in
+# one process, and 1,536 switches in one worker left a full-size verify's spine304 unanswered for 60 s
+SWITCHES_PER_WORKER = 384
 START_TIMEOUT = 300.0
 START_PER_DEVICE = 0.05  # seconds more per device of the lab (each worker compiles the whole inventory)
 CALLS = ("status", "fault", "reset", "apply_from")  # what the coordinator may ask a worker's Lab
 
 
-def default_workers(devices: int) -> int:
-    """A worker per ``DEVICES_PER_WORKER`` devices, at most one per core (1: the lab runs in one process)."""
-    return max(1, min(os.cpu_count() or 1, math.ceil(devices / DEVICES_PER_WORKER)))
+def default_workers(devices: int, switches: int = 0) -> int:
+    """A worker per ``DEVICES_PER_WORKER`` devices, at most one per core (1: the lab runs in one process); once the
+    lab is spread, its ``switches`` a worker per ``SWITCHES_PER_WORKER`` of them, past the cores if need be."""
+    spread = max(1, min(os.cpu_count() or 1, math.ceil(devices / DEVICES_PER_WORKER)))
+    if spread < 2:
+        return spread
+    return max(spread, switch_workers(switches) + (1 if devices > switches else 0))
+
+
+def switch_workers(switches: int) -> int:
+    """The fewest workers that run ``switches`` switches, ``SWITCHES_PER_WORKER`` at most in each."""
+    return math.ceil(switches / SWITCHES_PER_WORKER)
 
 
 def shares(names: list[str], hosts: set[str], workers: int) -> list[list[str]]:
     """Which devices each worker runs. With two workers or more, switches and GPU hosts run in different workers
-    (switches in their share of them by count, at least one): a host's SSH server costs far more CPU per request
+    (switches in their share of them by count, at least one, and at least one per ``SWITCHES_PER_WORKER`` while a
+    worker is left for the hosts): a host's SSH server costs far more CPU per request
     than a switch's HTTPS API, and in one process ~100 busy SSH sessions held the GIL long enough that a switch's
     plain GET waited 60 s (1,024 lab devices, verify). Within a kind, devices are interleaved, so each worker gets
     its share of every tier and platform."""
@@ -61,7 +75,8 @@ def shares(names: list[str], hosts: set[str], workers: int) -> list[list[str]]:
     gpu_hosts = [n for n in names if n in hosts]
     if count < 2 or not switches or not gpu_hosts:
         return [names[i::count] for i in range(count)]
-    for_switches = max(1, min(count - 1, round(count * len(switches) / len(names))))
+    by_count = round(count * len(switches) / len(names))
+    for_switches = max(1, min(count - 1, max(by_count, switch_workers(len(switches)))))
     for_hosts = count - for_switches
     return [switches[i::for_switches] for i in range(for_switches)] + [
         gpu_hosts[i::for_hosts] for i in range(for_hosts)
@@ -296,9 +311,11 @@ def _worker_main(
     password: str,
 ) -> None:
     from fabconf import compile_inventory
+    from fabconf_lab.acceptor import favour_connections
     from fabconf_lab.daemon import _quiet_libraries
 
     _quiet_libraries()
+    favour_connections()
     try:
         compiled = compile_inventory(Path(inventory))
         lab = Lab(

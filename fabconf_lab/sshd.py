@@ -72,7 +72,7 @@ from pathlib import Path
 import paramiko
 
 from fabconf.private import private_dir, write_private
-from fabconf_lab.acceptor import acceptor
+from fabconf_lab.acceptor import acceptor, serve_apart
 from fabconf_lab.faults import DropConnection, Faults, StepFault
 
 __all__ = [
@@ -444,7 +444,7 @@ class SshService:
         if self._stopping.is_set():
             conn.close()
             return
-        self._spawn(self._serve_connection, conn, f"{peer[0]}:{peer[1]}")
+        serve_apart(self._serve_connection, conn, f"{peer[0]}:{peer[1]}")  # the acceptor's callback: never waits
 
     def _spawn(self, target: Callable[..., None], *args: object) -> None:
         threading.Thread(target=target, args=args, name=f"sshd-{self.name}-worker", daemon=True).start()

@@ -128,6 +128,8 @@ class _Routes:
 
     by_group: dict[str, dict[tuple[str, ...], tuple[tuple[int, ...], list[NextHop]]]]
     prefixes: dict[tuple[str, ...], list[str]]  # group -> its prefixes
+    # (device, maximum-paths) -> its routes, as ``World.routes`` answers them, made once for these best paths
+    answered: dict[tuple[str, int], dict[str, RouteView]] = field(default_factory=dict, compare=False)
 
     def table(self, device: str) -> dict[str, tuple[tuple[int, ...], list[NextHop]]]:
         """prefix -> (best AS path, next hops) of one device."""
@@ -298,17 +300,21 @@ class World:
         return out
 
     def routes(self, device: str) -> dict[str, RouteView]:
-        """The device's BGP routes (prefixes it originates have no next hops), by prefix."""
+        """The device's BGP routes (prefixes it originates have no next hops), by prefix. Read only: while the
+        best paths stand, every question gets the same dict (a verify asks a switch's routes several times)."""
         snap = self._derived(self._snap(device), device)
         view = snap.views.get(device)
         if view is None or snap.rib is None:
             return {}
-        table = snap.rib.table(device)
         cap = max(1, view.maximum_paths)
+        out = snap.rib.answered.get((device, cap))
+        if out is not None:
+            return out
         out = {}
-        for prefix, (path, hops) in sorted(table.items()):
+        for prefix, (path, hops) in sorted(snap.rib.table(device).items()):
             chosen = sorted(hops, key=lambda h: (h.interface, h.address or ""))[:cap]
             out[prefix] = RouteView(prefix, path, tuple(chosen))
+        snap.rib.answered[(device, cap)] = out
         return out
 
     def ecmp_paths(self, device: str) -> dict[str, int]:

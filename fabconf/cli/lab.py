@@ -259,7 +259,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="simulator processes (default: one per 128 devices, at most one per core; 1: one process)",
+        help="simulator processes (default: one per 128 devices, at most one per core, and the switches one per 384; "
+        "1: one process)",
     )
     sync = common(
         labsub.add_parser(

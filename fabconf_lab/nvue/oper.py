@@ -20,13 +20,12 @@ Operational leaves [U] (shapes chosen to look like ``nv show`` output, not check
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import ipaddress
 import time
 
-from fabconf_lab.nvue.tree import Tree, as_int
-from fabconf_lab.world import BgpSession, DeviceView, NeighborView, PortView, World
+from fabconf_lab.nvue.tree import Tree, as_int, copy_tree
+from fabconf_lab.world import BgpSession, DeviceView, NeighborView, PortView, RouteView, World
 
 DEFAULT_MTU = {"swp": 9216, "eth": 1500, "lo": 65536}
 
@@ -223,6 +222,7 @@ def operational_tree(
     top: str | None = None,
     errors: dict[str, float] | None = None,
     pauses: int = 0,
+    path: list[str] | None = None,
 ) -> Tree:
     """The applied tree with operational leaves added (what a GET without ``rev`` returns); ``identity`` is the
     (release, model) the switch reports; ``negotiated``: port -> Gb/s its link came up at (a cable/optic fault),
@@ -234,10 +234,14 @@ def operational_tree(
 
     ``top``: only that top-level key is asked for (``GET /nvue_v1/system``): the rest is neither copied nor worked
     out. A spine's RIB holds a route per leaf prefix of its plane, and building it for every ``GET /system`` was
-    the likely cause of a 1,024-device lab's spines missing 60 s read timeouts. The subtree returned is the same as
-    in the whole tree."""
+    the likely cause of a 1,024-device lab's spines missing 60 s read timeouts. ``path``: the whole path asked for,
+    when it is more than ``top``: under ``vrf/default/router/bgp`` no RIB is worked out, and under
+    ``vrf/default/router/rib/ipv4/route/PREFIX`` only that prefix's route goes into the answer, from the RIB table
+    made once while the World's routes stand (verify's ECMP check asks one route at a time, again until they
+    converge, and each GET built every route with every next hop: half of a switch worker's interpreter time in a
+    verify). The subtree returned is the same as in the whole tree."""
     asked = applied if top is None else {k: v for k, v in applied.items() if k == top}
-    out = copy.deepcopy(asked)
+    out = copy_tree(asked)
     system, platform = system_oper(name, applied, booted, now, *identity)
     if top in (None, "system"):
         out.setdefault("system", {}).update(system)
@@ -256,7 +260,7 @@ def operational_tree(
         if top in (None, "vrf"):
             sessions = world.bgp_sessions(name)
     if top == "vrf":
-        _bgp_oper(out, sessions, world, name)
+        _bgp_oper(out, sessions, world, name, _rib_asked(path or []))
         return out
     ifaces = out.setdefault("interface", {})
     for ifname, iface in _interfaces(applied, ports).items():
@@ -290,8 +294,46 @@ def operational_tree(
     return out
 
 
-def _bgp_oper(out: Tree, sessions: list[BgpSession], world: World | None, name: str) -> None:
-    """BGP neighbours' session state and the RIB, into ``out["vrf"]``."""
+# device -> (the World's routes, the RIB's route table made of them): while the routes stand (the World answers the
+# same dict), a GET of the VRFs serves the same table, read only like everything in an answer
+_RIB_TABLES: dict[str, tuple[dict[str, RouteView], Tree]] = {}
+
+
+def _rib_table(name: str, routes: dict[str, RouteView]) -> Tree:
+    made = _RIB_TABLES.get(name)
+    if made is not None and made[0] is routes:
+        return made[1]
+    table = _route_table(routes)
+    _RIB_TABLES[name] = (routes, table)
+    return table
+
+
+def _route_table(routes: dict[str, RouteView]) -> Tree:
+    """``vrf default router rib ipv4 route``: each learnt route's selected entry and its next hops."""
+    table: Tree = {}
+    for prefix, route in routes.items():
+        if route.next_hops:  # [U] leaf names: see fabconf.platform.cumulus.getters.route_paths
+            hops = {
+                str(i + 1): {"ip": h.address, "interface": h.interface, "flags": {"active": {}, "installed": {}}}
+                for i, h in enumerate(route.next_hops)
+            }
+            flags = {"selected": {}, "installed": {}, "fib-selected": {}}
+            table[prefix] = {"route-entry": {"1": {"protocol": "bgp", "distance": 20, "flags": flags, "nexthop": hops}}}
+    return table
+
+
+def _rib_asked(path: list[str]) -> str | bool:
+    """What of the RIB a GET of ``path`` (under ``vrf``) needs: a prefix (only its route), False (none: a path
+    beside the RIB) or True (all of it)."""
+    below = path[2:] if path[1:2] == ["default"] else []
+    if len(below) >= 5 and below[:4] == ["router", "rib", "ipv4", "route"]:
+        return below[4]
+    return not (len(below) >= 2 and below[0] == "router" and below[1] != "rib")
+
+
+def _bgp_oper(out: Tree, sessions: list[BgpSession], world: World | None, name: str, rib: str | bool = True) -> None:
+    """BGP neighbours' session state and the RIB, into ``out["vrf"]``; ``rib``: the whole RIB (True), none (False)
+    or one prefix's route."""
     if sessions:
         neighbors = (
             out.setdefault("vrf", {})
@@ -308,18 +350,13 @@ def _bgp_oper(out: Tree, sessions: list[BgpSession], world: World | None, name: 
             if s.remote_as is not None:
                 node["remote-as-operational"] = s.remote_as
             node.setdefault("address-family", {}).setdefault("ipv4-unicast", {})["rx-prefix"] = s.prefixes_received
-        routes = world.routes(name) if world is not None else {}
-        rib = out["vrf"]["default"]["router"].setdefault("rib", {}).setdefault("ipv4", {}).setdefault("route", {})
-        for prefix, route in routes.items():
-            if route.next_hops:  # [U] leaf names: see fabconf.platform.cumulus.getters.route_paths
-                hops = {
-                    str(i + 1): {"ip": h.address, "interface": h.interface, "flags": {"active": {}, "installed": {}}}
-                    for i, h in enumerate(route.next_hops)
-                }
-                flags = {"selected": {}, "installed": {}, "fib-selected": {}}
-                rib[prefix] = {
-                    "route-entry": {"1": {"protocol": "bgp", "distance": 20, "flags": flags, "nexthop": hops}}
-                }
+        if rib is False:
+            return
+        table = _rib_table(name, world.routes(name) if world is not None else {})
+        if isinstance(rib, str):  # verify's ECMP check asks each remote leaf's route, again until they converge
+            table = {rib: table[rib]} if rib in table else {}
+        node = out["vrf"]["default"]["router"].setdefault("rib", {}).setdefault("ipv4", {})
+        node["route"] = {**node["route"], **table} if node.get("route") else table
     elif (((out.get("vrf", {}) or {}).get("default", {}) or {}).get("router", {}) or {}).get("bgp"):
         for node in (out["vrf"]["default"]["router"]["bgp"].get("neighbor", {}) or {}).values():
             if isinstance(node, dict):

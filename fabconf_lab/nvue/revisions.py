@@ -40,7 +40,7 @@ from fabconf.private import private_dir, write_private
 from fabconf_lab.faults import Faults
 from fabconf_lab.nvue import tree as nvue_tree
 from fabconf_lab.nvue.schema import Validator
-from fabconf_lab.nvue.tree import Tree
+from fabconf_lab.nvue.tree import Tree, copy_tree
 
 NAMED = ("applied", "startup", "empty")
 PROMPT_SECTIONS = ("qos",)
@@ -132,12 +132,18 @@ class ConfigStore:
     def tree(self, ref: str) -> Tree:
         with self._lock:
             if ref == "applied":
-                return copy.deepcopy(self.applied)
+                return copy_tree(self.applied)
             if ref == "startup":
-                return copy.deepcopy(self.startup)
+                return copy_tree(self.startup)
             if ref == "empty":
                 return {}
-            return copy.deepcopy(self._rev(ref).tree)
+            return copy_tree(self._rev(ref).tree)
+
+    def applied_now(self) -> Tree:
+        """The applied tree itself, not a copy, for reading only: an apply or a rollback puts another tree in its
+        place and never changes it (every GET of the operational state copied the whole tree first)."""
+        with self._lock:
+            return self.applied
 
     def get(self, rev_id: str) -> Revision:
         with self._lock:

@@ -282,10 +282,10 @@ class NvueSim(SimBase, HttpDevice):
             return "verify" if self._pending() else "read"
         return "rollback" if self._pending() else "commit"
 
-    def operational(self, top: str | None = None) -> Tree:
+    def operational(self, top: str | None = None, path: list[str] | None = None) -> Tree:
         """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print); ``top``: only
-        that top-level key is needed."""
-        applied = self.store.tree("applied")
+        that top-level key is needed; ``path``: the whole path asked for (``operational_tree``)."""
+        applied = self.store.applied_now()  # read only: operational_tree copies what it returns
         identity = (self.os_version or RELEASE, self.model or MODEL)
         return operational_tree(
             self.name,
@@ -299,6 +299,7 @@ class NvueSim(SimBase, HttpDevice):
             top,
             self.error_ratio,
             self.pfc_pauses(),
+            path,
         )
 
     # -- tokens -----------------------------------------------------------------------------------------
@@ -395,7 +396,7 @@ class NvueSim(SimBase, HttpDevice):
             return HttpReply.json(change)
         if method != "GET":
             raise NvueError(405, f"{method} is not allowed here")
-        tree = self.store.tree(rev) if rev else self.operational(parts[0] if parts else None)
+        tree = self.store.tree(rev) if rev else self.operational(parts[0] if parts else None, parts)
         other = request.query.get("diff")
         if other:
             return HttpReply.json(nvue_tree.diff(self._at(tree, parts), self._at(self.store.tree(other), parts)))

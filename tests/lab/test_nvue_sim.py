@@ -525,6 +525,7 @@ def test_lldp_and_bgp_follow_the_world(make_sim, ca) -> None:
     assert neighbors["swp1"]["session-state"] == "established"
     assert neighbors["swp1"]["peer-hostname"] == "spine1"
     assert world.ecmp_paths("leaf1") == {"10.0.0.100/32": 1}
+    assert world.routes("leaf1") is world.routes("leaf1")  # made once while the best paths stand
     # a GET of one top-level key works out only that key, and it is the same subtree as in the whole tree
     whole = leaf.operational()
     assert set(whole) >= {"system", "platform", "interface", "vrf", "qos", "router"}
@@ -541,6 +542,16 @@ def test_lldp_and_bgp_follow_the_world(make_sim, ca) -> None:
     assert (
         c.call("GET", "/vrf/default/router/rib/ipv4/route")[1]["10.0.0.100/32"]["route-entry"]["1"]["protocol"] == "bgp"
     )
+    # a GET of one route or of the BGP neighbours works out no more of the RIB (issue 42), with the same subtree
+    vrf = whole["vrf"]["default"]["router"]
+    one = c.call("GET", "/vrf/default/router/rib/ipv4/route/10.0.0.100%2F32")[1]
+    assert one == vrf["rib"]["ipv4"]["route"]["10.0.0.100/32"]
+    assert leaf.operational("vrf", ["vrf", "default", "router", "rib", "ipv4", "route", "10.0.0.100/32"])["vrf"][
+        "default"
+    ]["router"]["rib"]["ipv4"]["route"] == {"10.0.0.100/32": one}
+    assert c.call("GET", "/vrf/default/router/rib/ipv4/route/10.9.9.9%2F32")[1] == {}
+    assert c.call("GET", "/vrf/default/router/bgp")[1] == vrf["bgp"]
+    assert "rib" not in leaf.operational("vrf", ["vrf", "default", "router", "bgp"])["vrf"]["default"]["router"]
     view = leaf.lab_view()
     assert (view.asn, view.router_id, view.maximum_paths) == (65101, "10.0.0.1", 16)
     assert view.neighbors[0].peer == "swp1" and view.neighbors[0].remote_as == "external"
@@ -551,6 +562,7 @@ def test_lldp_and_bgp_follow_the_world(make_sim, ca) -> None:
     s.call("PATCH", f"/interface/swp1/link?rev={rev}", {"state": {"down": {}}})
     s.apply(rev)
     assert c.call("GET", "/vrf/default/router/bgp/neighbor")[1]["swp1"]["session-state"] == "active"
+    assert "10.0.0.100/32" not in c.call("GET", "/vrf")[1]["default"]["router"]["rib"]["ipv4"]["route"]  # not kept
     assert "lldp" not in c.call("GET", "/interface/swp1")[1]
     assert c.call("GET", "/interface/swp77")[0] == 404
 

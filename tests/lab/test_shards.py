@@ -16,7 +16,7 @@ from network import free_network
 from pristine import EXAMPLE
 
 from fabconf_lab import daemon
-from fabconf_lab.shards import DEVICES_PER_WORKER, default_workers, shares
+from fabconf_lab.shards import DEVICES_PER_WORKER, SWITCHES_PER_WORKER, default_workers, shares
 
 
 def fabconf(state: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -67,6 +67,26 @@ def test_switches_and_gpu_hosts_run_in_different_workers() -> None:
     assert sorted(n for share in shares(names, hosts, 40) for n in share) == sorted(
         names
     )  # never more workers than devices
+
+
+def test_the_switches_of_a_large_lab_run_in_several_workers() -> None:
+    """The 32,768-GPU fabric's 1,536 switches ran in one worker (one GIL, one core) by default on two cores, and a
+    full-size verify's spine304 went unanswered for 60 s (issue 42): a worker per ``SWITCHES_PER_WORKER`` switches,
+    past the cores if need be, and the GPU hosts still in workers of their own."""
+    switches = [f"leaf{i:04}" for i in range(1024)] + [f"spine{i:03}" for i in range(512)]
+    hosts = {f"gpu{i:04}" for i in range(4096)}
+    names = sorted([*switches, *hosts])
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the lab stays in one process")
+    workers = default_workers(len(names), len(switches))
+    assert workers >= -(-1536 // SWITCHES_PER_WORKER) + 1
+    split = shares(names, hosts, workers)
+    for_switches = [s for s in split if not hosts & set(s)]
+    assert len(for_switches) == -(-1536 // SWITCHES_PER_WORKER) and max(map(len, for_switches)) <= SWITCHES_PER_WORKER
+    assert sorted(n for s in split if hosts & set(s) for n in s) == sorted(hosts)  # hosts apart from switches
+    assert sorted(n for s in split for n in s) == names
+    assert len(shares(names, hosts, 2)) == 2  # --workers 2 is still one worker of each kind
+    assert default_workers(704, 192) == min(2, os.cpu_count() or 1)  # a worker of 192 switches: as before
 
 
 def test_a_sharded_lab_pushes_and_verifies_across_processes(sharded: Path) -> None:
