@@ -1,6 +1,6 @@
 """Read-only runs over more than one process (``fabconf.deploy.processes``), over scripted fake devices
 (tests/deploy/fakes.py, fabconf's own tasks, rollout and processors unmodified; the drivers are built in the forked
-workers exactly as in one process). The lab's end-to-end counterpart is tests/e2e/test_processes.py."""
+workers exactly as in one process). The lab's end-to-end counterpart is tests/e2e/test_processes_lab.py."""
 
 from __future__ import annotations
 
