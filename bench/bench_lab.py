@@ -3,12 +3,13 @@ verify, then a second push (nothing to change) and a last diff, to show memory a
 
     python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--lab-workers 0] [--rails 2]
         [--steps diff,push,verify] [--budget diff=120,verify=180] [--stop-over-budget] [--progress-every 30]
-        [--idle-seconds 10]
+        [--idle-seconds 10] [--processes N]
 
 Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabconf lab up`` (its own processes:
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
-role, no canary) and verify in this process over every device, one connection per device. Prints a line per step
-and, last, one JSON line: devices, seconds and devices_per_s per step, the states, how many devices were tried again
+role, no canary) and verify over every device, one connection per device: the push in this process, diff and verify
+over it and its worker processes as ``fabconf diff`` does (``--processes N``; ``fabconf.deploy.processes``). Prints a
+line per step and, last, one JSON line: devices, seconds and devices_per_s per step, the states, how many devices were tried again
 after a timeout (within their budget; the outcome says so), this process's RSS and open
 sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
 when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).

@@ -49,6 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 from nornir.core.processor import Processor
 
 from fabconf.compile.parallel import cores
+from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions
@@ -131,7 +132,12 @@ def forked(jobs: list[Job], options: DeviceOptions) -> Iterator[Split | None]:
             )
         yield None
         return
-    split = Split.start(jobs, count - 1, options.timeout)
+    try:
+        split = Split.start(jobs, count - 1, options.timeout)
+    except OSError as exc:  # no process to be had (a process limit, memory): the run is done here
+        print(f"fabconf: no worker process could be started ({exc.strerror or exc}): one process", file=sys.stderr)
+        yield None
+        return
     try:
         yield split
     finally:
@@ -185,6 +191,9 @@ class Split:
                 control_theirs.close()
                 events_theirs.close()
                 workers.append(_Worker(process, control, events))
+        except OSError:
+            cls(jobs, workers, budget).close()  # those started end at once: they were given nothing to do
+            raise
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return cls(jobs, workers, budget)
@@ -429,7 +438,14 @@ def _serve(control: Connection, events: Connection, jobs: list[Job], inherited: 
         run, interrupt = item
         relay = _Relay(sender, run.number)
         args = {**run.args, **({"interrupt": interrupt} if run.interruptible else {})}
-        outcomes = run.here([by_name[n] for n in run.names], run.task, run.options, [relay], args)
+        share = [by_name[n] for n in run.names]
+        try:
+            outcomes = run.here(share, run.task, run.options, [relay], args)
+        except Exception as exc:  # a fabconf bug: the devices it had not finished are failed, never green
+            text = REDACTOR(
+                f"fabconf's worker process failed (a fabconf bug, please report): {type(exc).__name__}: {exc}"
+            )
+            outcomes = {j.name: Outcome(j.name, j.platform, State.FAILED, message=text) for j in share}
         rest = {name: _sendable(o) for name, o in outcomes.items() if name not in relay.sent}
         parts = {k: v for k, v in run.args.items() if isinstance(v, Gathered)}
         sender.send(("end", run.number, rest, parts))
