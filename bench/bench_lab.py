@@ -9,9 +9,9 @@ Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabcon
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
 role, no canary) and verify over every device, one connection per device: the push in this process, diff and verify
 over it and its worker processes as ``fabconf diff`` does (``--processes N``; ``fabconf.deploy.processes``). Prints a
-line per step and, last, one JSON line: devices, seconds and devices_per_s per step, the states, how many devices were tried again
-after a timeout (within their budget; the outcome says so), this process's RSS and open
-sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
+line per step and, last, one JSON line: devices, seconds and devices_per_s per step, the states, how many devices
+were tried again after a timeout (within their budget; the outcome says so), this process's RSS and open sockets after
+each step, the CPU time per device of fabconf (its workers included) and of the lab in each step (who is the bottleneck
 when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).
 What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI. Before the first step, the lab at
 rest: each of its processes' share of a core over ``--idle-seconds`` and its threads, and how long ``status`` takes.
