@@ -115,7 +115,7 @@ def _fabric(example: Compiled, monkeypatch: pytest.MonkeyPatch, die_on: str = ""
 @pytest.fixture
 def two(example: Compiled) -> Iterator[None]:
     if not processes.forkable():
-        pytest.skip("another thread runs in this test process: fabconf would not fork here")
+        pytest.skip(f"another thread runs in this test process: fabconf would not fork here: {threading.enumerate()}")
     yield
 
 
