@@ -67,32 +67,21 @@ def test_snapshots_cross_a_pipe_and_merge() -> None:
 
 
 # -- runs over fake devices, in two processes ------------------------------------------------------------------
-class Seen:
-    """A progress display: what it was told, by device."""
+class Display:
+    """A progress display (``fabconf.deploy.processors.Progress``): what it was told, by device."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.started: list[str] = []
-        self.done: list[Outcome] = []
-
-    def started_(self, device: str) -> None:
-        with self.lock:
-            self.started.append(device)
-
-    def done_(self, outcome: Outcome) -> None:
-        with self.lock:
-            self.done.append(outcome)
-
-
-class Display:
-    def __init__(self, seen: Seen) -> None:
-        self.seen = seen
+        self.begun: list[str] = []
+        self.ended: list[Outcome] = []
 
     def started(self, device: str) -> None:
-        self.seen.started_(device)
+        with self.lock:
+            self.begun.append(device)
 
     def done(self, outcome: Outcome) -> None:
-        self.seen.done_(outcome)
+        with self.lock:
+            self.ended.append(outcome)
 
 
 def _fabric(example: Compiled, monkeypatch: pytest.MonkeyPatch, die_on: str = "") -> list[Job]:
@@ -127,16 +116,16 @@ def test_two_processes_give_what_one_gives(example: Compiled, monkeypatch: pytes
     jobs = _fabric(example, monkeypatch)
     options = DeviceOptions(workers=4, host_workers=4, processes=2)
     one = rollout.diff(jobs, options)
-    seen = Seen()
+    seen = Display()
     with processes.forked(jobs, options) as split:
         assert split is not None and len(split.pids()) == 1
-        outcomes = rollout.diff(jobs, options, Display(seen), split=split)
+        outcomes = rollout.diff(jobs, options, seen, split=split)
         children = multiprocessing.active_children()
     assert _comparable(outcomes) == _comparable(one)
     assert [o.state for o in outcomes][:2] == [State.UNCHANGED, State.UNCHANGED]
     # the display was told about every device once, as it started and as it ended, whichever process ran it
-    assert sorted(seen.started) == sorted(NAMES)
-    assert sorted(o.device for o in seen.done) == sorted(NAMES)
+    assert sorted(seen.begun) == sorted(NAMES)
+    assert sorted(o.device for o in seen.ended) == sorted(NAMES)
     assert children and not any(c.is_alive() for c in children)  # the worker ended with the block
 
 
@@ -161,12 +150,12 @@ def test_a_killed_worker_leaves_its_unfinished_devices_failed(
     # one device at a time per pool: the worker (every other device: spine2, leaf2, leaf4, gpu02, gpu04) dies on
     # leaf2, after spine2 and before leaf4
     options = DeviceOptions(workers=2, host_workers=2, processes=2)
-    seen = Seen()
+    seen = Display()
     with processes.forked(jobs, options) as split:
         assert split is not None
         theirs = {j.name for j in jobs[1::2]}
         assert "leaf2" in theirs
-        outcomes = rollout.diff(jobs, options, Display(seen), split=split)
+        outcomes = rollout.diff(jobs, options, seen, split=split)
         again = rollout.diff(jobs, options, split=split)  # a later run: the dead worker's share is done here
     by_name = {o.device: o for o in outcomes}
     assert sorted(by_name) == sorted(NAMES)  # every device exactly once
@@ -177,6 +166,6 @@ def test_a_killed_worker_leaves_its_unfinished_devices_failed(
         assert "killed by SIGKILL" in by_name[name].message
     for name in set(NAMES) - lost:  # the others as a run without the kill reports them
         assert "worker process" not in by_name[name].message
-    assert sorted(o.device for o in seen.done) == sorted(NAMES)  # the display counted the lost ones too
+    assert sorted(o.device for o in seen.ended) == sorted(NAMES)  # the display counted the lost ones too
     assert {o.device for o in again if o.state is State.FAILED} == set()
     assert {o.device: o.state for o in again}["gpu03"] is State.UNREACHABLE
