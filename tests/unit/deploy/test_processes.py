@@ -10,6 +10,7 @@ import os
 import pickle
 import signal
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -19,8 +20,9 @@ from fabconf.cli.devices import add_processes_arg
 from fabconf.compile.pipeline import Compiled
 from fabconf.deploy import processes, rollout, tasks
 from fabconf.deploy.drift import Snapshots, drift_task
+from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
-from fabconf.deploy.options import DeviceOptions
+from fabconf.deploy.options import DeviceOptions, VerifyOptions
 from fabconf.errors import UsageError
 
 NAMES = ("spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4", "gpu01", "gpu02", "gpu03", "gpu04")
@@ -84,11 +86,13 @@ class Display:
             self.ended.append(outcome)
 
 
-def _fabric(example: Compiled, monkeypatch: pytest.MonkeyPatch, die_on: str = "") -> list[Job]:
-    """Devices at intent, one drifted, one unreachable; ``die_on``: the worker process that opens this device is
-    killed (SIGKILL) as it does."""
+def _fabric(
+    example: Compiled, monkeypatch: pytest.MonkeyPatch, die_on: str = "", script: Script | None = None
+) -> list[Job]:
+    """Devices at intent (each as ``script`` says), one drifted, one unreachable; ``die_on``: the worker process that
+    opens this device is killed (SIGKILL) as it does."""
     jobs = rollout.push_order([Job(example.model.devices[n], example.data[n], f"config of {n}\n") for n in NAMES])
-    devices = {j.name: FakeDevice(j.name, j.rendered) for j in jobs}
+    devices = {j.name: FakeDevice(j.name, j.rendered, script or Script()) for j in jobs}
     devices["leaf2"] = FakeDevice("leaf2", "brownfield\n")
     devices["gpu03"] = FakeDevice("gpu03", "x", Script(unreachable=True))
 
@@ -169,3 +173,24 @@ def test_a_killed_worker_leaves_its_unfinished_devices_failed(
     assert sorted(o.device for o in seen.ended) == sorted(NAMES)  # the display counted the lost ones too
     assert {o.device for o in again if o.state is State.FAILED} == set()
     assert {o.device: o.state for o in again}["gpu03"] is State.UNREACHABLE
+
+
+def test_ctrl_c_twice_reaches_the_worker(example: Compiled, monkeypatch: pytest.MonkeyPatch, two: None) -> None:
+    """Every switch's BGP sessions stay down: verify waits up to --bgp-wait for them, in both processes, until the
+    second Ctrl-C aborts the wait everywhere."""
+    jobs = _fabric(example, monkeypatch, script=Script(bgp_down=True))
+    options = DeviceOptions(processes=2)
+    interrupt = Interrupt()
+    with processes.forked(jobs, options) as split:
+        assert split is not None
+        pressed = threading.Timer(1.0, lambda: (interrupt.request(), interrupt.request()))
+        started = time.monotonic()
+        pressed.start()
+        outcomes = rollout.verify(
+            jobs, set(NAMES), options, VerifyOptions(bgp_wait=60), interrupt=interrupt, split=split
+        )
+        took = time.monotonic() - started
+    assert took < 30  # not the 60 s wait: the worker's switches were told too
+    switches = {o.device: o for o in outcomes if o.device.startswith(("spine", "leaf"))}
+    assert {o.state for o in switches.values()} == {State.FAILED}
+    assert {j.name for j in jobs[1::2]} & set(switches)  # the worker had switches of its own
