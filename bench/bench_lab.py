@@ -3,14 +3,15 @@ verify, then a second push (nothing to change) and a last diff, to show memory a
 
     python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--lab-workers 0] [--rails 2]
         [--steps diff,push,verify] [--budget diff=120,verify=180] [--stop-over-budget] [--progress-every 30]
-        [--idle-seconds 10]
+        [--idle-seconds 10] [--processes N]
 
 Builds a synthetic fabric (bench/genfabric.py), starts it as a lab with ``fabconf lab up`` (its own processes:
 ``--lab-workers`` simulator processes, 0 = sized to the machine), then runs fabconf's own diff, push (one wave per
-role, no canary) and verify in this process over every device, one connection per device. Prints a line per step
-and, last, one JSON line: devices, seconds and devices_per_s per step, the states, how many devices were tried again
-after a timeout (within their budget; the outcome says so), this process's RSS and open
-sockets after each step, the CPU time per device of fabconf and of the lab in each step (who is the bottleneck
+role, no canary) and verify over every device, one connection per device: the push in this process, diff and verify
+over it and its worker processes as ``fabconf diff`` does (``--processes N``; ``fabconf.deploy.processes``). Prints a
+line per step and, last, one JSON line: devices, seconds and devices_per_s per step, the states, how many devices
+were tried again after a timeout (within their budget; the outcome says so), this process's RSS and open sockets after
+each step, the CPU time per device of fabconf (its workers included) and of the lab in each step (who is the bottleneck
 when both share the machine), and the peak RSS of fabconf (this process) and of the lab (all its processes).
 What the libraries log goes to fabconf's log file (``FABCONF_LOG``), as for the CLI. Before the first step, the lab at
 rest: each of its processes' share of a core over ``--idle-seconds`` and its threads, and how long ``status`` takes.
@@ -42,7 +43,7 @@ from genfabric import fabric_size, generate
 from fabconf.cli.lab import start_lab
 from fabconf.cli.main import quiet_libraries
 from fabconf.compile.pipeline import compile_inventory
-from fabconf.deploy import rollout
+from fabconf.deploy import processes, rollout
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
 from fabconf.jobs.target import jobs_for
@@ -70,6 +71,11 @@ def cpu_s(pid: int | str = "self") -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def fabconf_cpu_s(workers: list[int]) -> float:
+    """CPU seconds of fabconf: this process and its worker processes (``fabconf.deploy.processes``)."""
+    return cpu_s() + sum(cpu_s(pid) for pid in workers)
 
 
 def rss_mib() -> float:
@@ -238,6 +244,9 @@ def main() -> None:
     ap.add_argument("--host-workers", type=int, default=100, help="GPU hosts at once")
     ap.add_argument("--lab-workers", type=int, default=0, help="lab processes (0: sized to the machine)")
     ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument(
+        "--processes", type=int, default=None, help="diff and verify in N processes (default: as fabconf decides)"
+    )
     ap.add_argument("--network", default="127.200.0.0/16")
     ap.add_argument(
         "--steps", default="diff,push,verify,push_again,diff_again", help="which steps, in this order (comma-separated)"
@@ -257,6 +266,7 @@ def main() -> None:
             sys.exit("the lab did not start")
         started = time.perf_counter() - t0
         result: dict[str, Any] = {"lab_up_s": round(started, 2)}
+        stack = contextlib.ExitStack()
         try:
             lab_pids = _lab_pids(state)
             result["lab_processes"] = len(lab_pids)
@@ -267,8 +277,14 @@ def main() -> None:
             compiled = compile_inventory(state / "inventory")
             jobs = rollout.push_order(jobs_for(compiled, None))
             result["devices"] = len(jobs)
-            options = DeviceOptions(workers=a.workers, host_workers=a.host_workers, timeout=a.timeout)
+            options = DeviceOptions(
+                workers=a.workers, host_workers=a.host_workers, timeout=a.timeout, processes=a.processes
+            )
             everyone = set(compiled.model.devices)
+            # diff and verify's worker processes, forked now: no other thread runs yet (fabconf.deploy.processes)
+            split = stack.enter_context(processes.forked(jobs, options))
+            workers = split.pids() if split is not None else []
+            result["processes"] = 1 + len(workers)
 
             def push(progress: StepProgress) -> list[Any]:
                 waves = rollout.plan(jobs, canary=0, batch="100%")
@@ -277,11 +293,13 @@ def main() -> None:
                 )
 
             def diff(progress: StepProgress) -> list[Any]:
-                return rollout.diff(jobs, options, progress, interrupt=progress.interrupt)
+                return rollout.diff(jobs, options, progress, interrupt=progress.interrupt, split=split)
 
             def verify(progress: StepProgress) -> list[Any]:
                 vopts = VerifyOptions(bgp_wait=60)
-                return rollout.verify(jobs, everyone, options, vopts, progress, interrupt=progress.interrupt)
+                return rollout.verify(
+                    jobs, everyone, options, vopts, progress, interrupt=progress.interrupt, split=split
+                )
 
             steps = [("diff", diff), ("push", push), ("verify", verify), ("push_again", push), ("diff_again", diff)]
             quiet_libraries()  # as the CLI does: what the libraries log goes to FABCONF_LOG, not the terminal
@@ -291,19 +309,20 @@ def main() -> None:
                 sys.exit(f"unknown step(s): {', '.join(unknown)}; known: {', '.join(known)}")
             steps = [(s, known[s]) for s in a.steps.split(",")]
             for step, run in steps:
-                t1, mine, labs = time.perf_counter(), cpu_s(), sum(cpu_s(p) for p in lab_pids)
+                t1, mine, labs = time.perf_counter(), fabconf_cpu_s(workers), sum(cpu_s(p) for p in lab_pids)
                 watch = StepProgress(step, len(jobs), lab_pids, a.progress_every, budget.get(step), a.stop_over_budget)
                 with watch:
                     outcomes = run(watch)
                 elapsed = time.perf_counter() - t1
-                mine, labs = cpu_s() - mine, sum(cpu_s(p) for p in lab_pids) - labs
+                mine, labs = fabconf_cpu_s(workers) - mine, sum(cpu_s(p) for p in lab_pids) - labs
                 states: dict[str, int] = {}
                 for o in outcomes:
                     states[str(o.state)] = states.get(str(o.state), 0) + 1
                 retried = sum(1 for o in outcomes if "tried again after" in str(o.message))
                 sockets, rss = open_sockets(), rss_mib()
                 print(
-                    f"fabconf {step} over {len(jobs)} devices ({a.workers} switch, {a.host_workers} host workers): "
+                    f"fabconf {step} over {len(jobs)} devices ({a.workers} switch, {a.host_workers} host workers, "
+                    f"{1 + len(workers)} process(es)): "
                     f"{elapsed:.1f} s ({len(jobs) / elapsed:.1f} devices/s); states {states}; retried {retried}; "
                     f"RSS {rss:.0f} MiB; open sockets {sockets}; CPU per device: fabconf "
                     f"{1000 * mine / len(jobs):.0f} ms, lab {1000 * labs / len(jobs):.0f} ms; load average "
@@ -339,6 +358,7 @@ def main() -> None:
             result["lab_peak_rss_mib"] = round(sum(_status_kib(p, "VmHWM") for p in lab_pids) / 1024)
             result["lab_peak_rss_mib_by_process"] = [round(_status_kib(p, "VmHWM") / 1024) for p in lab_pids]
         finally:
+            stack.close()  # the worker processes end before the lab stops
             t3 = time.perf_counter()
             daemon.stop(state)
             print(f"lab stopped in {time.perf_counter() - t3:.1f} s", flush=True)

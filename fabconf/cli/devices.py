@@ -199,6 +199,7 @@ def device_options_of(args: argparse.Namespace) -> DeviceOptions:
         allow_fw_reset=getattr(args, "allow_fw_reset", False),
         retries=getattr(args, "retries", DeviceOptions().retries),
         allow_inventory_transport=getattr(args, "allow_inventory_transport", False),
+        processes=getattr(args, "processes", None),
     )
 
 
@@ -284,6 +285,17 @@ def add_device_args(p: argparse.ArgumentParser) -> None:
     add_target_args(p)
 
 
+def add_processes_arg(p: argparse.ArgumentParser) -> None:
+    """--processes: the read-only commands over more than one process (``fabconf.deploy.processes``)."""
+    p.add_argument(
+        "--processes",
+        type=int,
+        metavar="N",
+        help="work on the devices in N processes (1: this one only, for debugging); default: $FABCONF_PROCESSES, "
+        "else one per usable core from 64 devices on",
+    )
+
+
 def add_parsers(sub: Any, inventory_arg: Any) -> None:
     def common(p: argparse.ArgumentParser) -> None:
         inventory_arg(p)
@@ -302,6 +314,7 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
         description="Dry run: what push would change. Nothing is left on any device.",
     )
     common(d)
+    add_processes_arg(d)
     d.set_defaults(func=cmd_diff)
     v = sub.add_parser(
         "verify",
@@ -309,6 +322,7 @@ def add_parsers(sub: Any, inventory_arg: Any) -> None:
         description="Read-only: check that every selected device holds intent and is healthy.",
     )
     common(v)
+    add_processes_arg(v)
     v.add_argument("--bgp-wait", type=float, default=VerifyOptions().bgp_wait, help="seconds to wait for BGP sessions")
     v.add_argument(
         "--cabling",

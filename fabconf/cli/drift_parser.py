@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fabconf.cli.devices import add_device_args, add_report_args
+from fabconf.cli.devices import add_device_args, add_processes_arg, add_report_args
 from fabconf.deploy.options import PushOptions
 
 FORMATS = ("text", "json", "junit", "prometheus")
@@ -49,4 +49,5 @@ def add_parser(sub: Any, inventory_arg: Any) -> None:
         "--bgp-wait", type=float, default=push_defaults.bgp_wait, help="--remediate: seconds verify waits for BGP"
     )
     add_device_args(p)
+    add_processes_arg(p)
     p.set_defaults(func=cmd_drift)

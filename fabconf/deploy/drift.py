@@ -115,6 +115,22 @@ class Snapshots:
         with self._lock:
             return self._problems.get(device, "")
 
+    # a run over more than one process (fabconf.deploy.processes.Gathered): each worker fills an empty one, merged here
+    def emptied(self) -> Snapshots:
+        return Snapshots()
+
+    def merge(self, other: Snapshots) -> None:
+        with self._lock:
+            self._texts.update(other._texts)
+            self._problems.update(other._problems)
+
+    def __getstate__(self) -> dict[str, dict[str, str]]:
+        with self._lock:
+            return {"texts": dict(self._texts), "problems": dict(self._problems)}
+
+    def __setstate__(self, state: dict[str, dict[str, str]]) -> None:
+        self._texts, self._problems, self._lock = dict(state["texts"]), dict(state["problems"]), threading.Lock()
+
 
 def drift_device(job: Job, driver: Driver, snapshots: Snapshots | None = None) -> Outcome:
     """The dry run; with ``snapshots``, also read the running configuration for the backup (a read that fails

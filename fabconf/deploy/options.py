@@ -21,10 +21,15 @@ class DeviceOptions:
     # --allow-inventory-transport: the inventory's weakening connection settings are honoured, each device announced
     # (fabconf.drivers.inventory_transport); never from the environment
     allow_inventory_transport: bool = False
+    # --processes: the read-only runs (diff, verify, drift) over this many processes, 1 = this one only; None: the
+    # environment's FABCONF_PROCESSES, else sized to the run and the cores (fabconf.deploy.processes)
+    processes: int | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.host_workers < 1:
             raise ValueError("--workers and --host-workers must be at least 1")
+        if self.processes is not None and self.processes < 1:
+            raise ValueError("--processes must be at least 1 (1: one process)")
         if self.retries < 0:
             raise ValueError("--retries must be 0 or more")
         if self.timeout < 1:

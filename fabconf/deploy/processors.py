@@ -22,8 +22,8 @@ class Progress(Protocol):
     def done(self, outcome: Outcome) -> None: ...
 
 
-class _Observer:
-    """Every Nornir processor hook, doing nothing; subclasses override ``completed``."""
+class Observer:
+    """Every Nornir processor hook, doing nothing; subclasses override ``started`` and ``completed``."""
 
     def task_started(self, task: Task) -> None:
         return None
@@ -52,7 +52,7 @@ class _Observer:
         return None
 
 
-class ProgressProcessor(_Observer):
+class ProgressProcessor(Observer):
     """Tells ``progress`` when each device starts and, with its Outcome, when it is done."""
 
     def __init__(self, progress: Progress) -> None:
@@ -65,7 +65,7 @@ class ProgressProcessor(_Observer):
         self.progress.done(outcome)
 
 
-class AuditProcessor(_Observer):
+class AuditProcessor(Observer):
     """Appends one audit record per device a push touched or tried to touch (not the unchanged ones), with
     where the run pointed (``context``: inventory path, target) and the configuration hashes before/after."""
 

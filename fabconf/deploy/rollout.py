@@ -3,12 +3,14 @@
 push = plan -> canary device(s) -> batches; each device commits with a revert timer (or checkpoint),
 verifies and confirms, or is rolled back. A failing canary, or failures beyond ``max_fail``, stop the
 rollout: devices not reached stay untouched. Every device ends in exactly one reported State.
-Switches and GPU hosts each get their own worker pool, and run side by side.
+Switches and GPU hosts each get their own worker pool, and run side by side. The read-only runs (diff, verify,
+drift) may run over more than one process (``split``: ``fabconf.deploy.processes``); a push runs in this one.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -20,31 +22,31 @@ from nornir.core import Nornir
 from nornir.core.configuration import Config, LoggingConfig
 from nornir.core.inventory import Defaults, Groups, Host, Hosts, Inventory
 from nornir.core.processor import Processor, Processors
+from nornir.core.task import MultiResult, Task
 from nornir.plugins.runners import ThreadedRunner
 
 from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.interrupt import INTERRUPTED, Interrupt
 from fabconf.deploy.job import Job, Outcome, State
 from fabconf.deploy.options import DeviceOptions, PushOptions, VerifyOptions
+from fabconf.deploy.processes import Split
 from fabconf.deploy.processors import AuditProcessor, Progress, ProgressProcessor
-from fabconf.deploy.tasks import JOB_KEY, diff_task, outcome_of, push_task, verify_task
+from fabconf.deploy.tasks import JOB_KEY, diff_task, nornir_result, outcome_of, push_task, verify_task
 
 ROLE_ORDER = {"super_spine": 0, "spine": 1, "leaf": 2, "gpu_host": 3}
 TaskFn = Callable[..., Any]
 
 
+def host_of(job: Job) -> Host:
+    """The Nornir host of a prepared job (``host.data["fabconf_job"]``)."""
+    device = job.device
+    return Host(name=job.name, hostname=device.hostname, platform=job.platform, port=device.port, data={JOB_KEY: job})
+
+
 def nornir_for(jobs: Iterable[Job], workers: int, processors: Sequence[Processor] = ()) -> Nornir:
     """A Nornir over prepared jobs (``host.data["fabconf_job"]``), with a threaded runner."""
-    hosts = Hosts(
-        {
-            j.name: Host(
-                name=j.name, hostname=j.device.hostname, platform=j.platform, port=j.device.port, data={JOB_KEY: j}
-            )
-            for j in jobs
-        }
-    )
     return Nornir(
-        inventory=Inventory(hosts=hosts, groups=Groups(), defaults=Defaults()),
+        inventory=Inventory(hosts=Hosts({j.name: host_of(j) for j in jobs}), groups=Groups(), defaults=Defaults()),
         config=Config(logging=LoggingConfig(enabled=False)),
         runner=ThreadedRunner(num_workers=max(1, workers)),
         processors=Processors(processors),
@@ -57,37 +59,82 @@ def run(
     options: DeviceOptions,
     progress: Progress | None = None,
     processors: Sequence[Processor] = (),
+    split: Split | None = None,
     **task_args: Any,
 ) -> list[Outcome]:
-    """Run ``task`` on every job (switches and hosts in their own pools, side by side); Outcomes in job order."""
+    """Run ``task`` on every job (switches and hosts in their own pools, side by side; with ``split``, over its
+    processes: ``fabconf.deploy.processes``); Outcomes in job order."""
     if not jobs:
         return []
     procs: list[Processor] = list(processors) + ([ProgressProcessor(progress)] if progress else [])
+    if split is None:
+        results = _here(jobs, task, options, procs, task_args)
+    else:
+        results = split.run(jobs, _here, task, options, procs, task_args, _Relayed(procs, task))
+    return [results[job.name] for job in jobs]
+
+
+def _here(
+    jobs: list[Job], task: TaskFn, options: DeviceOptions, processors: Sequence[Processor], task_args: dict[str, Any]
+) -> dict[str, Outcome]:
+    """``task`` on every job in this process: switches and hosts each in their own Nornir threads, side by side."""
     switches = [j for j in jobs if not j.spec.is_host]
     hosts = [j for j in jobs if j.spec.is_host]
     groups = [(g, w) for g, w in ((switches, options.workers), (hosts, options.host_workers)) if g]
+    if not groups:
+        return {}
 
     def one(group: tuple[list[Job], int]) -> dict[str, Any]:
-        nr = nornir_for(group[0], group[1], procs)
+        nr = nornir_for(group[0], group[1], processors)
         return dict(nr.run(task=task, on_failed=True, options=options, **task_args).items())
 
     with ThreadPoolExecutor(max_workers=len(groups)) as pool:
         parts = list(pool.map(one, groups))
     results = {name: multi for part in parts for name, multi in part.items()}
-    out = []
+    out = {}
     for job in jobs:
         multi = results[job.name]
         outcome = outcome_of(multi)
         if outcome is None:  # the task itself raised: a fabconf bug, still never shown green
             outcome = Outcome(job.name, job.platform, State.FAILED, message=REDACTOR(str(multi.exception)))
-        out.append(outcome)
+        out[job.name] = outcome
     return out
 
 
+class _Relayed:
+    """A worker process's devices, told to this process's processors as Nornir tells them about its own."""
+
+    def __init__(self, processors: Sequence[Processor], task: TaskFn) -> None:
+        nr = nornir_for([], 1, processors)
+        self.processors = nr.processors
+        self.task = Task(task, nr, global_dry_run=False, processors=nr.processors)
+        self._hosts: dict[str, Host] = {}
+        self._lock = threading.Lock()
+
+    def _host(self, job: Job) -> Host:
+        with self._lock:
+            if job.name not in self._hosts:
+                self._hosts[job.name] = host_of(job)
+            return self._hosts[job.name]
+
+    def started(self, job: Job) -> None:
+        self.processors.task_instance_started(self.task, self._host(job))
+
+    def done(self, job: Job, outcome: Outcome) -> None:
+        host = self._host(job)
+        multi = MultiResult(self.task.name)
+        multi.append(nornir_result(host, outcome))
+        self.processors.task_instance_completed(self.task, host, multi)
+
+
 def diff(
-    jobs: list[Job], options: DeviceOptions, progress: Progress | None = None, interrupt: Interrupt | None = None
+    jobs: list[Job],
+    options: DeviceOptions,
+    progress: Progress | None = None,
+    interrupt: Interrupt | None = None,
+    split: Split | None = None,
 ) -> list[Outcome]:
-    return run(jobs, diff_task, options, progress, interrupt=interrupt)
+    return run(jobs, diff_task, options, progress, split=split, interrupt=interrupt)
 
 
 def verify(
@@ -98,6 +145,7 @@ def verify(
     progress: Progress | None = None,
     interrupt: Interrupt | None = None,
     pending_peers: dict[str, set[str]] | None = None,
+    split: Split | None = None,
 ) -> list[Outcome]:
     """Read-only checks of every selected device; every BGP session of the fabric must be up, except those to
     peers outside the run that have not received intent yet (``pending_peers``, from ``fabconf.deploy.peers``)."""
@@ -107,6 +155,7 @@ def verify(
         verify_task,
         options,
         progress,
+        split=split,
         interrupt=interrupt,
         required_peers=set(all_devices),
         bgp_wait=vopts.bgp_wait,

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from nornir.core.inventory import Host
 from nornir.core.task import Result, Task
 
 from fabconf.compile.pipeline import Compiled, compile_inventory
@@ -247,9 +248,14 @@ def _again(
 
 def _result(task: Task, outcome: Outcome, started: float) -> Result:
     outcome.seconds = time.monotonic() - started
+    return nornir_result(task.host, outcome)
+
+
+def nornir_result(host: Host, outcome: Outcome) -> Result:
+    """The Nornir ``Result`` of a device's Outcome, as every fabconf task returns it."""
     changed = outcome.state in (State.APPLIED, State.CHANGES) or (outcome.state is State.FAILED and bool(outcome.diff))
     return Result(
-        host=task.host,
+        host=host,
         result=outcome,
         diff=outcome.diff,
         changed=changed,

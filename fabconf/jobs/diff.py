@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabconf.deploy import rollout
+from fabconf.deploy import processes, rollout
 from fabconf.deploy.job import Outcome, State
 from fabconf.deploy.options import DeviceOptions
 from fabconf.jobs.target import EXIT_INTERRUPTED, QUIET, Hooks, Result, Target, interruptible, prepare
@@ -18,7 +18,8 @@ def diff_exit_code(outcomes: list[Outcome]) -> int:
 def diff(target: Target, options: DeviceOptions, hooks: Hooks = QUIET) -> Result:
     """What a push would change on every selected device; nothing is left on any device."""
     _, jobs = prepare(target, options)
-    with interruptible() as interrupt, hooks.progress("diff", jobs) as shown:
-        outcomes = rollout.diff(jobs, options, shown, interrupt)
+    # the workers are forked before the progress display starts its thread (fabconf.deploy.processes)
+    with interruptible() as interrupt, processes.forked(jobs, options) as split, hooks.progress("diff", jobs) as shown:
+        outcomes = rollout.diff(jobs, options, shown, interrupt, split)
     code = EXIT_INTERRUPTED if interrupt.stopping else diff_exit_code(outcomes)
     return Result(outcomes, code)

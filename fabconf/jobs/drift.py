@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabconf.deploy import gitstore, rollout
+from fabconf.deploy import gitstore, processes, rollout
 from fabconf.deploy.backup import canonical, read_previous, write_backup
 from fabconf.deploy.drift import (
     EXIT_NOT_CHECKED,
@@ -66,8 +66,8 @@ def _check(
     snapshots: Snapshots | None,
     interrupt: Interrupt,
 ) -> list[DeviceDrift]:
-    with progress("drift", jobs) as shown:
-        outcomes = rollout.run(jobs, drift_task, options, shown, interrupt=interrupt, snapshots=snapshots)
+    with processes.forked(jobs, options) as split, progress("drift", jobs) as shown:  # forked before any thread
+        outcomes = rollout.run(jobs, drift_task, options, shown, split=split, interrupt=interrupt, snapshots=snapshots)
     return [device_drift(job, outcome) for job, outcome in zip(jobs, outcomes, strict=True)]
 
 

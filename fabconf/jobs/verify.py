@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabconf.deploy import rollout
+from fabconf.deploy import processes, rollout
 from fabconf.deploy.job import State
 from fabconf.deploy.options import DeviceOptions, VerifyOptions
 from fabconf.jobs.push import resolve_unfinished
@@ -24,9 +24,14 @@ def verify(target: Target, options: DeviceOptions, verify_options: VerifyOptions
     """Exit 0 when every device verified, 1 otherwise; closes the unfinished commits of the devices it read."""
     compiled, jobs = prepare(target, options)
     warn_unfinished(jobs, audit_context(target))
-    with interruptible() as interrupt, hooks.progress("verify", jobs) as shown:
+    with (
+        interruptible() as interrupt,
+        processes.forked(jobs, options) as split,  # before any other thread starts (fabconf.deploy.processes)
+        hooks.progress("verify", jobs) as shown,
+    ):
         waiting = pending_peers(compiled, jobs, target, options, ecmp=True)
-        outcomes = rollout.verify(jobs, set(compiled.model.devices), options, verify_options, shown, interrupt, waiting)
+        everyone = set(compiled.model.devices)
+        outcomes = rollout.verify(jobs, everyone, options, verify_options, shown, interrupt, waiting, split)
     code = 0 if all(o.state is State.VERIFIED for o in outcomes) else 1
     code = EXIT_INTERRUPTED if interrupt.stopping else code
     resolve_unfinished("verify", jobs, outcomes, audit_context(target))

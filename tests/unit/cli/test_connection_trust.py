@@ -46,7 +46,10 @@ class Impostor:
                     self.received += conn.recv(65536)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # wakes the blocked accept(): the thread ends, as a forking test needs
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+        self.thread.join(5)
 
 
 @pytest.fixture
