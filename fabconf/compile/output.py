@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
-import threading
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -138,8 +137,7 @@ def prepare(
     worker failed. Inside the ``with``, ``Pending.write()`` writes the files; leaving it unwritten writes none."""
     selected = _designable(model, topo, names)
     count = min(workers or cores(), len(selected))
-    forkable = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-    if count < 2 or len(selected) < parallel.THRESHOLD or not forkable:
+    if count < 2 or len(selected) < parallel.THRESHOLD or not parallel.forkable():
         data = design(model, topo, selected)
         checks.check_device_data(model, topo, problems, data)
         if problems.errors:

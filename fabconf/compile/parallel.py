@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,11 @@ THRESHOLD = 1024  # devices: below this a process pool costs more than it saves 
 
 # the work of the forked workers: set before the pool starts, inherited by fork, never sent
 _WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+
+
+def forkable() -> bool:
+    """A fork is safe here: the platform has it and no other thread runs (one could hold a lock the fork copies)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 def cores() -> int:

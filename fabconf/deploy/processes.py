@@ -48,7 +48,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from nornir.core.processor import Processor
 
-from fabconf.compile.parallel import cores
+from fabconf.compile.parallel import cores, forkable
 from fabconf.deploy.credentials import REDACTOR
 from fabconf.deploy.interrupt import Interrupt
 from fabconf.deploy.job import Job, Outcome, State
@@ -109,11 +109,6 @@ def process_count(devices: int, processes: int | None) -> int:
     if devices < THRESHOLD:
         return 1
     return max(1, min(cores(), devices // PER_PROCESS))
-
-
-def forkable() -> bool:
-    """A fork is safe here: the platform has it and no other thread runs (one could hold a lock the fork copies)."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 @contextlib.contextmanager
