@@ -32,6 +32,7 @@ import yaml
 
 from fabconf.compile.yamlc import SAFE_DUMPER, SAFE_LOADER
 from fabconf.platform.linux import routing
+from fabconf.platform.linux.fastyaml import block_dump
 from fabconf.platform.linux.parse import DSCPS, PRIOS, MlxValue
 from fabconf.platform.linux.routing import Route, RoutingError, RoutingObserved, RoutingTarget, Rule
 
@@ -441,8 +442,9 @@ def comparable_documents(running_text: str | dict[str, Any], desired_text: str |
     running = (yaml.load(running_text, Loader=SAFE_LOADER) if isinstance(running_text, str) else running_text) or {}
     desired = (yaml.load(desired_text, Loader=SAFE_LOADER) if isinstance(desired_text, str) else desired_text) or {}
     before, after = _project(running, desired)
+    return block_dump(before, _block_yaml), block_dump(after, _block_yaml)
 
-    def dump(doc: Any) -> str:
-        return yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=120)
 
-    return dump(before), dump(after)
+def _block_yaml(doc: Any) -> str:
+    """A comparable document as PyYAML prints it (``block_dump`` prints the same, faster, for their shapes)."""
+    return yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=120)
