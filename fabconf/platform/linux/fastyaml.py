@@ -1,5 +1,6 @@
-"""Printing the GPU host's comparable documents without PyYAML's emitter (issue 42: ``yaml.dump`` was a fifth of
-fabconf's CPU in a GPU host's diff).
+"""The GPU host's documents without PyYAML where that is exact (issue 42: printing the comparable documents with
+``yaml.dump`` and reading the candidate with ``yaml.load`` were two fifths of fabconf's CPU in a GPU host's diff).
+Reading: see ``load``.
 
 ``block_dump(doc, dump)`` prints exactly what ``dump(doc)`` (``yaml.dump`` with ``state._BlockDumper``,
 ``default_flow_style=False``, ``sort_keys=False``, ``width=120``) prints, for the shapes those documents hold:
@@ -13,8 +14,11 @@ makes ``block_dump`` return ``dump(doc)``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
+
+import yaml
 
 WIDTH_LIMIT = 100  # a line longer than this might be folded by the emitter (width 120): printed by PyYAML instead
 _CACHE_MAX = 50_000  # distinct scalars kept (a fabric's hosts share most of theirs)
@@ -186,3 +190,182 @@ def _sequence(items: list[Any], indent: int, out: list[str], scalars: _Scalars) 
                 raise _Fallback  # a block list in a block list: left to PyYAML
         else:
             raise _Fallback
+
+
+# -- reading fabconf's own rendered documents ------------------------------------------------------------------------
+
+# What ``load`` reads itself: the subset ``templates/linux`` writes. Everything else goes to PyYAML.
+_OUTSIDE = re.compile(r"[^\x20-\x7e\n]|\n\n|\n[ ]*\n")  # a control or non-ASCII character, tab, CR, blank line
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_INT = re.compile(r"0|-?[1-9][0-9]*")
+_NOT_STR = {"yes", "no", "true", "false", "on", "off", "null"}  # plain words YAML 1.1 reads as a bool or null
+_WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}
+_LINE_MAX = 1000  # a simple key may not be longer than 1024 characters
+
+
+class _Outside(Exception):
+    """The text is outside the subset: PyYAML reads it."""
+
+
+def load(text: str, loader: type) -> Any:
+    """``yaml.load(text, Loader=loader)``, read without PyYAML when ``text`` is in the subset the host template
+    writes (issue 42: PyYAML's constructors were a fifth of fabconf's CPU in a GPU host's diff): comment lines,
+    block mappings and sequences indented by spaces, keys plain (``[A-Za-z_][A-Za-z0-9_]*``, not a YAML 1.1 bool
+    or null word) or double-quoted, values double-quoted without ``\\`` or ``"``, decimal integers, ``true``,
+    ``false``, ``null``, ``[]``, ``{}``, flow lists of those numbers and words, and plain literal blocks (``|``);
+    printable ASCII only, no blank line, a final line break. Anything else, valid or not, is read by PyYAML."""
+    try:
+        return _Reader(text).document()
+    except _Outside:
+        return yaml.load(text, Loader=loader)
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        if not text.endswith("\n") or _OUTSIDE.search(text):
+            raise _Outside
+        self.lines = text[:-1].split("\n")
+        self.at = 0
+
+    def document(self) -> dict[str, Any]:
+        self._skip()
+        if self.at == len(self.lines) or self.lines[self.at].startswith(" "):
+            raise _Outside
+        doc = self._mapping(0, None)
+        self._skip()
+        if self.at != len(self.lines):
+            raise _Outside
+        return doc
+
+    def _skip(self) -> None:
+        """Past comment lines (where a node may start: never inside a literal block)."""
+        lines = self.lines
+        while self.at < len(lines) and lines[self.at].lstrip().startswith("#"):
+            self.at += 1
+
+    def _next(self) -> tuple[int, str] | None:
+        """The next node line's indent and content, not consumed; None at the end."""
+        self._skip()
+        if self.at == len(self.lines):
+            return None
+        line = self.lines[self.at]
+        if len(line) > _LINE_MAX:
+            raise _Outside
+        content = line.lstrip(" ")
+        return len(line) - len(content), content
+
+    def _mapping(self, indent: int, first: str | None) -> dict[str, Any]:
+        """A block mapping whose keys are at ``indent``; ``first``: its first entry's text, already read (after
+        ``- `` in a sequence)."""
+        out: dict[str, Any] = {}
+        while True:
+            if first is None:
+                got = self._next()
+                if got is None or got[0] < indent:
+                    return out
+                if got[0] > indent:
+                    raise _Outside
+                content = got[1]
+                self.at += 1
+            else:
+                content, first = first, None
+            key, rest = _key(content)
+            if key is None:
+                raise _Outside
+            out[key] = self._value(rest, indent)
+
+    def _value(self, rest: str, indent: int) -> Any:
+        """A mapping value: ``rest`` follows ``key:`` on its line; the key is at ``indent``."""
+        if rest == "":
+            got = self._next()
+            if got is None or got[0] <= indent:
+                return None
+            inner, content = got
+            if content.startswith("- "):
+                return self._sequence(inner)
+            if content in ("[]", "{}"):
+                self.at += 1
+                after = self._next()
+                if after is not None and after[0] > indent:
+                    raise _Outside
+                return [] if content == "[]" else {}
+            return self._mapping(inner, None)
+        if rest == "|":
+            return self._literal(indent)
+        return _scalar(rest)
+
+    def _sequence(self, indent: int) -> list[Any]:
+        out: list[Any] = []
+        while True:
+            got = self._next()
+            if got is None or got[0] < indent:
+                return out
+            if got[0] > indent or not got[1].startswith("- "):
+                raise _Outside
+            self.at += 1
+            item = got[1][2:]
+            if _key(item)[0] is not None:
+                out.append(self._mapping(indent + 2, item))
+            else:
+                out.append(_scalar(item))
+
+    def _literal(self, indent: int) -> str:
+        """A literal block (``|``, clipped) under a key at ``indent``."""
+        lines = self.lines
+        if self.at == len(lines):
+            raise _Outside
+        first = lines[self.at]
+        body = len(first) - len(first.lstrip(" "))
+        if body <= indent:
+            raise _Outside  # an empty block
+        out = []
+        while self.at < len(lines) and lines[self.at][:body].isspace() and len(lines[self.at]) > body:
+            out.append(lines[self.at][body:])
+            self.at += 1
+        return "\n".join(out) + "\n"
+
+
+def _key(content: str) -> tuple[str | None, str]:
+    """A mapping entry's key and the text after ``: `` ("" when the line ends after the colon); (None, "") when
+    ``content`` is not an entry of the subset."""
+    if content.startswith('"'):
+        end = content.find('"', 1)
+        if end < 0 or "\\" in content[:end]:
+            return None, ""
+        key, tail = content[1:end], content[end + 1 :]
+    else:
+        match = _PLAIN_KEY.match(content)
+        if match is None or match.group().lower() in _NOT_STR:
+            return None, ""
+        key, tail = match.group(), content[match.end() :]
+    if tail == ":":
+        return key, ""
+    if tail.startswith(": ") and tail[2:3] not in ("", " "):
+        return key, tail[2:]
+    return None, ""
+
+
+def _scalar(text: str) -> Any:
+    """A value of the subset on one line (not a literal block)."""
+    if text.startswith('"'):
+        if len(text) < 2 or not text.endswith('"') or '"' in text[1:-1] or "\\" in text:
+            raise _Outside
+        return text[1:-1]
+    if text.startswith("["):
+        if text == "[]":
+            return []
+        if not text.endswith("]"):
+            raise _Outside
+        return [_word(item) for item in text[1:-1].split(", ")]
+    if text == "{}":
+        return {}
+    return _word(text)
+
+
+def _word(text: str) -> Any:
+    """A decimal integer, true, false or null."""
+    if _INT.fullmatch(text):
+        return int(text)
+    if text in _WORDS:
+        return _WORDS[text]
+    raise _Outside

@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from fabconf.compile.yamlc import SAFE_DUMPER, SAFE_LOADER
-from fabconf.platform.linux import routing
+from fabconf.platform.linux import fastyaml, routing
 from fabconf.platform.linux.fastyaml import block_dump
 from fabconf.platform.linux.parse import DSCPS, PRIOS, MlxValue
 from fabconf.platform.linux.routing import Route, RoutingError, RoutingObserved, RoutingTarget, Rule
@@ -244,10 +244,11 @@ def _mlx_key(key: Any, value: Any) -> str:
 
 
 def load_document(text: str) -> Any:
-    """The desired-state YAML as data (a safe loader: libyaml's when PyYAML is built with it); raises
-    DocumentError when it is not YAML."""
+    """The desired-state YAML as data (a safe loader: libyaml's when PyYAML is built with it; fabconf's own
+    rendered documents without PyYAML, the same data: ``fastyaml.load``); raises DocumentError when it is not
+    YAML."""
     try:
-        return yaml.load(text, Loader=SAFE_LOADER)
+        return fastyaml.load(text, SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}") from None
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from fabconf.compile.yamlc import SAFE_LOADER
 from fabconf.platform.linux import fastyaml
 from fabconf.platform.linux.state import _block_yaml, comparable_documents
 
@@ -151,3 +154,125 @@ def test_comparable_documents_unchanged() -> None:
     before, after = comparable_documents(running, desired)
     assert before == "hostname: h\nqos:\n  trust: pcp\n  pfc: 0,0,0,0,0,0,0,0\nroce_tos: 0\n"
     assert after == "hostname: h\nqos:\n  trust: dscp\n  pfc: 0,0,0,1,0,0,0,0\nroce_tos: 106\n"
+
+
+# -- reading ---------------------------------------------------------------------------------------------------------
+
+GOLDEN = sorted(Path(__file__).parents[2].glob("golden/**/devices/*gpu*.yaml"))
+TRICKY = [
+    '"x"', '"a\\"b"', '"\\u00e9"', "'single'", "x", "yes", "Yes", "No", "NULL", "~", "010", "0x10", "0o7", "1_000",
+    "+1", "-0", "1.5", ".inf", "2026-12-05", "[1,2]", "[1, x]", '["a", "b"]', "{a: 1}", "{}", "[]", "|", "|-", "|2",
+    ">", "&a 1", "*a", "!!str 1", "1 # c", '"x" # c', "- 1", "true", "false", "null", "-1", "7", '"a: b"', '""',
+    ":", "? k", "%x", "@x", "`x",
+]
+
+
+def _strict(value: Any) -> Any:
+    """A value with every type and every mapping's key order made visible, for an exact comparison."""
+    if isinstance(value, dict):
+        return ("dict", [(_strict(k), _strict(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_strict(v) for v in value])
+    return (type(value).__name__, value)
+
+
+def _both(text: str) -> tuple[Any, Any]:
+    try:
+        expected = _strict(yaml.load(text, Loader=SAFE_LOADER))
+    except yaml.YAMLError:
+        expected = "error"
+    try:
+        got = _strict(fastyaml.load(text, SAFE_LOADER))
+    except yaml.YAMLError:
+        got = "error"
+    return got, expected
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    lines = text.split("\n")
+    i = rng.randrange(len(lines))
+    kind = rng.randrange(7)
+    if kind == 0:  # a tricky value or key
+        line = lines[i]
+        if ": " in line:
+            key, _, _value = line.partition(": ")
+            lines[i] = key + ": " + rng.choice(TRICKY) if rng.random() < 0.7 else line.replace(key.strip(), rng.choice(TRICKY), 1)
+        else:
+            lines[i] = line[: len(line) - len(line.lstrip())] + "- " + rng.choice(TRICKY)
+    elif kind == 1:  # indentation
+        lines[i] = " " * rng.choice([0, 1, 2, 3, 4, 6]) + lines[i].lstrip(" ")
+    elif kind == 2:
+        lines.insert(i, lines[i])
+    elif kind == 3:
+        del lines[i]
+    elif kind == 4:
+        lines.insert(i, " " * rng.choice([0, 2, 4]) + rng.choice(["# c", "", " ", "---", "...", "\t", "- x", "k: |"]))
+    else:  # a character
+        line = lines[i]
+        at = rng.randrange(len(line) + 1)
+        lines[i] = line[:at] + rng.choice(' :#-"\'[]{},|>&*!%@`\\\t\re\u00e9\x07') + line[at + rng.randrange(2) :]
+    return "\n".join(lines)
+
+
+def test_load_reads_every_rendered_host_document_itself() -> None:
+    assert GOLDEN
+    for path in GOLDEN:
+        text = path.read_text()
+        assert _strict(fastyaml._Reader(text).document()) == _strict(yaml.load(text, Loader=SAFE_LOADER)), path
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_load_reads_what_yaml_load_reads(seed: int) -> None:
+    rng = random.Random(seed)
+    texts = [path.read_text() for path in GOLDEN]
+    fast = 0
+    for _ in range(300):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(1, 3)):
+            text = _mutate(rng, text)
+        got, expected = _both(text)
+        assert got == expected, text
+        try:
+            fastyaml._Reader(text).document()
+            fast += 1
+        except (fastyaml._Outside, yaml.YAMLError):
+            pass
+    assert fast > 20  # the mutations that stay in the subset were read without PyYAML
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\n",
+        "a:\n",
+        "a:\nb: 2\n",
+        "a:\n  - 1\n  - [1, 2]\n  - []\n  - {}\n  - x: 1\n    y:\n      z: null\n",
+        "a:\n  []\n",
+        "a:\n  {}\n",
+        "a:\n  []\n  b: 1\n",
+        "a: |\n  x\n  # y\n   z\nb: 1\n",
+        "a: |\n  x\n# c\nb: 1\n",
+        "a:\n  - k: |\n      x\n    j: 1\n",
+        "a:\n  - k: |\n    x\n",
+        "a: |\n x\n",
+        "a: |\nb: 1\n",
+        '"a": 1\n"a": 2\nb: 3\n',
+        '"": 1\n',
+        "a: 1",
+        "# only a comment\n",
+        "- 1\n",
+        "a:\n- 1\n",
+        "a:\n  - 1\n - 2\n",
+        "a: b: c\n",
+        "a:  1\n",
+        "a:1\n",
+        "A_1: \"x y\"\n",
+        "a: [1, true, null, -3]\n",
+        "a: [1,2]\n",
+        "  a: 1\n",
+        "a: 1\n  b: 2\n",
+    ],
+)
+def test_load_constructs(text: str) -> None:
+    got, expected = _both(text)
+    assert got == expected
