@@ -46,7 +46,17 @@ class _Scalars:
 
     def in_block(self, value: Any) -> str | list[str]:
         """A mapping value's or a list item's text: one line, or the lines of a literal block (``|``)."""
-        k = (type(value), value)
+        kind = type(value)
+        if kind is str:
+            if _SURELY_PLAIN.fullmatch(value) and not _resolves(value):
+                return value  # the emitter writes it plain: no indicator, no space, read back as a string
+        elif kind is int:
+            return str(value)  # SafeRepresenter.represent_int
+        elif kind is bool:
+            return "true" if value else "false"
+        elif value is None:
+            return "null"
+        k = (kind, value)
         got = self.value.get(k)
         if got is None:
             text = self.dump({"k": value})
@@ -94,6 +104,16 @@ class _Scalars:
 
 
 _SCALARS = (str, int, bool, type(None))
+# a string the emitter surely writes plain in block context when no implicit resolver claims it: it starts with
+# a letter, a digit, "_" or "/" (no indicator, no "..."), has no space, ":", "#" or quote, and is short
+_SURELY_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./,=+-]{0,60}")
+_RESOLVERS: dict[Any, list[tuple[str, re.Pattern[str]]]] = yaml.resolver.Resolver.yaml_implicit_resolvers
+
+
+def _resolves(value: str) -> bool:
+    """Whether a plain ``value`` would be read back as something else than a string (``Resolver.resolve``'s
+    implicit resolvers, which PyYAML's dumpers also ask before writing a string plain)."""
+    return any(regexp.match(value) for _tag, regexp in _RESOLVERS.get(value[0], []) + _RESOLVERS.get(None, []))
 _scalars: dict[int, _Scalars] = {}  # per dump function (id), so that each prints its own way
 
 
