@@ -68,7 +68,11 @@ class _Scalars:
             else:
                 lines = body.split("\n")
                 # only the plain literal block: "|" then every line of the value, indented by two, none empty
-                if lines[0] != "|" or not isinstance(value, str) or value != "\n".join(ln[2:] for ln in lines[1:]) + "\n":
+                if (
+                    lines[0] != "|"
+                    or not isinstance(value, str)
+                    or value != "\n".join(ln[2:] for ln in lines[1:]) + "\n"
+                ):
                     raise _Fallback
                 if any(not ln.startswith("  ") or ln[2:3] in ("", " ") for ln in lines[1:]):
                     raise _Fallback
@@ -114,6 +118,8 @@ def _resolves(value: str) -> bool:
     """Whether a plain ``value`` would be read back as something else than a string (``Resolver.resolve``'s
     implicit resolvers, which PyYAML's dumpers also ask before writing a string plain)."""
     return any(regexp.match(value) for _tag, regexp in _RESOLVERS.get(value[0], []) + _RESOLVERS.get(None, []))
+
+
 _scalars: dict[int, _Scalars] = {}  # per dump function (id), so that each prints its own way
 
 

@@ -104,7 +104,7 @@ WORDS = [
     "word " * 30,
     "y" * 130,
 ]
-KEYS = [w for w in WORDS if "\n" not in w][:40] + ["hostname", "nics", "qos", "mlxconfig", "ADVANCED_PCI_SETTINGS"]
+KEYS = [*[w for w in WORDS if "\n" not in w][:40], "hostname", "nics", "qos", "mlxconfig", "ADVANCED_PCI_SETTINGS"]
 
 
 def _scalar(rng: random.Random) -> Any:
@@ -179,10 +179,53 @@ def test_comparable_documents_unchanged() -> None:
 
 GOLDEN = sorted(Path(__file__).parents[2].glob("golden/**/devices/*gpu*.yaml"))
 TRICKY = [
-    '"x"', '"a\\"b"', '"\\u00e9"', "'single'", "x", "yes", "Yes", "No", "NULL", "~", "010", "0x10", "0o7", "1_000",
-    "+1", "-0", "1.5", ".inf", "2026-12-05", "[1,2]", "[1, x]", '["a", "b"]', "{a: 1}", "{}", "[]", "|", "|-", "|2",
-    ">", "&a 1", "*a", "!!str 1", "1 # c", '"x" # c', "- 1", "true", "false", "null", "-1", "7", '"a: b"', '""',
-    ":", "? k", "%x", "@x", "`x",
+    '"x"',
+    '"a\\"b"',
+    '"\\u00e9"',
+    "'single'",
+    "x",
+    "yes",
+    "Yes",
+    "No",
+    "NULL",
+    "~",
+    "010",
+    "0x10",
+    "0o7",
+    "1_000",
+    "+1",
+    "-0",
+    "1.5",
+    ".inf",
+    "2026-12-05",
+    "[1,2]",
+    "[1, x]",
+    '["a", "b"]',
+    "{a: 1}",
+    "{}",
+    "[]",
+    "|",
+    "|-",
+    "|2",
+    ">",
+    "&a 1",
+    "*a",
+    "!!str 1",
+    "1 # c",
+    '"x" # c',
+    "- 1",
+    "true",
+    "false",
+    "null",
+    "-1",
+    "7",
+    '"a: b"',
+    '""',
+    ":",
+    "? k",
+    "%x",
+    "@x",
+    "`x",
 ]
 
 
@@ -215,7 +258,11 @@ def _mutate(rng: random.Random, text: str) -> str:
         line = lines[i]
         if ": " in line:
             key, _, _value = line.partition(": ")
-            lines[i] = key + ": " + rng.choice(TRICKY) if rng.random() < 0.7 else line.replace(key.strip(), rng.choice(TRICKY), 1)
+            lines[i] = (
+                key + ": " + rng.choice(TRICKY)
+                if rng.random() < 0.7
+                else line.replace(key.strip(), rng.choice(TRICKY), 1)
+            )
         else:
             lines[i] = line[: len(line) - len(line.lstrip())] + "- " + rng.choice(TRICKY)
     elif kind == 1:  # indentation
@@ -229,7 +276,7 @@ def _mutate(rng: random.Random, text: str) -> str:
     else:  # a character
         line = lines[i]
         at = rng.randrange(len(line) + 1)
-        lines[i] = line[:at] + rng.choice(' :#-"\'[]{},|>&*!%@`\\\t\re\u00e9\x07') + line[at + rng.randrange(2) :]
+        lines[i] = line[:at] + rng.choice(" :#-\"'[]{},|>&*!%@`\\\t\re\u00e9\x07") + line[at + rng.randrange(2) :]
     return "\n".join(lines)
 
 
@@ -285,7 +332,7 @@ def test_load_reads_what_yaml_load_reads(seed: int) -> None:
         "a: b: c\n",
         "a:  1\n",
         "a:1\n",
-        "A_1: \"x y\"\n",
+        'A_1: "x y"\n',
         "a: [1, true, null, -3]\n",
         "a: [1,2]\n",
         "  a: 1\n",
