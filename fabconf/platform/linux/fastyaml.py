@@ -48,8 +48,12 @@ class _Scalars:
         """A mapping value's or a list item's text: one line, or the lines of a literal block (``|``)."""
         kind = type(value)
         if kind is str:
-            if _SURELY_PLAIN.fullmatch(value) and not _resolves(value):
-                return value  # the emitter writes it plain: no indicator, no space, read back as a string
+            if _SIMPLE.fullmatch(value):
+                # no indicator but ": " or a final ":", no quote, no break: plain, unless it would be read back
+                # as something else or ": " makes it a key; then single-quoted (nothing in it to escape)
+                if value[-1] == ":" or ": " in value or _resolves(value):
+                    return "'" + value + "'"
+                return value
         elif kind is int:
             return str(value)  # SafeRepresenter.represent_int
         elif kind is bool:
@@ -108,9 +112,10 @@ class _Scalars:
 
 
 _SCALARS = (str, int, bool, type(None))
-# a string the emitter surely writes plain in block context when no implicit resolver claims it: it starts with
-# a letter, a digit, "_" or "/" (no indicator, no "..."), has no space, ":", "#" or quote, and is short
-_SURELY_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./,=+-]{0,60}")
+# a string the emitter writes plain or single-quoted in block context, by ``in_block``'s rule: it starts with a
+# letter, a digit, "_" or "/" (no indicator, no "..."), has words of [A-Za-z0-9_./,=+:-] one space apart (no
+# "#", no quote, no break) and is short (the line length check keeps it from being folded)
+_SIMPLE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./,=+:-]*(?: [A-Za-z0-9_./,=+:-]+)*")
 _RESOLVERS: dict[Any, list[tuple[str, re.Pattern[str]]]] = yaml.resolver.Resolver.yaml_implicit_resolvers
 
 
