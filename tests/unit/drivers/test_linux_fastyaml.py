@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import yaml
 
 from fabconf.compile.yamlc import SAFE_LOADER
 from fabconf.platform.linux import fastyaml
-from fabconf.platform.linux.state import _block_yaml, comparable_documents
+from fabconf.platform.linux.state import block_yaml, comparable_data, comparable_documents, same
 
 WORDS = [
     "",
@@ -151,7 +152,7 @@ def test_block_dump_prints_what_yaml_dump_prints(seed: int) -> None:
     rng = random.Random(seed)
     for _ in range(400):
         doc = {rng.choice(KEYS): _doc(rng, 0) for _ in range(rng.randint(0, 6))}
-        assert fastyaml.block_dump(doc, _block_yaml) == _block_yaml(doc), doc
+        assert fastyaml.block_dump(doc, block_yaml) == block_yaml(doc), doc
 
 
 def test_block_dump_takes_the_fast_path_for_a_host_document() -> None:
@@ -173,12 +174,12 @@ def test_block_dump_takes_the_fast_path_for_a_host_document() -> None:
 
     def dump(value: Any) -> str:
         calls.append(value)
-        return _block_yaml(value)
+        return block_yaml(value)
 
-    assert fastyaml.block_dump(doc, dump) == _block_yaml(doc)
+    assert fastyaml.block_dump(doc, dump) == block_yaml(doc)
     assert doc not in calls  # each scalar asked once, never the whole document
     again = len(calls)
-    assert fastyaml.block_dump(doc, dump) == _block_yaml(doc)
+    assert fastyaml.block_dump(doc, dump) == block_yaml(doc)
     assert len(calls) == again  # the second host's document asks nothing
 
 
@@ -357,3 +358,17 @@ def test_load_reads_what_yaml_load_reads(seed: int) -> None:
 def test_load_constructs(text: str) -> None:
     got, expected = _both(text)
     assert got == expected
+
+
+def test_same_is_the_same_text() -> None:
+    rng = random.Random(7)
+    docs = [{rng.choice(KEYS): _doc(rng, 0) for _ in range(rng.randint(0, 4))} for _ in range(300)]
+    docs += [{"a": 1}, {"a": True}, {"a": 1.0}, {"a": "1"}, {"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": [True]}]
+    for a in docs:
+        for b in [*docs[-8:], a, copy.deepcopy(a)]:
+            if same(a, b):
+                assert block_yaml(a) == block_yaml(b)
+        assert same(a, copy.deepcopy(a))
+    assert not same({"a": 1}, {"a": True}) and not same({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    before, after = comparable_data({"hostname": "h", "mtu": 9000, "x": 1}, {"hostname": "h", "mtu": 9000})
+    assert same(before, after)
