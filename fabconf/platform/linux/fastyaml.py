@@ -335,7 +335,8 @@ class _Reader:
                 raise _Outside
             self.at += 1
             item = got[1][2:]
-            if _key(item)[0] is not None:
+            first = item[:1]  # an entry starts with a quote, a letter or "_" (a number or a flow list does not)
+            if (first == '"' or first == "_" or first.isalpha()) and _key(item)[0] is not None:
                 out.append(self._mapping(indent + 2, item))
             else:
                 out.append(_scalar(item))
@@ -395,6 +396,8 @@ def _scalar(text: str) -> Any:
 
 def _word(text: str) -> Any:
     """A decimal integer, true, false or null."""
+    if text.isdigit() and (text[0] != "0" or text == "0"):  # ASCII only (the reader took nothing else)
+        return int(text)
     if _INT.fullmatch(text):
         return int(text)
     if text in _WORDS:
