@@ -47,6 +47,7 @@ from fabconf.drivers.base import DriverBase
 from fabconf.drivers.contract import CommitConflict
 from fabconf.drivers.textdiff import unified
 from fabconf.platform.linux import routing
+from fabconf.platform.linux.fastyaml import block_dump
 from fabconf.platform.linux.lock import HostLock
 from fabconf.platform.linux.parse import (
     ParseError,
@@ -92,10 +93,12 @@ from fabconf.platform.linux.state import (
     HostTarget,
     NicObserved,
     Snapshot,
-    comparable_documents,
+    block_yaml,
+    comparable_data,
     load_document,
     running_data,
     running_document,
+    same,
 )
 
 __all__ = ["HostCommandError", "HostOutputError", "LinuxDriver", "LinuxHostError"]
@@ -333,7 +336,10 @@ class LinuxDriver(DriverBase):
             return ""
         # the documents as data: printing the running one and parsing both again gave the same (issue 42)
         _head, running = running_data(self._staged()[0])
-        return unified(*comparable_documents(running, self._candidate_data), self.hostname)
+        before, after = comparable_data(running, self._candidate_data)
+        if same(before, after):  # the same text: no diff to print (the change is the boot unit's)
+            return ""
+        return unified(block_dump(before, block_yaml), block_dump(after, block_yaml), self.hostname)
 
     # -- commit, verify, restore ------------------------------------------------------------------------------
     def _execute(self, changes: list[Change]) -> bool:

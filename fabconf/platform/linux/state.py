@@ -31,7 +31,8 @@ from typing import Any
 import yaml
 
 from fabconf.compile.yamlc import SAFE_DUMPER, SAFE_LOADER
-from fabconf.platform.linux import routing
+from fabconf.platform.linux import fastyaml, routing
+from fabconf.platform.linux.fastyaml import block_dump
 from fabconf.platform.linux.parse import DSCPS, PRIOS, MlxValue
 from fabconf.platform.linux.routing import Route, RoutingError, RoutingObserved, RoutingTarget, Rule
 
@@ -243,10 +244,11 @@ def _mlx_key(key: Any, value: Any) -> str:
 
 
 def load_document(text: str) -> Any:
-    """The desired-state YAML as data (a safe loader: libyaml's when PyYAML is built with it); raises
-    DocumentError when it is not YAML."""
+    """The desired-state YAML as data (a safe loader: libyaml's when PyYAML is built with it; fabconf's own
+    rendered documents without PyYAML, the same data: ``fastyaml.load``); raises DocumentError when it is not
+    YAML."""
     try:
-        return yaml.load(text, Loader=SAFE_LOADER)
+        return fastyaml.load(text, SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}") from None
 
@@ -438,11 +440,30 @@ def comparable_documents(running_text: str | dict[str, Any], desired_text: str |
     """The running document and the desired one, cut to what both hold and printed the same way, for a
     unified diff that shows one -/+ pair per changed setting. Either may be given as text or as data already
     parsed (``running_data``, ``load_document``); neither is changed."""
+    before, after = comparable_data(running_text, desired_text)
+    return block_dump(before, block_yaml), block_dump(after, block_yaml)
+
+
+def comparable_data(running_text: str | dict[str, Any], desired_text: str | Any) -> tuple[Any, Any]:
+    """``comparable_documents`` before they are printed: when the two are ``same``, so are their texts."""
     running = (yaml.load(running_text, Loader=SAFE_LOADER) if isinstance(running_text, str) else running_text) or {}
     desired = (yaml.load(desired_text, Loader=SAFE_LOADER) if isinstance(desired_text, str) else desired_text) or {}
-    before, after = _project(running, desired)
+    return _project(running, desired)
 
-    def dump(doc: Any) -> str:
-        return yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=120)
 
-    return dump(before), dump(after)
+def same(a: Any, b: Any) -> bool:
+    """Equal and of the same types, mappings in the same key order: the same YAML text (``1 == True`` is not)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return len(a) == len(b) and all(
+            same(ka, kb) and same(va, vb) for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
+        )
+    if type(a) is list:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def block_yaml(doc: Any) -> str:
+    """A comparable document as PyYAML prints it (``block_dump`` prints the same, faster, for their shapes)."""
+    return yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=120)
