@@ -144,6 +144,14 @@ def parse_step(kind: str, arg: str | None, at: str, after: int = 1, every: bool 
 ACTIVITY = threading.Event()
 _CHANGED: dict[int, Faults] = {}  # the Faults of the devices marked since the publisher's last look, by id
 _CHANGED_LOCK = threading.Lock()
+_TRACKING = False  # set by ``track_changes``: only a lab worker's publisher takes the marks (else they would pile up)
+
+
+def track_changes() -> None:
+    """From now on ``Faults.changed`` records its device for ``take_changed`` (a lab worker, before its first
+    request)."""
+    global _TRACKING
+    _TRACKING = True
 
 
 def take_changed() -> list[Faults]:
@@ -265,8 +273,9 @@ class Faults:
         """The device's view may have changed (a request ended, a commit timer ran out, a background apply finished,
         a reboot came back): a lab spread over processes looks at this device's view on its next round and sends it
         to the other workers if it differs (``fabconf_lab.shards``). Cheap: a dict entry and an event."""
-        with _CHANGED_LOCK:
-            _CHANGED[id(self)] = self
+        if _TRACKING:
+            with _CHANGED_LOCK:
+                _CHANGED[id(self)] = self
         ACTIVITY.set()
 
     def rejects(self, line: str) -> bool:

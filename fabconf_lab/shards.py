@@ -313,6 +313,7 @@ def _worker_main(
 
     _quiet_libraries()
     favour_connections()
+    faults.track_changes()  # the publisher below takes every change mark
     try:
         compiled = compile_inventory(Path(inventory))
         lab = Lab(
