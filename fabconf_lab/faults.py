@@ -138,9 +138,28 @@ def parse_step(kind: str, arg: str | None, at: str, after: int = 1, every: bool 
     return StepFault(kind, at, seconds, after, every)
 
 
-# set by every request of every device of this process (``Faults.before_request``): what a lab worker's publisher
-# waits on (``fabconf_lab.shards``), so that an idle worker does not wake to look at its devices
+# set whenever a device of this process may have changed its view (``Faults.changed``: at the end of every request,
+# by a commit timer, a background apply, a reboot coming back): what a lab worker's publisher waits on
+# (``fabconf_lab.shards``), so that an idle worker does not wake to look at its devices
 ACTIVITY = threading.Event()
+_CHANGED: dict[int, Faults] = {}  # the Faults of the devices marked since the publisher's last look, by id
+_CHANGED_LOCK = threading.Lock()
+_TRACKING = False  # set by ``track_changes``: only a lab worker's publisher takes the marks (else they would pile up)
+
+
+def track_changes() -> None:
+    """From now on ``Faults.changed`` records its device for ``take_changed`` (a lab worker, before its first
+    request)."""
+    global _TRACKING
+    _TRACKING = True
+
+
+def take_changed() -> list[Faults]:
+    """The Faults of every device marked ``changed`` since the last call (the publisher's look), and forget them."""
+    global _CHANGED
+    with _CHANGED_LOCK:
+        taken, _CHANGED = _CHANGED, {}
+    return list(taken.values())
 
 
 @dataclass
@@ -238,13 +257,26 @@ class Faults:
         return out
 
     def before_request(self, max_hang: float = 3600.0) -> None:
-        """Call at the start of every request: applies delay and hang."""
-        self.requests += 1  # how a lab spread over processes knows which devices to look at again (shards)
-        ACTIVITY.set()
+        """Call at the start of every request: applies delay and hang (``after_request`` at its end)."""
+        self.requests += 1
         if self.hang:
             self._cleared.wait(max_hang)
         if self.delay:
             time.sleep(self.delay)
+
+    def after_request(self) -> None:
+        """Call at the end of every request (answered, refused or dropped), before its reply goes out: the request
+        may have changed the device's view, look at it again (``changed``)."""
+        self.changed()
+
+    def changed(self) -> None:
+        """The device's view may have changed (a request ended, a commit timer ran out, a background apply finished,
+        a reboot came back): a lab spread over processes looks at this device's view on its next round and sends it
+        to the other workers if it differs (``fabconf_lab.shards``). Cheap: a dict entry and an event."""
+        if _TRACKING:
+            with _CHANGED_LOCK:
+                _CHANGED[id(self)] = self
+        ACTIVITY.set()
 
     def rejects(self, line: str) -> bool:
         return self.reject is not None and self.reject.search(line) is not None

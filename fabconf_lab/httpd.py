@@ -145,6 +145,8 @@ def _handler_for(device: HttpDevice) -> type[BaseHTTPRequestHandler]:
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
                 return
+            finally:
+                device.faults.after_request()  # the request may have changed the device's view (shards)
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(reply.body)))

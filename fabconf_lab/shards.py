@@ -25,7 +25,6 @@ import multiprocessing as mp
 import os
 import sys
 import threading
-import time
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -36,9 +35,7 @@ from fabconf_lab import faults
 from fabconf_lab.orchestrator import Lab
 from fabconf_lab.ports import DevicePorts
 
-PUBLISH_EVERY = 0.1  # seconds between a worker's looks for changed views (of the devices that answered requests)
-SWEEP_EVERY = 2.0  # seconds between looks at the views of the devices recently asked (timers change views later)
-SWEEP_WINDOW = 900.0  # seconds after its last request a device's view is still looked at (commit timers, reboots)
+PUBLISH_EVERY = 0.1  # seconds between a worker's looks at the views of the devices marked changed (faults.changed)
 DEVICES_PER_WORKER = 128  # the default sizing: a worker per this many devices, at most one per core
 # the most switches one worker runs (by default; and in a share of ``--workers N`` of three or more): the switches'
 # requests, each a TLS connection (pyeapi and napalm's NX-API client open one per request), queue for one GIL in
@@ -316,6 +313,7 @@ def _worker_main(
 
     _quiet_libraries()
     favour_connections()
+    faults.track_changes()  # the publisher below takes every change mark
     try:
         compiled = compile_inventory(Path(inventory))
         lab = Lab(
@@ -338,43 +336,40 @@ def _worker_main(
         with send_lock:
             conn.send(message)
 
+    full = threading.Event()  # the next look is at every device (a daemon call: a reset, a fault, new devices)
+
     def publish() -> None:
-        """Send the views that changed. A view changes with a request (a commit, a shut port) or, later, by itself
-        (a commit timer running out, a background apply, a reboot): look at the devices that answered requests
-        since the last look, and every SWEEP_EVERY at those that answered one within SWEEP_WINDOW. An idle worker
-        (no request within the window) sleeps until the next request: nothing wakes it per device or per interval."""
+        """Send the views that changed. Whatever may change a view marks its device (``Faults.changed``): the end
+        of each request, a commit timer running out, a background apply, a reboot coming back; a daemon call
+        (``_answer``) asks for a look at every device. Each look is at the marked devices only, so its cost follows
+        the changes, not the lab's size; an idle worker sleeps until the next mark."""
         last: dict[str, Any] = dict(first)
-        seen = dict(counted)  # requests per device when its view was last looked at
-        recent: dict[str, float] = {}  # device -> when a request of it was last seen
-        sweep = 0.0
+        owners: dict[int, str] = {}  # id(Faults) -> device, rebuilt when a mark is not found in it
         while not stopping.is_set():
-            faults.ACTIVITY.wait(SWEEP_EVERY if recent else None)
+            faults.ACTIVITY.wait()
             if stopping.is_set():
                 return
-            faults.ACTIVITY.clear()  # a request from now on sets it again
-            now = time.monotonic()
-            everyone = now - sweep >= SWEEP_EVERY
-            sweep = now if everyone else sweep
+            faults.ACTIVITY.clear()  # a mark from now on sets it again
+            everyone = full.is_set()
+            full.clear()
+            marked = faults.take_changed()
+            devices = dict(lab.devices)
+            if everyone or any(owners.get(id(f)) not in devices for f in marked):
+                owners = {id(dev.sim.faults): name for name, dev in devices.items()}
+            names = list(devices) if everyone else {owners[id(f)] for f in marked if id(f) in owners}
             views = {}
-            for name, dev in list(lab.devices.items()):
-                count = dev.sim.faults.requests
-                if seen.get(name) != count:
-                    seen[name] = count
-                    recent[name] = now
-                    views[name] = dev.sim.lab_view()
-                elif everyone and name in recent:
-                    if now - recent[name] > SWEEP_WINDOW:
-                        del recent[name]
+            for name in names:
+                dev = devices.get(name)
+                if dev is not None:
                     views[name] = dev.sim.lab_view()
             changed = {name: view for name, view in views.items() if last.get(name) != view}
             if changed:
                 last.update(changed)
                 with contextlib.suppress(OSError, ValueError):
                     send(("views", changed))
-            stopping.wait(PUBLISH_EVERY)  # at most one look per PUBLISH_EVERY while requests come in
+            stopping.wait(PUBLISH_EVERY)  # at most one look per PUBLISH_EVERY while marks come in
 
     # the first views go out before "ready", so every worker knows every device once the lab is up
-    counted = {name: dev.sim.faults.requests for name, dev in list(lab.devices.items())}
     first = lab.world.local_views()
     send(("views", first))
     send(("ready", {name: lab.host_keys_of(name) for name in lab.devices}))
@@ -391,7 +386,9 @@ def _worker_main(
                 lab.world.set_remote(message[1])
             elif message[0] == "call":
                 _, call_id, method, args, kwargs = message
-                threading.Thread(target=_answer, args=(lab, send, call_id, method, args, kwargs), daemon=True).start()
+                threading.Thread(
+                    target=_answer, args=(lab, send, full, call_id, method, args, kwargs), daemon=True
+                ).start()
     finally:
         stopping.set()
         faults.ACTIVITY.set()  # wakes the publisher to leave
@@ -404,13 +401,21 @@ def _worker_main(
     os._exit(0)
 
 
-def _answer(lab: Lab, send: Any, call_id: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _answer(
+    lab: Lab,
+    send: Any,
+    full: threading.Event,
+    call_id: int,
+    method: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
     try:
         if method not in CALLS:
             raise ValueError(f"unknown lab call {method!r}")
         value = getattr(lab, method)(*args, **kwargs)
-        if method in ("fault", "reset") and args and args[0] in lab.devices:
-            lab.devices[args[0]].sim.faults.requests += 1  # a link fault changes the view: publish it next round
+        if method != "status":  # a link fault, a reset (a new simulator), new devices: look at every view next round
+            full.set()
             faults.ACTIVITY.set()
         if method == "reset":
             value = None  # a simulator stays in its process

@@ -559,6 +559,8 @@ class SshService:
             return
         except (OSError, EOFError, paramiko.SSHException):
             pass
+        finally:
+            self.faults.after_request()  # the command may have changed the device's view (shards)
         with contextlib.suppress(Exception):
             channel.shutdown_write()
             channel.close()
@@ -647,6 +649,8 @@ class SshService:
                     with contextlib.suppress(Exception):
                         channel.send_exit_status(close.status)
                     break
+                finally:
+                    self.faults.after_request()  # the command may have changed the device's view (shards)
                 if output and not output.endswith("\n"):
                     output += "\n"
                 term.write(output + session.prompt())

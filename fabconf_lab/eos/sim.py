@@ -490,6 +490,7 @@ class EosSim(SimBase, HttpDevice):
             self.running = session.before
             session.state, session.before, session.commit_by, session.timer = "aborted", None, None, None
             self._refresh_view()
+        self.faults.changed()  # the view changed after every request (shards)
 
     def _abort(self, name: str) -> None:
         session = self._get_session(name)

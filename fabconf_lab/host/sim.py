@@ -239,6 +239,7 @@ class GpuHostSim(SimBase):
     def _come_back(self) -> None:
         if self._running:
             self.ssh.start()
+        self.faults.changed()  # the host is back from its reboot: look at its view again (shards)
 
     def reboot(self) -> None:
         """Lose runtime state, apply pending firmware config, then run every enabled boot unit."""

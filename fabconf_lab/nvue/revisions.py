@@ -369,6 +369,7 @@ class ConfigStore:
         return parse_startup_yaml(path.read_text())
 
     def _notify(self) -> None:
+        self.faults.changed()  # a background apply or an expired confirm changes the view after its request
         if self._on_applied is not None:
             self._on_applied()
 

@@ -151,6 +151,7 @@ class ConfigReplace:
             return
         self.device.replace_running(pending.previous)
         self.last["commit"] = "Commit-timeout expired: previous configuration restored"
+        self.device.faults.changed()  # the view changed after every request (shards)
 
     def cancel(self) -> None:
         """Stop a pending timer (device shutdown)."""
