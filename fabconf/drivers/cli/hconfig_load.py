@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from hier_config import HConfig, Platform, get_hconfig, get_hconfig_driver
 from hier_config.platforms.driver_base import HConfigDriverBase
 
-__all__ = ["dialect_driver", "parse"]
+__all__ = ["parse"]
 
 
 @dataclass(frozen=True)
@@ -60,11 +60,6 @@ def _loader(dialect: Platform) -> _Loader:
         loading = type(driver)()
         loading.rules = rules.model_copy(update={"per_line_sub": []})
     return _Loader(driver, loading, any_rule, subs)
-
-
-def dialect_driver(dialect: Platform) -> HConfigDriverBase:
-    """The dialect's hier_config driver, one per process (its rules are only read)."""
-    return _loader(dialect).driver
 
 
 def _normal(line: str) -> str:

@@ -99,9 +99,7 @@ def owned_trees(platform: str, running: str, intended: str, whole: bool = False)
     mode); the owned interfaces are those ``intended`` renders. Neither tree is changed by what reads it here
     (remediation, views), so one pair serves both."""
     if whole:
-        return parse(_dialect(platform), _strip_comments(running)), parse(
-            _dialect(platform), _strip_comments(intended)
-        )
+        return parse(_dialect(platform), _strip_comments(running)), parse(_dialect(platform), _strip_comments(intended))
     interfaces = rendered_interfaces(intended)
     rendered = rendered_owned(platform, intended)
     return owned_tree(platform, running, interfaces, rendered), owned_tree(platform, intended, interfaces, rendered)
@@ -112,9 +110,31 @@ SHARE = re.compile(r"^(no )?bandwidth (?:remaining )?percent (\d+)$")
 
 def remediation_of(run_tree: HConfig, want_tree: HConfig) -> Remediation:
     """The remediation that turns ``run_tree`` into ``want_tree``, its queue shares lowered before any is raised
-    (``lowered_first``)."""
+    (``lowered_first``). Two equal trees (``_same``: a converged device, every verify after a push) need none,
+    without asking hier_config."""
     workflow = WorkflowRemediation(run_tree, want_tree)
+    if _same(run_tree, want_tree):
+        return Remediation("", lambda: _text(workflow.rollback_config))
     return Remediation(lowered_first(_text(workflow.remediation_config)), lambda: _text(workflow.rollback_config))
+
+
+def _same(have: Any, want: Any) -> bool:
+    """Whether two trees are the same lines in the same order, no two siblings alike. hier_config's remediation of
+    such trees is empty: no running line is missing from the intended children (nothing negated), every intended
+    line is found in the running children (nothing added) with the same children (no sectional overwrite, which
+    acts only when children differ), and so on down. Siblings alike (a parent that allows duplicate children)
+    would make hier_config pair the first of them with each, so they take the full computation."""
+    have_kids, want_kids = list(have.children), list(want.children)
+    if len(have_kids) != len(want_kids):
+        return False
+    seen: set[str] = set()
+    for mine, theirs in zip(have_kids, want_kids, strict=True):
+        if mine.text != theirs.text or mine.text in seen or mine.tags != theirs.tags:
+            return False
+        seen.add(mine.text)
+        if not _same(mine, theirs):
+            return False
+    return True
 
 
 def _blocks(lines: list[str], depth: int) -> list[list[str]]:
