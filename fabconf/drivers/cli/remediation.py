@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hier_config import HConfig, Platform, WorkflowRemediation, get_hconfig
+from hier_config import HConfig, Platform, WorkflowRemediation
 
+from fabconf.drivers.cli.hconfig_load import parse
 from fabconf.platforms import platform as platform_spec
 
 
@@ -85,7 +86,7 @@ def _strip_comments(text: str) -> str:
 def owned_tree(platform: str, text: str, interfaces: list[str], rendered: list[str] | None = None) -> HConfig:
     """The part of ``text`` fabconf owns, as a hier_config tree (``rendered``: the owned-when-rendered root lines
     of the candidate)."""
-    tree = get_hconfig(_dialect(platform), _strip_comments(text))
+    tree = parse(_dialect(platform), _strip_comments(text))
     owned = _owned_test(platform, interfaces, rendered or [])
     for child in list(tree.children):
         if not owned(child.text):
@@ -98,9 +99,7 @@ def owned_trees(platform: str, running: str, intended: str, whole: bool = False)
     mode); the owned interfaces are those ``intended`` renders. Neither tree is changed by what reads it here
     (remediation, views), so one pair serves both."""
     if whole:
-        return get_hconfig(_dialect(platform), _strip_comments(running)), get_hconfig(
-            _dialect(platform), _strip_comments(intended)
-        )
+        return parse(_dialect(platform), _strip_comments(running)), parse(_dialect(platform), _strip_comments(intended))
     interfaces = rendered_interfaces(intended)
     rendered = rendered_owned(platform, intended)
     return owned_tree(platform, running, interfaces, rendered), owned_tree(platform, intended, interfaces, rendered)
@@ -111,9 +110,31 @@ SHARE = re.compile(r"^(no )?bandwidth (?:remaining )?percent (\d+)$")
 
 def remediation_of(run_tree: HConfig, want_tree: HConfig) -> Remediation:
     """The remediation that turns ``run_tree`` into ``want_tree``, its queue shares lowered before any is raised
-    (``lowered_first``)."""
+    (``lowered_first``). Two equal trees (``_same``: a converged device, every verify after a push) need none,
+    without asking hier_config."""
     workflow = WorkflowRemediation(run_tree, want_tree)
+    if _same(run_tree, want_tree):
+        return Remediation("", lambda: _text(workflow.rollback_config))
     return Remediation(lowered_first(_text(workflow.remediation_config)), lambda: _text(workflow.rollback_config))
+
+
+def _same(have: Any, want: Any) -> bool:
+    """Whether two trees are the same lines in the same order, no two siblings alike. hier_config's remediation of
+    such trees is empty: no running line is missing from the intended children (nothing negated), every intended
+    line is found in the running children (nothing added) with the same children (no sectional overwrite, which
+    acts only when children differ), and so on down. Siblings alike (a parent that allows duplicate children)
+    would make hier_config pair the first of them with each, so they take the full computation."""
+    have_kids, want_kids = list(have.children), list(want.children)
+    if len(have_kids) != len(want_kids):
+        return False
+    seen: set[str] = set()
+    for mine, theirs in zip(have_kids, want_kids, strict=True):
+        if mine.text != theirs.text or mine.text in seen or mine.tags != theirs.tags:
+            return False
+        seen.add(mine.text)
+        if not _same(mine, theirs):
+            return False
+    return True
 
 
 def _blocks(lines: list[str], depth: int) -> list[list[str]]:
@@ -214,8 +235,8 @@ def future_config(platform: str, running: str, remediation: str) -> str:
     ``configure replace`` can load. Sections keep their running order; new ones follow in the remediation's order
     (which is the rendered order: a ``feature`` line before what it enables)."""
     dialect = _dialect(platform)
-    run_tree = get_hconfig(dialect, _strip_comments(running))
-    future = run_tree.future(get_hconfig(dialect, remediation))
+    run_tree = parse(dialect, _strip_comments(running))
+    future = run_tree.future(parse(dialect, remediation))
     existing = [child.text for child in run_tree.children]
     by_text = {child.text: child for child in future.children}
     ordered = [by_text[t] for t in existing if t in by_text]
@@ -250,10 +271,10 @@ def keep_management(platform: str, running: str, intended: str) -> str:
         return intended
     pattern = re.compile(r"^(?:" + "|".join(patterns) + r")$")
     dialect = _dialect(platform)
-    want = get_hconfig(dialect, _strip_comments(intended))
+    want = parse(dialect, _strip_comments(intended))
     have = {child.text for child in want.children}
     kept: list[str] = []
-    for child in get_hconfig(dialect, _strip_comments(running)).children:
+    for child in parse(dialect, _strip_comments(running)).children:
         if pattern.match(child.text) and child.text not in have:
             kept.append(child.text)
             kept.extend(_indented(child, 1))

@@ -21,6 +21,7 @@ A document that carries anything outside these paths is refused: merge would sil
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Iterable, Iterator
@@ -163,7 +164,19 @@ def canonical(value: Any) -> Any:
 
 
 def same(a: Any, b: Any) -> bool:
-    return canonical(a) == canonical(b)
+    """``canonical(a) == canonical(b)``, without building either where both are dicts with the same text keys
+    (every level of a tree compared with its staged or running self: issue 42)."""
+    if a is b:
+        return True
+    if (
+        isinstance(a, dict)
+        and isinstance(b, dict)
+        and len(a) == len(b)
+        and all(type(k) is str for k in a)
+        and a.keys() == b.keys()
+    ):
+        return all(same(value, b[key]) for key, value in a.items())
+    return bool(canonical(a) == canonical(b))
 
 
 def get_at(tree: Any, path: Iterable[str]) -> Any:
@@ -304,9 +317,15 @@ def staged_problems(doc: Tree, applied: Tree, staged: Tree, plan: MergePlan) -> 
 
 
 # -- diff -------------------------------------------------------------------------------------------------
-def natural_key(text: str) -> list[Any]:
-    """``swp2`` before ``swp10``; ties broken by the text itself so the order is total."""
-    return [(0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.split(r"(\d+)", text) if tok]
+_DIGITS = re.compile(r"(\d+)")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """``swp2`` before ``swp10``; ties broken by the text itself so the order is total. Computed once per text
+    and process (the same interface, VRF and leaf names are sorted again and again: a tenth of a Cumulus switch's
+    diff, issue 42); a tuple, so that the cached key cannot be changed by whoever sorts with it."""
+    return tuple((0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in _DIGITS.split(text) if tok)
 
 
 def _word(text: str) -> str:
