@@ -46,11 +46,11 @@ from fabconf_lab.host.shparse import (
     Incomplete,
     Node,
     Pipeline,
+    Shape,
     Simple,
     Word,
     is_incomplete,
-    lex,
-    parse,
+    parse_script,
 )
 from fabconf_lab.host.shtypes import CommandFn, Invocation, Output, Result, ShellExit
 from fabconf_lab.host.shutils import BUILTINS, run_script
@@ -101,6 +101,7 @@ class Shell:
         self._in_condition = False
         self.depth = 0
         self.around_pipeline: PipelineHook | None = None
+        self._shape = Shape([])  # the running script's statements and marker (``shparse.parse_script``)
 
     # -- public -------------------------------------------------------------------------------------
     def run(self, script: str, stdin: str = "", *, root: bool | None = None) -> Output:
@@ -111,7 +112,7 @@ class Shell:
             self.root = root
         try:
             try:
-                statements = parse(lex(script, at_eof_ok=True))
+                shape = parse_script(script)
             except Incomplete as exc:
                 out.write(2, f"bash: syntax error: unexpected end of file ({exc})\n")
                 self.last_status = out.status = 2
@@ -120,11 +121,14 @@ class Shell:
                 out.write(2, f"bash: {exc}\n")
                 self.last_status = out.status = 2
                 return out
+            saved_shape, self._shape = self._shape, shape  # a script run from this one has its own
             try:
-                self._nodes(statements, out, stdin)
+                self._nodes(shape.statements, out, stdin)
             except ShellExit as exc:
                 self.last_status = exc.status
                 out.exited = True
+            finally:
+                self._shape = saved_shape
             out.status = self.last_status
             return out
         finally:
@@ -148,7 +152,7 @@ class Shell:
         if isinstance(node, ForNode):
             status = 0
             for value in self._words(node.words):
-                self.vars[node.name] = value
+                self.vars[self._shape.restore(node.name)] = value
                 status = self._nodes(node.body, out, stdin)
             return status, True
         if isinstance(node, IfNode):
@@ -179,7 +183,8 @@ class Shell:
     def _pipeline(self, pipeline: Pipeline, out: Output, stdin: str) -> int:
         if self.around_pipeline is None:
             return self._run_pipeline(pipeline, out, stdin)
-        action = self.around_pipeline(" | ".join(" ".join(w.literal() for w in simple.words) for simple in pipeline))
+        shown = " | ".join(" ".join(w.literal() for w in simple.words) for simple in pipeline)
+        action = self.around_pipeline(self._shape.restore(shown))
         if action is None:
             return self._run_pipeline(pipeline, out, stdin)
         if isinstance(action, tuple):
@@ -212,7 +217,7 @@ class Shell:
         parts = []
         for kind, text in word.segments:
             if kind == "lit":
-                parts.append(text)
+                parts.append(self._shape.restore(text))
             elif text == "?":
                 parts.append(str(self.last_status))
             else:
@@ -260,7 +265,7 @@ class Shell:
         # input
         for red in simple.redirects:
             if red.op == "<<" and red.heredoc is not None:
-                body = red.heredoc.body or ""
+                body = self._shape.restore(red.heredoc.body or "")
                 if red.heredoc.expand:
                     body = re.sub(r"\$\?", str(self.last_status), body)
                     body = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: self.vars.get(m.group(1), ""), body)

@@ -432,3 +432,47 @@ class _Parser:
 def parse(tokens: list[Word | Op]) -> list[Node]:
     """Statements of a script: and-or lists of pipelines, ``for`` loops and ``if`` blocks."""
     return _Parser(tokens).parse_list()
+
+
+# -- parsed scripts, kept by shape ----------------------------------------------------------------------
+# A controller's batched reads differ from host to host and run to run only by the random marker that frames
+# each command's output (fabconf's ``@@<12 hex digits>:N`` lines). The statements of such a script are parsed once
+# with the marker's digits replaced by ``PLACEHOLDER`` (as many plain word characters, so the text lexes into the
+# same tokens) and kept; the shell puts the digits back as it expands each word (``Shape.restore``). A script
+# without a marker, or holding the placeholder itself, is parsed as it is, every time.
+PLACEHOLDER = "z" * 12
+_MARKER = re.compile(r"@@([0-9a-f]{12}):")
+_SHAPES: dict[str, list[Node]] = {}
+SHAPES_KEPT = 256  # scripts' statements kept per process (a few KB each); the oldest goes first
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A script's statements and the marker to put back into their words ("" when there is none)."""
+
+    statements: list[Node]
+    marker: str = ""
+
+    def restore(self, text: str) -> str:
+        """``text`` (a word, a here-document, a pipeline as the fault hooks see it) as the script wrote it."""
+        return text.replace(PLACEHOLDER, self.marker) if self.marker and PLACEHOLDER in text else text
+
+
+def parse_script(script: str) -> Shape:
+    """``parse(lex(script))``, from the statements kept for the script's shape when there are (see above); raises
+    Incomplete or SyntaxError exactly as parsing the script itself does."""
+    found = _MARKER.search(script)
+    if found is None or PLACEHOLDER in script:
+        return Shape(parse(lex(script, at_eof_ok=True)))
+    marker = found.group(1)
+    shape = script.replace(marker, PLACEHOLDER)
+    statements = _SHAPES.get(shape)
+    if statements is None:
+        try:
+            statements = parse(lex(shape, at_eof_ok=True))
+        except (Incomplete, SyntaxError):
+            return Shape(parse(lex(script, at_eof_ok=True)))  # raises as the script itself does
+        if len(_SHAPES) >= SHAPES_KEPT:
+            _SHAPES.pop(next(iter(_SHAPES)), None)
+        _SHAPES[shape] = statements
+    return Shape(statements, marker)
