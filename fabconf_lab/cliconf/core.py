@@ -188,9 +188,9 @@ class Dialect:
 
     @property
     def _answers(self) -> dict:
-        """(question, mode, line) -> answer. The answers depend on nothing else (the tables do not change), and a
-        switch asks them again for every sibling of every line it sets: ``single_key`` alone was a sixth of an EOS
-        switch's CPU in a push."""
+        """(question, mode, line) -> answer (``check_ranges``: mode ""). The answers depend on nothing else (the
+        tables do not change), and a switch asks them again for every sibling of every line it sets: ``single_key``
+        alone was a sixth of an EOS switch's CPU in a push."""
         answers = self.__dict__.get("_answered")
         if answers is None:
             answers = {}
@@ -269,6 +269,14 @@ class Dialect:
         return any(_literal_words(p)[:1] == (word,) for rules in self.openers.values() for p, _m in rules)
 
     def check_ranges(self, text: str) -> str | None:
+        key = ("ranges", "", text)
+        answer = self._answers.get(key, _MISSING)
+        if answer is _MISSING:
+            answer = self._check_ranges(text)
+            self._remember(key, answer)
+        return answer  # type: ignore[return-value]
+
+    def _check_ranges(self, text: str) -> str | None:
         for pattern, lo, hi in self.ranges:
             m = re.search(pattern, text)
             if m and not lo <= int(m.group(1)) <= hi:

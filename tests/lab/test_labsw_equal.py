@@ -1,7 +1,8 @@
 """The switch simulators' cheaper algorithms against the ones they replaced, on random input: the same answers.
 
 NVUE's ``merge``/``unset`` share untouched subtrees instead of deep-copying the whole tree; the CLI dialects
-memoise ``single_key``/``opens``/``is_command``/``is_stored_negation``; the HTTPS server parses plain header
+memoise ``single_key``/``opens``/``is_command``/``is_stored_negation``/``check_ranges``, the address checks and
+EOS's ``value_error`` remember their answers; the HTTPS server parses plain header
 blocks itself (anything else goes to ``http.client.parse_headers`` as before).
 """
 
@@ -20,8 +21,9 @@ from typing import Any
 import pytest
 from network import free_network
 
-from fabconf_lab.cliconf import EOS, NXOS, parse
+from fabconf_lab.cliconf import EOS, NXOS, addresses, parse
 from fabconf_lab.cliconf import core as cliconf_core
+from fabconf_lab.eos import strict as eos_strict
 from fabconf_lab.faults import Faults
 from fabconf_lab.httpd import HttpDevice, HttpReply, HttpRequest, HttpsService, plain_headers, read_head
 from fabconf_lab.nvue import tree as nvue_tree
@@ -161,6 +163,7 @@ def test_dialect_answers_are_remembered_unchanged(dialect: Any, monkeypatch: pyt
             any(p.fullmatch(text) for p in dialect._get("commands", mode)),
             any(p.fullmatch(text) for p in dialect._get("stored_negations", mode)),
             dialect._single_key(mode, text),
+            dialect._check_ranges(text),
         )
         for _twice in range(2):
             got = (
@@ -168,9 +171,41 @@ def test_dialect_answers_are_remembered_unchanged(dialect: Any, monkeypatch: pyt
                 dialect.is_command(mode, text),
                 dialect.is_stored_negation(mode, text),
                 dialect.single_key(mode, text),
+                dialect.check_ranges(text),
             )
             assert got == uncached, (mode, text)
     assert len(dialect._answers) <= 97
+
+
+def _random_address(rng: random.Random) -> str:
+    octets = [str(rng.choice([0, 1, 10, 127, 192, 224, 239, 240, 255, 256, rng.randint(0, 300)])) for _ in range(4)]
+    text = ".".join(octets[: rng.choice([4, 4, 4, 3])])
+    if rng.random() < 0.6:
+        text += "/" + str(rng.choice([0, 4, 8, 24, 31, 32, 33, rng.randint(0, 40)]))
+    return rng.choice([text, text, text + "x", " " + text, "fe80::1", ""])
+
+
+def test_remembered_address_and_value_checks_answer_as_before() -> None:
+    rng = random.Random(3)
+    for _ in range(4000):
+        addr = _random_address(rng)
+        for check in (addresses.valid_ipv4, addresses.host_address_error, addresses.network_error):
+            assert check(addr) == check.__wrapped__(addr), (check, addr)
+            assert check(addr) == check.__wrapped__(addr), (check, addr)
+        for strict in (True, False):
+            expected = addresses.valid_prefix.__wrapped__(addr, strict)
+            assert addresses.valid_prefix(addr, strict) == expected
+        cmd = rng.choice(
+            [
+                f"ip address {addr}",
+                f"router-id {addr}",
+                f"neighbor {addr} remote-as 65000",
+                f"network {addr}",
+                f"maximum-paths {rng.randint(1, 9)} ecmp {rng.randint(1, 9)}",
+                f"random-detect ecn minimum-threshold {rng.randint(1, 9)} kbytes maximum-threshold 5 kbytes",
+            ]
+        )
+        assert eos_strict.value_error(cmd) == eos_strict.value_error.__wrapped__(cmd), cmd
 
 
 def test_an_extended_dialect_forgets_the_answers_of_its_parent() -> None:
