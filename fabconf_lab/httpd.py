@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import email.utils
+import http.client
 import json
+import re
 import socket
 import ssl
 import sys
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -86,6 +90,58 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+# A header line the lab reads itself: a token name, a colon, printable ASCII (tabs too), CRLF. http.client hands the
+# block to the email package's FeedParser, a fifth of a Cumulus switch's CPU in a push; for such lines its compat32
+# policy makes the same (name, value) pairs: the name before the first colon, the value without leading blanks.
+_PLAIN_HEADER = re.compile(rb"([!-9;-~]+):([\t -~]*)\r\n")
+_PLAIN_VERSIONS = ("HTTP/1.0", "HTTP/1.1")
+
+
+def read_head(rfile: Any) -> list[bytes]:
+    """The header lines of a request, the blank line included, read as ``http.client`` reads them: the same line
+    length and count limits, where it would raise this stops, so that it reads the same lines again (``Replay``)."""
+    lines: list[bytes] = []
+    while True:
+        line = rfile.readline(http.client._MAXLINE + 1)
+        lines.append(line)
+        if len(line) > http.client._MAXLINE or len(lines) > http.client._MAXHEADERS:
+            return lines
+        if line in (b"\r\n", b"\n", b""):
+            return lines
+
+
+def plain_headers(lines: list[bytes]) -> http.client.HTTPMessage | None:
+    """The headers ``http.client.parse_headers`` would make of ``lines``, or None unless every line is plain
+    (``_PLAIN_HEADER``) and the block ends with a CRLF line: anything else is left to it."""
+    if not lines or lines[-1] != b"\r\n":
+        return None
+    message = http.client.HTTPMessage()
+    for line in lines[:-1]:
+        match = _PLAIN_HEADER.fullmatch(line)
+        if match is None:
+            return None
+        name, value = match.groups()
+        message.set_raw(name.decode("ascii"), value.decode("ascii").lstrip(" \t"))
+    message.set_payload("")
+    return message
+
+
+_DATE: list[tuple[int, str]] = [(-1, "")]  # (second, its Date header), shared by every device's handler
+
+
+class Replay:
+    """A request's rfile that gives back header lines already read before the rest of the stream."""
+
+    def __init__(self, lines: list[bytes], rest: Any) -> None:
+        self._lines = list(reversed(lines))
+        self._rest = rest
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self._lines:
+            return self._lines.pop()
+        return bytes(self._rest.readline(limit))
+
+
 def _handler_for(device: HttpDevice) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -94,6 +150,50 @@ def _handler_for(device: HttpDevice) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             return
+
+        def parse_request(self) -> bool:
+            """``BaseHTTPRequestHandler.parse_request``, with plain header blocks (``plain_headers``) read here. The
+            request line, its errors, and every other header block are http.server's own: it reads the same lines
+            again from a ``Replay``, or, for a plain block, only the blank line, and its reading of the Connection
+            and Expect headers is done again below with the real ones."""
+            words = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n").split()
+            if len(words) != 3 or words[2] not in _PLAIN_VERSIONS:
+                return bool(super().parse_request())
+            real = self.rfile
+            lines = read_head(real)
+            headers = plain_headers(lines)
+            self.rfile = Replay(lines if headers is None else [b"\r\n"], real)  # type: ignore[assignment]
+            try:
+                ok = bool(super().parse_request())
+            finally:
+                self.rfile = real
+            if not ok or headers is None:
+                return ok
+            self.headers = headers
+            conntype = headers.get("Connection", "")
+            if conntype.lower() == "close":
+                self.close_connection = True
+            elif conntype.lower() == "keep-alive" and self.protocol_version >= "HTTP/1.1":
+                self.close_connection = False
+            expect = headers.get("Expect", "")
+            if (
+                expect.lower() == "100-continue"
+                and self.protocol_version >= "HTTP/1.1"
+                and self.request_version >= "HTTP/1.1"
+            ):
+                return bool(self.handle_expect_100())
+            return True
+
+        def date_time_string(self, timestamp: float | None = None) -> str:
+            """The Date header, made once a second (``email.utils.formatdate`` drops the fraction)."""
+            if timestamp is not None:
+                return super().date_time_string(timestamp)
+            now = int(time.time())
+            cached = _DATE[0]
+            if cached[0] != now:
+                cached = (now, email.utils.formatdate(now, usegmt=True))
+                _DATE[0] = cached
+            return cached[1]
 
         def _user(self) -> str | None:
             auth = self.headers.get("Authorization", "")

@@ -73,6 +73,8 @@ def _compile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
 
 
 _LITERAL = re.compile(r"[a-z][a-z0-9-]*")
+_MISSING = object()
+_ANSWERS_MAX = 1 << 16  # remembered (question, mode, line) answers per dialect; all are forgotten past it
 
 
 def _literal_words(pattern: str) -> tuple[str, ...]:
@@ -163,6 +165,7 @@ class Dialect:
             **changes,  # type: ignore[arg-type]
         )
         new._cache.clear()
+        new._answers.clear()
         return new
 
     @property
@@ -183,21 +186,64 @@ class Dialect:
                 cache[key] = _compile(getattr(self, table).get(mode, ()))
         return cache[key]
 
+    @property
+    def _answers(self) -> dict:
+        """(question, mode, line) -> answer (``check_ranges``: mode ""). The answers depend on nothing else (the
+        tables do not change), and a switch asks them again for every sibling of every line it sets: ``single_key``
+        alone was a sixth of an EOS switch's CPU in a push."""
+        answers = self.__dict__.get("_answered")
+        if answers is None:
+            answers = {}
+            object.__setattr__(self, "_answered", answers)
+        return answers
+
+    def _remember(self, key: tuple[str, str, str], answer: object) -> None:
+        answers = self._answers
+        if len(answers) >= _ANSWERS_MAX:
+            answers.clear()
+        answers[key] = answer
+
     # -- questions ------------------------------------------------------------------------------------------
     def opens(self, mode: str, text: str) -> str | None:
         """The sub-mode that ``text`` opens when entered in ``mode``, else None."""
+        key = ("opens", mode, text)
+        answer = self._answers.get(key, _MISSING)
+        if answer is _MISSING:
+            answer = self._opens(mode, text)
+            self._remember(key, answer)
+        return answer  # type: ignore[return-value]
+
+    def _opens(self, mode: str, text: str) -> str | None:
         for pat, (_p, child) in zip(self._get("openers", mode), self.openers.get(mode, ()), strict=True):
             if pat.fullmatch(text):
                 return child
         return None
 
     def is_command(self, mode: str, text: str) -> bool:
-        return any(p.fullmatch(text) for p in self._get("commands", mode))
+        key = ("command", mode, text)
+        answer = self._answers.get(key, _MISSING)
+        if answer is _MISSING:
+            answer = any(p.fullmatch(text) for p in self._get("commands", mode))
+            self._remember(key, answer)
+        return answer  # type: ignore[return-value]
 
     def is_stored_negation(self, mode: str, text: str) -> bool:
-        return any(p.fullmatch(text) for p in self._get("stored_negations", mode))
+        key = ("negation", mode, text)
+        answer = self._answers.get(key, _MISSING)
+        if answer is _MISSING:
+            answer = any(p.fullmatch(text) for p in self._get("stored_negations", mode))
+            self._remember(key, answer)
+        return answer  # type: ignore[return-value]
 
     def single_key(self, mode: str, text: str) -> tuple[int, tuple[str | None, ...]] | None:
+        key = ("single", mode, text)
+        answer = self._answers.get(key, _MISSING)
+        if answer is _MISSING:
+            answer = self._single_key(mode, text)
+            self._remember(key, answer)
+        return answer  # type: ignore[return-value]
+
+    def _single_key(self, mode: str, text: str) -> tuple[int, tuple[str | None, ...]] | None:
         for i, p in enumerate(self._get("single_valued", mode)):
             m = p.fullmatch(text)
             if m:
@@ -223,6 +269,14 @@ class Dialect:
         return any(_literal_words(p)[:1] == (word,) for rules in self.openers.values() for p, _m in rules)
 
     def check_ranges(self, text: str) -> str | None:
+        key = ("ranges", "", text)
+        answer = self._answers.get(key, _MISSING)
+        if answer is _MISSING:
+            answer = self._check_ranges(text)
+            self._remember(key, answer)
+        return answer  # type: ignore[return-value]
+
+    def _check_ranges(self, text: str) -> str | None:
         for pattern, lo, hi in self.ranges:
             m = re.search(pattern, text)
             if m and not lo <= int(m.group(1)) <= hi:

@@ -6,6 +6,7 @@ running config into the lab's ``DeviceView``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from fabconf_lab.cliconf import EOS, CliError, Node, load, parse
 from fabconf_lab.world import DeviceView, NeighborView, PortView
@@ -69,6 +70,7 @@ def default_eos_config(hostname: str, ports: list[str]) -> str:
 _IF_ORDER = ("Ethernet", "Loopback", "Management", "Port-Channel", "Tunnel", "Vlan", "Vxlan")
 
 
+@lru_cache(maxsize=1 << 14)  # the same names sorted on every show: remembered, as it depends on the name alone
 def interface_sort_key(name: str) -> tuple:
     m = re.match(r"([A-Za-z-]+)(.*)", name)
     kind, rest = (m.group(1), m.group(2)) if m else (name, "")

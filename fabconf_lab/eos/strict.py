@@ -23,6 +23,7 @@ checks the wording is [U] (EOS's own text was not available here).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from fabconf_lab.cliconf import Editor, Node
 from fabconf_lab.cliconf.addresses import host_address_error, network_error, valid_ipv4, valid_prefix
@@ -48,7 +49,10 @@ def _ipv4(text: str, prefix: bool) -> bool:
     return valid_prefix(text, strict=False) if prefix else valid_ipv4(text)
 
 
+@lru_cache(maxsize=1 << 15)
 def value_error(cmd: str) -> str | None:
+    """The error for a value in ``cmd`` (an address, a threshold pair), or None: the line alone decides it, so the
+    answer is remembered (every diff and push enters each switch's whole configuration again)."""
     words = cmd.split()
     if words[:2] == ["ip", "address"] and len(words) >= 3 and "/" in words[2] and not _ipv4(words[2], True):
         return f"Invalid input (at token 2: '{words[2]}')"

@@ -396,10 +396,11 @@ class NvueSim(SimBase, HttpDevice):
             return HttpReply.json(change)
         if method != "GET":
             raise NvueError(405, f"{method} is not allowed here")
-        tree = self.store.tree(rev) if rev else self.operational(parts[0] if parts else None, parts)
+        # read only from here: a revision's tree is not copied (``ConfigStore.tree_now``)
+        tree = self.store.tree_now(rev) if rev else self.operational(parts[0] if parts else None, parts)
         other = request.query.get("diff")
         if other:
-            return HttpReply.json(nvue_tree.diff(self._at(tree, parts), self._at(self.store.tree(other), parts)))
+            return HttpReply.json(nvue_tree.diff(self._at(tree, parts), self._at(self.store.tree_now(other), parts)))
         if len(parts) >= 2 and parts[0] == "interface" and parts[1] not in self.ports:
             try:
                 nvue_tree.get_path(tree, parts[:2])

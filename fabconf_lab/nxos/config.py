@@ -23,6 +23,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from fabconf.platforms import version_key
@@ -147,6 +148,7 @@ def canonical_interface(name: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1 << 14)  # the same names sorted on every show: remembered, as it depends on the name alone
 def interface_sort_key(name: str) -> tuple:
     kind_rank = {"Vlan": 0, "port-channel": 1, "Ethernet": 2, "mgmt": 3, "loopback": 4, "nve": 5}
     m = _IF_RE.fullmatch(name)
