@@ -1,7 +1,8 @@
 """Benchmark: fabconf against a lab of hundreds to thousands of devices — lab up, a full dry-run diff, a push, a
 verify, then a second push (nothing to change) and a last diff, to show memory and connections stay flat.
 
-    python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--lab-workers 0] [--rails 2]
+    python bench/bench_lab.py --devices 256 [--workers 100] [--host-workers 100] [--push-workers N]
+        [--push-host-workers N] [--lab-workers 0] [--rails 2]
         [--steps diff,push,verify] [--budget diff=120,verify=180] [--stop-over-budget] [--progress-every 30]
         [--idle-seconds 10] [--processes N]
 
@@ -242,6 +243,8 @@ def main() -> None:
     ap.add_argument("--rails", type=int, default=2)
     ap.add_argument("--workers", type=int, default=100, help="switches at once")
     ap.add_argument("--host-workers", type=int, default=100, help="GPU hosts at once")
+    ap.add_argument("--push-workers", type=int, help="switches at once in a push (default: --workers)")
+    ap.add_argument("--push-host-workers", type=int, help="GPU hosts at once in a push (default: --host-workers)")
     ap.add_argument("--lab-workers", type=int, default=0, help="lab processes (0: sized to the machine)")
     ap.add_argument("--timeout", type=int, default=60)
     ap.add_argument(
@@ -280,6 +283,13 @@ def main() -> None:
             options = DeviceOptions(
                 workers=a.workers, host_workers=a.host_workers, timeout=a.timeout, processes=a.processes
             )
+            # a push waits on commit timers and BGP, not on CPU: it may want more devices at once than diff and verify
+            push_options = DeviceOptions(
+                workers=a.push_workers or a.workers,
+                host_workers=a.push_host_workers or a.host_workers,
+                timeout=a.timeout,
+                processes=a.processes,
+            )
             everyone = set(compiled.model.devices)
             # diff and verify's worker processes, forked now: no other thread runs yet (fabconf.deploy.processes)
             split = stack.enter_context(processes.forked(jobs, options))
@@ -289,7 +299,7 @@ def main() -> None:
             def push(progress: StepProgress) -> list[Any]:
                 waves = rollout.plan(jobs, canary=0, batch="100%")
                 return rollout.push(
-                    waves, everyone, PushOptions(bgp_wait=60), options, progress, interrupt=progress.interrupt
+                    waves, everyone, PushOptions(bgp_wait=60), push_options, progress, interrupt=progress.interrupt
                 )
 
             def diff(progress: StepProgress) -> list[Any]:
@@ -320,8 +330,10 @@ def main() -> None:
                     states[str(o.state)] = states.get(str(o.state), 0) + 1
                 retried = sum(1 for o in outcomes if "tried again after" in str(o.message))
                 sockets, rss = open_sockets(), rss_mib()
+                used = push_options if step.startswith("push") else options
                 print(
-                    f"fabconf {step} over {len(jobs)} devices ({a.workers} switch, {a.host_workers} host workers, "
+                    f"fabconf {step} over {len(jobs)} devices ({used.workers} "
+                    f"switch, {used.host_workers} host workers, "
                     f"{1 + len(workers)} process(es)): "
                     f"{elapsed:.1f} s ({len(jobs) / elapsed:.1f} devices/s); states {states}; retried {retried}; "
                     f"RSS {rss:.0f} MiB; open sockets {sockets}; CPU per device: fabconf "
