@@ -32,6 +32,7 @@ from fabconf.drivers.contract import (
     ConfigDiff,
     Driver,
     GuardedCommit,
+    Identity,
     IntentDiff,
     PendingFirmware,
     Preflight,
@@ -157,7 +158,8 @@ def check_identity(job: Job, driver: Driver) -> None:
     accepted with another meaning)."""
     if not (job.spec.release_lines or job.spec.hardware_families):
         return
-    problems = identity_problems(job, driver.get_facts())
+    facts = driver.identity() if isinstance(driver, Identity) else driver.get_facts()
+    problems = identity_problems(job, dict(facts))
     if problems:
         raise IdentityMismatch("; ".join(problems))
 

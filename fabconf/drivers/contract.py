@@ -109,6 +109,14 @@ class PendingFirmware(Protocol):
 
 
 @runtime_checkable
+class Identity(Protocol):
+    def identity(self) -> dict[str, str]:
+        """``get_facts()``'s ``model`` and ``os_version`` alone, read with fewer requests than all of its facts: what
+        the release-line and hardware-family check before staging needs (``fabconf.deploy.steps.check_identity``)."""
+        ...
+
+
+@runtime_checkable
 class IntentDiff(Protocol):
     def intent_diff(self, config: str) -> str:
         """What would still change to reach ``config`` (the full rendered configuration), staging nothing."""

@@ -177,6 +177,21 @@ class StagedCliDriver:
     def get_facts(self) -> models.FactsDict:
         return self.napalm.get_facts()
 
+    def identity(self) -> dict[str, str]:
+        """``get_facts()``'s ``model`` and ``os_version`` from ``show version`` alone, taken from its reply as NAPALM's
+        own ``get_facts`` takes them (napalm 5: EOS ``modelName`` and ``internalVersion``; NX-OS ``chassis_id`` and
+        ``sys_ver_str``, else ``kickstart_ver_str``). NAPALM's ``get_facts`` also reads the inventory, every interface
+        and the hostname: on NX-OS four NX-API requests, each its own TLS connection (issue 42)."""
+        if self.spec.name == "eos":
+            version = self.napalm.device.run_commands(["show version"])[0]
+            return {"model": str(version["modelName"]), "os_version": str(version["internalVersion"])}
+        if self.spec.name == "nxos":
+            shown = self.napalm.device.show("show version")
+            release = shown.get("sys_ver_str", shown.get("kickstart_ver_str", ""))
+            return {"model": str(shown.get("chassis_id", "")), "os_version": str(release)}
+        facts = self.napalm.get_facts()
+        return {"model": str(facts.get("model") or ""), "os_version": str(facts.get("os_version") or "")}
+
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False) -> models.ConfigDict:
         config = self.napalm.get_config(retrieve=retrieve, full=full, sanitized=sanitized)
         if retrieve in ("running", "all") and not full and not sanitized:

@@ -207,3 +207,16 @@ def test_a_remediation_lowers_queue_shares_before_it_raises_any() -> None:
     assert lines.index("  class type queuing c-out-8q-q-default") < lines.index("  class type queuing c-out-8q-q3")
     assert lines[-1] == "hostname x"
     assert lowered_first("") == ""
+
+
+@PLATFORMS
+def test_identity_is_what_get_facts_reports(driver: Driver, lab: Lab, jobs: dict[str, Job]) -> None:
+    """The release-line and hardware check's facts (``contract.Identity``, issue 42) are ``get_facts``'s, read with
+    fewer requests: on NX-OS one NX-API request where NAPALM's ``get_facts`` makes four."""
+    if not isinstance(driver, contract.Identity):
+        pytest.skip("this driver's get_facts is its identity")
+    facts = driver.get_facts()
+    faults = lab.devices[_job(jobs, driver).name].sim.faults
+    before = faults.requests
+    assert driver.identity() == {"model": facts["model"], "os_version": facts["os_version"]}
+    assert faults.requests - before == 1, faults.requests - before
