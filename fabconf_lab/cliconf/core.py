@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 # ---------------------------------------------------------------------------------------------------------------
 # tree
@@ -197,21 +198,22 @@ class Dialect:
             object.__setattr__(self, "_answered", answers)
         return answers
 
-    def _remember(self, key: tuple[str, str, str], answer: object) -> None:
+    def _ask(self, question: str, mode: str, text: str, work_out: Callable[[str, str], Any]) -> Any:
+        """The answer to ``question`` about ``text`` in ``mode``: remembered, or worked out and remembered."""
+        key = (question, mode, text)
         answers = self._answers
-        if len(answers) >= _ANSWERS_MAX:
-            answers.clear()
-        answers[key] = answer
+        answer = answers.get(key, _MISSING)
+        if answer is _MISSING:
+            answer = work_out(mode, text)
+            if len(answers) >= _ANSWERS_MAX:
+                answers.clear()
+            answers[key] = answer
+        return answer
 
     # -- questions ------------------------------------------------------------------------------------------
     def opens(self, mode: str, text: str) -> str | None:
         """The sub-mode that ``text`` opens when entered in ``mode``, else None."""
-        key = ("opens", mode, text)
-        answer = self._answers.get(key, _MISSING)
-        if answer is _MISSING:
-            answer = self._opens(mode, text)
-            self._remember(key, answer)
-        return answer  # type: ignore[return-value]
+        return self._ask("opens", mode, text, self._opens)  # type: ignore[no-any-return]
 
     def _opens(self, mode: str, text: str) -> str | None:
         for pat, (_p, child) in zip(self._get("openers", mode), self.openers.get(mode, ()), strict=True):
@@ -220,28 +222,13 @@ class Dialect:
         return None
 
     def is_command(self, mode: str, text: str) -> bool:
-        key = ("command", mode, text)
-        answer = self._answers.get(key, _MISSING)
-        if answer is _MISSING:
-            answer = any(p.fullmatch(text) for p in self._get("commands", mode))
-            self._remember(key, answer)
-        return answer  # type: ignore[return-value]
+        return self._ask("command", mode, text, self._is_command)  # type: ignore[no-any-return]
 
     def is_stored_negation(self, mode: str, text: str) -> bool:
-        key = ("negation", mode, text)
-        answer = self._answers.get(key, _MISSING)
-        if answer is _MISSING:
-            answer = any(p.fullmatch(text) for p in self._get("stored_negations", mode))
-            self._remember(key, answer)
-        return answer  # type: ignore[return-value]
+        return self._ask("negation", mode, text, self._is_stored_negation)  # type: ignore[no-any-return]
 
     def single_key(self, mode: str, text: str) -> tuple[int, tuple[str | None, ...]] | None:
-        key = ("single", mode, text)
-        answer = self._answers.get(key, _MISSING)
-        if answer is _MISSING:
-            answer = self._single_key(mode, text)
-            self._remember(key, answer)
-        return answer  # type: ignore[return-value]
+        return self._ask("single", mode, text, self._single_key)  # type: ignore[no-any-return]
 
     def _single_key(self, mode: str, text: str) -> tuple[int, tuple[str | None, ...]] | None:
         for i, p in enumerate(self._get("single_valued", mode)):
@@ -249,6 +236,12 @@ class Dialect:
             if m:
                 return i, m.groups()
         return None
+
+    def _is_command(self, mode: str, text: str) -> bool:
+        return any(p.fullmatch(text) for p in self._get("commands", mode))
+
+    def _is_stored_negation(self, mode: str, text: str) -> bool:
+        return any(p.fullmatch(text) for p in self._get("stored_negations", mode))
 
     def negatable(self, mode: str, body: str) -> bool:
         """Whether ``no BODY`` / ``default BODY`` is accepted in ``mode``: BODY is a command, or a keyword prefix
@@ -269,14 +262,9 @@ class Dialect:
         return any(_literal_words(p)[:1] == (word,) for rules in self.openers.values() for p, _m in rules)
 
     def check_ranges(self, text: str) -> str | None:
-        key = ("ranges", "", text)
-        answer = self._answers.get(key, _MISSING)
-        if answer is _MISSING:
-            answer = self._check_ranges(text)
-            self._remember(key, answer)
-        return answer  # type: ignore[return-value]
+        return self._ask("ranges", "", text, self._check_ranges)  # type: ignore[no-any-return]
 
-    def _check_ranges(self, text: str) -> str | None:
+    def _check_ranges(self, _mode: str, text: str) -> str | None:
         for pattern, lo, hi in self.ranges:
             m = re.search(pattern, text)
             if m and not lo <= int(m.group(1)) <= hi:

@@ -163,7 +163,7 @@ def test_dialect_answers_are_remembered_unchanged(dialect: Any, monkeypatch: pyt
             any(p.fullmatch(text) for p in dialect._get("commands", mode)),
             any(p.fullmatch(text) for p in dialect._get("stored_negations", mode)),
             dialect._single_key(mode, text),
-            dialect._check_ranges(text),
+            dialect._check_ranges("", text),
         )
         for _twice in range(2):
             got = (
