@@ -130,14 +130,9 @@ class ConfigStore:
 
     # -- trees -------------------------------------------------------------------------------------
     def tree(self, ref: str) -> Tree:
-        with self._lock:
-            if ref == "applied":
-                return copy_tree(self.applied)
-            if ref == "startup":
-                return copy_tree(self.startup)
-            if ref == "empty":
-                return {}
-            return copy_tree(self._rev(ref).tree)
+        """A copy of ``tree_now(ref)``, the caller's to change (no tree changes once made: copying it outside the
+        lock copies what ``ref`` named when asked)."""
+        return copy_tree(self.tree_now(ref))
 
     def tree_now(self, ref: str) -> Tree:
         """The tree of ``ref`` itself, as ``tree`` names it, not a copy, for reading only (a GET's JSON, a diff): no
@@ -151,12 +146,6 @@ class ConfigStore:
             if ref == "empty":
                 return {}
             return self._rev(ref).tree
-
-    def applied_now(self) -> Tree:
-        """The applied tree itself, not a copy, for reading only: an apply or a rollback puts another tree in its
-        place and never changes it (every GET of the operational state copied the whole tree first)."""
-        with self._lock:
-            return self.applied
 
     def get(self, rev_id: str) -> Revision:
         with self._lock:

@@ -285,7 +285,7 @@ class NvueSim(SimBase, HttpDevice):
     def operational(self, top: str | None = None, path: list[str] | None = None) -> Tree:
         """The applied tree plus operational state (what GET without ``rev`` and ``nv show`` print); ``top``: only
         that top-level key is needed; ``path``: the whole path asked for (``operational_tree``)."""
-        applied = self.store.applied_now()  # read only: operational_tree copies what it returns
+        applied = self.store.tree_now("applied")  # read only: operational_tree copies what it returns
         identity = (self.os_version or RELEASE, self.model or MODEL)
         return operational_tree(
             self.name,
