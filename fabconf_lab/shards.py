@@ -39,8 +39,11 @@ PUBLISH_EVERY = 0.1  # seconds between a worker's looks at the views of the devi
 DEVICES_PER_WORKER = 128  # the default sizing: a worker per this many devices, at most one per core
 # the most switches one worker runs (by default; and in a share of ``--workers N`` of three or more): the switches'
 # requests, each a TLS connection (pyeapi and napalm's NX-API client open one per request), queue for one GIL in
-# one process, and 1,536 switches in one worker left a full-size verify's spine304 unanswered for 60 s
-SWITCHES_PER_WORKER = 384
+# one process (1,536 switches in one worker, before the acceptor stopped waiting for each thread to start, left a
+# full-size verify's spine304 unanswered for 60 s). Not fewer: every worker that runs switches works the whole
+# fabric's BGP sessions and routes out for itself (``World``), so each switch worker more costs that CPU once more;
+# with four (384 each) a full-size push spent two cores on it and its NX-OS leaves timed out.
+SWITCHES_PER_WORKER = 768
 START_TIMEOUT = 300.0
 START_PER_DEVICE = 0.05  # seconds more per device of the lab (each worker compiles the whole inventory)
 CALLS = ("status", "fault", "reset", "apply_from")  # what the coordinator may ask a worker's Lab

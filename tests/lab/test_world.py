@@ -155,6 +155,58 @@ def test_a_device_waits_a_bounded_time_for_its_own_change_then_gets_the_last_rou
     assert "10.1.9.0/24" in world.routes("leaf1")
 
 
+def test_a_long_derivation_rests_before_the_next_and_own_neighbours_show_at_once(monkeypatch) -> None:
+    """A derivation of ``DERIVE_REST_FROM`` seconds or more holds the next one back for ``DERIVE_REST`` times as
+    long (a 5,632-device push derived back to back in every switch worker and starved its servers): meanwhile
+    questions get the last sessions and routes, except that a device lists its own neighbours as configured now (a
+    new one Active); after the rest, the change is worked out."""
+    import time
+
+    from fabconf_lab import world as world_module
+
+    monkeypatch.setattr(world_module, "DERIVE_REST_FROM", 0.0)
+    monkeypatch.setattr(world_module, "DERIVE_REST", 1.0)
+    world = _world()
+    world.max_age = 0.01
+    work_out, runs = World._work_out_routes, []
+
+    def slow(views, established):  # a derivation long enough that the rest (1 x its length) is measurable
+        runs.append(time.monotonic())
+        time.sleep(0.3)
+        return work_out(views, established)
+
+    monkeypatch.setattr(world, "_work_out_routes", slow)
+    assert "10.1.9.0/24" not in world.routes("spine")
+    leaf1 = world._devices["leaf1"]
+    leaf1.view = DeviceView(
+        "leaf1",
+        leaf1.view.ports,
+        65101,
+        None,
+        (*leaf1.view.neighbors, NeighborView("10.0.0.9", 65109)),
+        ("10.1.1.0/24", "10.1.9.0/24"),
+        64,
+    )
+    time.sleep(0.02)  # older than max_age, well within the rest
+    assert "10.1.9.0/24" not in world.routes("spine") and "10.1.9.0/24" not in world.routes("leaf1")
+    sessions = {s.peer: s.state for s in world.bgp_sessions("leaf1")}
+    assert sessions == {"10.0.0.0": "Established", "10.0.0.9": "Active"}  # its own new neighbour, at once
+    assert len(runs) == 1  # nothing worked out during the rest
+    time.sleep(0.35)
+    assert "10.1.9.0/24" in world.routes("spine") and "10.1.9.0/24" in world.routes("leaf1")
+    assert len(runs) == 2
+    monkeypatch.setattr(world_module, "DERIVE_REST_FROM", 10.0)  # a short derivation (small labs): no rest at all
+    world._rest_until = 0.0
+    leaf1.view = DeviceView("leaf1", leaf1.view.ports, 65101, None, leaf1.view.neighbors, ("10.1.1.0/24",), 64)
+    time.sleep(0.02)
+    assert "10.1.9.0/24" not in world.routes("spine")
+    leaf1.view = DeviceView(
+        "leaf1", leaf1.view.ports, 65101, None, leaf1.view.neighbors, ("10.1.1.0/24", "10.1.9.0/24"), 64
+    )
+    time.sleep(0.02)
+    assert "10.1.9.0/24" in world.routes("spine")
+
+
 def test_routes_travel_the_whole_length_of_a_chain() -> None:
     """Each round works out again only the devices whose peers changed: a prefix still reaches the far end of a
     chain of eight ASes, with its whole AS path, and a ring's two ways round are an ECMP pair where they are equal."""
