@@ -259,7 +259,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="simulator processes (default: one per 128 devices, at most one per core, and the switches one per 384; "
+        help="simulator processes (default: one per 128 devices, at most one per core, and the switches one per 768; "
         "1: one process)",
     )
     sync = common(
