@@ -106,6 +106,22 @@ class _Cli:
     mode: str = "exec"  # exec | config | session
     editor: Editor | None = None
     session: Session | None = None
+    changed: bool = False  # a command since the view was last made may have changed the running config
+
+
+def _keeps_running(cli: _Cli, cmd: str) -> bool:
+    """Whether ``cmd`` (not a show) surely leaves the running config as it is, so the lab's view of it need not be
+    made again (``EosSim._refresh_view``, a tenth of an EOS switch's CPU in a diff when made after every request):
+    a line of a session's own tree, or entering a session. Anything else counts as a change (a commit, an abort,
+    configure mode, copy, replace...)."""
+    if cli.mode == "session":
+        return cmd not in ("abort", "commit") and not cmd.startswith("commit timer ")
+    if cli.mode != "exec":
+        return False
+    return cmd in ("enable", "disable", "terminal dont-ask") or _SESSION_ENTRY.fullmatch(cmd) is not None
+
+
+_SESSION_ENTRY = re.compile(r"configure session (\S+)")
 
 
 def _hms(text: str) -> int:
@@ -334,14 +350,20 @@ class EosSim(SimBase, HttpDevice):
                         message = f"CLI command {index} of {len(cmds)} '{cmd}' failed: {e.kind}"
                         return _rpc_error(req_id, e.code, message, [*results, failed])
             finally:
-                self._refresh_view()
+                if cli.changed:
+                    self._refresh_view()
         return {"jsonrpc": "2.0", "id": req_id, "result": results}
 
     # -- command dispatch -------------------------------------------------------------------------------------------
     def _run_one(self, cli: _Cli, raw: str, fmt: str, user: str) -> dict[str, Any]:
         cmd = " ".join(raw.split())
         if cmd.startswith("show "):
+            if cli.changed:  # earlier commands of this request may have changed the running config
+                self._refresh_view()
+                cli.changed = False
             return self._show(cmd, fmt)
+        if not _keeps_running(cli, cmd):
+            cli.changed = True
         if cli.mode == "exec":
             return self._exec(cli, cmd, fmt, user)
         return self._config_line(cli, cmd, fmt)
@@ -563,7 +585,6 @@ class EosSim(SimBase, HttpDevice):
         return {name: rid for name, rid in self.world.router_ids().items() if name != self.name}
 
     def _show(self, cmd: str, fmt: str) -> dict[str, Any]:
-        self._refresh_view()  # earlier commands of this request may have changed the running config
         text = fmt == "text"
         if cmd == "show version":
             return {"output": show.show_version_text(self)} if text else show.show_version(self)

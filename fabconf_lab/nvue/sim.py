@@ -122,6 +122,33 @@ def default_startup_config(hostname: str, ports: list[str], release: str = DEFAU
     }
 
 
+class _JsonMemo:
+    """The JSON of the last few trees a ``GET ?rev=`` answered, by the tree itself (``is``, not ``==``): a tree of
+    ``ConfigStore.tree_now`` is never changed in place once made, so the same object has the same JSON. A diff
+    GETs the applied tree and the candidate's twice each (load, then compare), and encoding them was a quarter
+    of a Cumulus switch's CPU in a diff. Holding the trees keeps their ``id`` from being reused."""
+
+    SIZE = 4
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Any, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def encode(self, node: Any) -> bytes:
+        with self._lock:
+            hit = self._items.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        body = json.dumps(node).encode()  # as ``HttpReply.json``
+        if isinstance(node, dict) and node:  # scalars and {} are cheap; a fresh {} for a missing path is not kept
+            with self._lock:
+                self._items.pop(id(node), None)
+                self._items[id(node)] = (node, body)
+                while len(self._items) > self.SIZE:
+                    del self._items[next(iter(self._items))]
+        return body
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
@@ -160,6 +187,7 @@ class NvueSim(SimBase, HttpDevice):
         self.validator = validator if validator is not None else Validator(release)
         startup = startup_config if startup_config is not None else default_startup_config(name, self.ports, release)
         self._view_cache: tuple[Any, DeviceView] | None = None  # (the applied tree it was made of, the view)
+        self._json_memo = _JsonMemo()
         self.store = ConfigStore(
             startup,
             ports=self.ports,
@@ -406,7 +434,10 @@ class NvueSim(SimBase, HttpDevice):
                 nvue_tree.get_path(tree, parts[:2])
             except KeyError:
                 raise NvueError(404, f"The resource /interface/{parts[1]} was not found") from None
-        return HttpReply.json(self._at(tree, parts))
+        node = self._at(tree, parts)
+        if rev:  # a revision's tree (or a part of one) is never changed in place: its JSON is too
+            return HttpReply(200, self._json_memo.encode(node))
+        return HttpReply.json(node)
 
     @staticmethod
     def _at(tree: Tree, parts: list[str]) -> Any:

@@ -652,3 +652,40 @@ def test_replace_push_keeps_the_operators_snmp_ntp_and_logging(make_sim) -> None
     for line in OPERATOR_MANAGEMENT.splitlines():
         assert line in running
     driver.close()
+
+
+# -- the lab view after each request (issue 42: made again only when the running config may have changed) ----------
+def test_lab_view_follows_running_config_not_session_lines() -> None:
+    sim = EosSim("leaf1", "127.0.0.1", ports=["Ethernet1"], username=USER, password=PASSWORD, ca=None)
+    assert sim.lab_view().hostname == "leaf1"
+
+    def ok(cmds: list[str], fmt: str = "json") -> list[dict]:
+        reply = sim.run_cmds(cmds, fmt)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    # a session's lines, its diff and leaving it do not touch the running config, nor the view
+    ok(["configure session s1", "hostname h1", "end"])
+    assert "+hostname h1" in ok(["show session-config named s1 diffs"], "text")[0]["output"]
+    assert sim.lab_view().hostname == "leaf1"
+    # its commit does, at once
+    ok(["configure session s1", "commit"])
+    assert sim.lab_view().hostname == "h1"
+    # configure mode, and a show later in the same request sees the change
+    out = ok(["configure", "hostname h2", "end", "show hostname"])
+    assert out[-1]["hostname"] == "h2" and sim.lab_view().hostname == "h2"
+    # a commit timer that expires returns to the config before it (and the view with it)
+    ok(["configure session s2", "hostname h3", "commit timer 00:00:01"])
+    assert sim.lab_view().hostname == "h3"
+    deadline = time.time() + 5
+    while sim.lab_view().hostname != "h2" and time.time() < deadline:
+        time.sleep(0.05)
+    assert sim.lab_view().hostname == "h2"
+    # aborting a session with a pending timer restores the running config
+    ok(["configure session s3", "hostname h4", "commit timer 00:05:00"])
+    assert sim.lab_view().hostname == "h4"
+    ok(["configure session s3 abort"])
+    assert sim.lab_view().hostname == "h2"
+    # a request that fails halfway keeps what its earlier commands changed (eAPI runs them in order)
+    reply = sim.run_cmds(["configure", "hostname h5", "bogus command here"], "json")
+    assert "error" in reply and sim.lab_view().hostname == "h5"

@@ -689,3 +689,36 @@ def test_applied_trees_run_real_frr_and_match_the_world(make_sim, ca, tmp_path: 
         for ns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
         if ns.startswith(fabric.prefix)
     ]
+
+
+# -- a GET ?rev= of an unchanged tree answers remembered JSON (issue 42): always the tree as it is now -----------
+def test_get_of_a_revision_answers_the_tree_as_it_is_now(ca) -> None:
+    import random
+
+    from fabconf_lab.httpd import HttpRequest
+
+    sim = NvueSim("sw1", "127.0.0.1", ports=["swp1", "swp2"], username=USER, password=PASSWORD, ca=ca)
+
+    def call(method: str, path: str, query: dict[str, str], body: Any = None) -> tuple[int, bytes]:
+        raw = json.dumps(body).encode() if body is not None else b""
+        reply = sim.handle_http(HttpRequest(method, "/nvue_v1" + path, query, {}, raw, USER))
+        return reply.status, reply.body
+
+    (rev,) = json.loads(call("POST", "/revision", {})[1])
+    rng = random.Random(42)
+    for step in range(60):
+        what = rng.choice(["patch", "delete", "get", "get"])
+        port = rng.choice(["swp1", "swp2"])
+        if what == "patch":
+            assert call("PATCH", f"/interface/{port}", {"rev": rev}, {"description": f"d{step}"})[0] == 200
+        elif what == "delete":
+            assert call("DELETE", f"/interface/{port}/description", {"rev": rev})[0] == 204
+        for ref in (rev, "applied", "startup"):
+            for path in ("/", f"/interface/{port}", "/system", "/nothing-here"):
+                status, body = call("GET", path, {"rev": ref})
+                parts = [p for p in path.split("/") if p]
+                tree = sim.store.tree_now(ref)
+                node = tree
+                for part in parts:
+                    node = node.get(part, {}) if isinstance(node, dict) else {}
+                assert status == 200 and body == json.dumps(node).encode(), (step, ref, path)
