@@ -31,6 +31,8 @@ from typing import Any
 import yaml
 
 from fabconf.compile.yamlc import SAFE_DUMPER, SAFE_LOADER
+from fabconf.platform.cumulus import fastread
+from fabconf.platform.linux.fastyaml import block_dump, never_flow
 from fabconf.platforms import platform
 
 Tree = dict[str, Any]
@@ -124,10 +126,12 @@ def parse_document(text: str) -> Tree:
     optional ``- header: …`` item that is ignored), or a bare tree (``nv config show -o json``).
     ``- unset:`` items are refused: a full document states what is, not what to remove.
     """
-    try:
-        data = yaml.load(text, Loader=_NvueLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise DocumentError(f"the document is not valid YAML: {exc}") from None
+    data: Any = fastread.read(text)  # what the loader below reads, without PyYAML, for what fabconf renders
+    if data is None:
+        try:
+            data = yaml.load(text, Loader=_NvueLoader)  # a SafeLoader subclass
+        except yaml.YAMLError as exc:
+            raise DocumentError(f"the document is not valid YAML: {exc}") from None
     if data is None:
         return {}
     if isinstance(data, dict):
@@ -143,7 +147,7 @@ def parse_document(text: str) -> Tree:
             part = _clean(item["set"], "")
             if not isinstance(part, dict):
                 raise DocumentError(f"item {i + 1}: 'set' must hold an object tree")
-            tree = merge_trees(tree, part)
+            tree = merge_trees(tree, part) if tree else part  # _clean built part afresh: nothing shared
     return tree
 
 
@@ -420,4 +424,10 @@ def tree_yaml(tree: Tree) -> str:
     natural order; PyYAML quotes strings such as ``'on'`` that YAML 1.1 would read back as other types."""
     if not tree:
         return ""
-    return yaml.dump([{"set": sort_tree(tree)}], Dumper=SAFE_DUMPER, sort_keys=False, default_flow_style=False)
+    # the layout without PyYAML's emitter where that is exact (each distinct scalar and key still as _dump writes
+    # it); anything else, or a line that could be folded, is _dump's own (issue 42: a fifth of a switch's diff)
+    return block_dump([{"set": sort_tree(tree)}], _dump, flow=never_flow, width=60)
+
+
+def _dump(doc: Any) -> str:
+    return yaml.dump(doc, Dumper=SAFE_DUMPER, sort_keys=False, default_flow_style=False)

@@ -32,10 +32,11 @@ Dump = Callable[[Any], str]
 
 
 class _Scalars:
-    """How ``dump`` writes one scalar in each context, asked once per distinct (type, value)."""
+    """How ``dump`` writes one scalar in each context, asked once per distinct (type, value); and how it lays out
+    lists (``flow``: which it writes in flow style) and how long a line may be without a fold (``width``)."""
 
-    def __init__(self, dump: Dump) -> None:
-        self.dump = dump
+    def __init__(self, dump: Dump, flow: Callable[[list[Any]], bool], width: int) -> None:
+        self.dump, self.flow_list, self.width = dump, flow, width
         self.value: dict[tuple[type, Any], str | list[str]] = {}  # block context: one line, or literal lines
         self.key: dict[str, str] = {}
         self.flow: dict[tuple[type, Any], str] = {}
@@ -133,20 +134,31 @@ def _is_flow(items: list[Any]) -> bool:
     return all(not isinstance(v, (dict, list)) and " " not in str(v) for v in items)
 
 
-def block_dump(doc: Any, dump: Dump) -> str:
-    """``dump(doc)``, faster for the comparable documents' shapes (see the module's docstring)."""
+def never_flow(items: list[Any]) -> bool:
+    """``default_flow_style=False``'s rule: every list in block style."""
+    return False
+
+
+def block_dump(doc: Any, dump: Dump, *, flow: Callable[[list[Any]], bool] = _is_flow, width: int = WIDTH_LIMIT) -> str:
+    """``dump(doc)``, faster for the comparable documents' shapes (see the module's docstring). ``doc`` is a
+    mapping, or a list of mappings (NVUE's ``- set:`` form); ``flow`` says which lists ``dump`` writes in flow style
+    (``state._list_flow``'s rule by default; ``never_flow`` for ``default_flow_style=False``), and a line longer
+    than ``width`` makes it ``dump(doc)`` (keep it well under the emitter's width: 100 for 120, 60 for 80)."""
     scalars = _scalars.get(id(dump))
     if scalars is None or scalars.dump is not dump:
-        scalars = _scalars[id(dump)] = _Scalars(dump)
-    if type(doc) is not dict or not doc:
-        return dump(doc)
+        scalars = _scalars[id(dump)] = _Scalars(dump, flow, width)
     out: list[str] = []
     try:
-        _mapping(doc, 0, "", out, scalars)
+        if type(doc) is dict and doc:
+            _mapping(doc, 0, "", out, scalars)
+        elif type(doc) is list and doc and all(type(item) is dict and item for item in doc):
+            _sequence(doc, 0, out, scalars)
+        else:
+            return dump(doc)
     except _Fallback:
         return dump(doc)
     for line in out:
-        if len(line) > WIDTH_LIMIT:
+        if len(line) > scalars.width:
             return dump(doc)
     out.append("")
     return "\n".join(out)
@@ -184,7 +196,7 @@ def _value(value: Any, head: str, indent: int, out: list[str], scalars: _Scalars
             out.append(head)
             _mapping(value, indent + 2, "", out, scalars)
     elif type(value) is list:
-        if _is_flow(value):
+        if not value or scalars.flow_list(value):  # an empty list is "[]" in either style
             out.append(head + " " + _flow(value, scalars))
         else:
             out.append(head)
@@ -215,7 +227,7 @@ def _sequence(items: list[Any], indent: int, out: list[str], scalars: _Scalars) 
             else:
                 _mapping(item, indent + 2, pad + "- ", out, scalars)
         elif type(item) is list:
-            if _is_flow(item):
+            if not item or scalars.flow_list(item):
                 out.append(pad + "- " + _flow(item, scalars))
             else:
                 raise _Fallback  # a block list in a block list: left to PyYAML

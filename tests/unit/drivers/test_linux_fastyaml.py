@@ -266,7 +266,7 @@ def _both(text: str) -> tuple[Any, Any]:
     return got, expected
 
 
-def _mutate(rng: random.Random, text: str) -> str:
+def _mutate(rng: random.Random, text: str, tricky: list[str] = TRICKY) -> str:
     lines = text.split("\n")
     i = rng.randrange(len(lines))
     kind = rng.randrange(7)
@@ -275,12 +275,12 @@ def _mutate(rng: random.Random, text: str) -> str:
         if ": " in line:
             key, _, _value = line.partition(": ")
             lines[i] = (
-                key + ": " + rng.choice(TRICKY)
+                key + ": " + rng.choice(tricky)
                 if rng.random() < 0.7
-                else line.replace(key.strip(), rng.choice(TRICKY), 1)
+                else line.replace(key.strip(), rng.choice(tricky), 1)
             )
         else:
-            lines[i] = line[: len(line) - len(line.lstrip())] + "- " + rng.choice(TRICKY)
+            lines[i] = line[: len(line) - len(line.lstrip())] + "- " + rng.choice(tricky)
     elif kind == 1:  # indentation
         lines[i] = " " * rng.choice([0, 1, 2, 3, 4, 6]) + lines[i].lstrip(" ")
     elif kind == 2:
@@ -372,3 +372,108 @@ def test_same_is_the_same_text() -> None:
     assert not same({"a": 1}, {"a": True}) and not same({"a": 1, "b": 2}, {"b": 2, "a": 1})
     before, after = comparable_data({"hostname": "h", "mtu": 9000, "x": 1}, {"hostname": "h", "mtu": 9000})
     assert same(before, after)
+
+
+# -- NVUE's ``- set:`` form (Cumulus ``tree_yaml``): ``default_flow_style=False`` at the emitter's width of 80 --------
+def _nvue_ref(tree: dict[str, Any]) -> str:
+    from fabconf.compile.yamlc import SAFE_DUMPER
+    from fabconf.platform.cumulus.plan import sort_tree
+
+    if not tree:
+        return ""
+    return yaml.dump([{"set": sort_tree(tree)}], Dumper=SAFE_DUMPER, sort_keys=False, default_flow_style=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tree_yaml_prints_what_yaml_dump_prints(seed: int) -> None:
+    """Random trees (lists in block style, empty lists and mappings, deep nesting that reaches the width, every
+    awkward scalar and key): the same text as PyYAML's emitter."""
+    from fabconf.platform.cumulus.plan import tree_yaml
+
+    rng = random.Random(1000 + seed)
+    for _ in range(300):
+        tree = {rng.choice(KEYS): _doc(rng, rng.choice([0, 0, 1, 2])) for _ in range(rng.randint(0, 6))}
+        assert tree_yaml(tree) == _nvue_ref(tree), tree
+
+
+def test_tree_yaml_takes_the_fast_path_for_every_golden_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rendered Cumulus golden prints the same as PyYAML, and once its scalars are known without asking
+    PyYAML for the whole document."""
+    from fabconf.platform.cumulus import plan
+
+    goldens = [p for p in Path("tests/golden").rglob("*.yaml") if "- set:" in p.read_text()]
+    assert goldens
+    trees = [plan.parse_document(p.read_text()) for p in goldens]
+    for tree in trees:
+        assert plan.tree_yaml(tree) == _nvue_ref(tree)
+    asked: list[Any] = []
+    dump = plan._dump
+
+    def counted(doc: Any) -> str:
+        asked.append(doc)
+        return dump(doc)
+
+    monkeypatch.setattr(plan, "_dump", counted)
+    for tree in trees:
+        assert plan.tree_yaml(tree) == _nvue_ref(tree)
+    assert not [doc for doc in asked if isinstance(doc, list)]  # never the whole document
+
+
+# -- reading NVUE's ``- set:`` form (Cumulus ``parse_document``: ``plan._NvueLoader``'s YAML 1.2 rules) ----------------
+def _nvue_goldens() -> list[str]:
+    texts = [p.read_text() for p in sorted(Path("tests/golden").rglob("*.yaml"))]
+    return [t for t in texts if "- set:" in t]
+
+
+def _nvue_both(text: str) -> tuple[Any, Any]:
+    from fabconf.platform.cumulus import fastread, plan
+
+    try:
+        expected = _strict(yaml.load(text, Loader=plan._NvueLoader))
+    except yaml.YAMLError:
+        expected = "error"
+    fast = fastread.read(text)
+    return (expected if fast is None else _strict(fast)), expected
+
+
+def test_fastread_reads_every_rendered_switch_document_itself() -> None:
+    from fabconf.platform.cumulus import fastread, plan
+
+    goldens = _nvue_goldens()
+    assert goldens
+    for text in goldens:
+        fast = fastread.read(text)
+        assert fast is not None
+        assert _strict(fast) == _strict(yaml.load(text, Loader=plan._NvueLoader))
+
+
+NVUE_TRICKY = [*TRICKY, "true", "on", "off", "null", "Null", "-0", "+1", "007", "1.5", "1e3", "a-b", "x_y", "9a", "{}"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fastread_reads_what_the_nvue_loader_reads(seed: int) -> None:
+    """Mutated switch documents (values and keys YAML 1.1 and 1.2 read differently, indentation, duplicates,
+    comments, blank lines, stray characters): what fastread reads is what PyYAML's NVUE loader reads, and text PyYAML
+    refuses is never read by it."""
+    from fabconf.platform.cumulus import fastread
+
+    rng = random.Random(2000 + seed)
+    goldens = _nvue_goldens()
+    fast = 0
+    for _ in range(300):
+        text = rng.choice(goldens)
+        for _ in range(rng.randint(1, 3)):
+            text = _mutate(rng, text, NVUE_TRICKY)
+        got, expected = _nvue_both(text)
+        assert got == expected, text
+        fast += fastread.read(text) is not None
+    assert fast > 30  # the fast path read a good share of the mutated documents itself
+
+
+@pytest.mark.parametrize("word", NVUE_TRICKY)
+def test_fastread_reads_each_word_as_the_nvue_loader_does(word: str) -> None:
+    """Every tricky word as a key and as a value (``NULL`` as a key is null, ``true`` a string, ``+1`` the number
+    1 to the NVUE loader): read the same, or left to PyYAML."""
+    for text in (f"- set:\n    system:\n      {word}: 1\n", f"- set:\n    system:\n      hostname: {word}\n"):
+        got, expected = _nvue_both(text)
+        assert got == expected, text
