@@ -93,7 +93,8 @@ def _cat(inv: Invocation) -> Result:
 def _sha256sum(inv: Invocation) -> Result:
     """GNU coreutils ``sha256sum [FILE...]`` (no options): a line ``HEX  NAME`` per file (``-`` or none: stdin);
     a file that cannot be read is ``sha256sum: NAME: REASON`` on stderr and exit status 1, the others still
-    printed [3P: GNU coreutils manual, "md5sum invocation", whose output format sha256sum shares]."""
+    printed [3P: coreutils sha256sum(1): "checksum, a space, a character indicating input mode ... and name",
+    manpages.debian.org/bookworm/coreutils/sha256sum.1.en.html]."""
     names = inv.argv[1:] or ["-"]
     out, err, status = [], [], 0
     for name in names:
