@@ -520,25 +520,37 @@ class LinuxDriver(DriverBase):
 
     def _checkpoint_applying(self) -> bool | None:
         """Whether the host's checkpoint is marked "applying" (None: there is none), in one batched exec of
-        two small reads instead of the whole checkpoint (~144 KB for 8 NICs, read by every diff and verify;
+        small reads instead of the whole checkpoint (~144 KB for 8 NICs, read by every diff and verify;
         issue 42): the host prints the checkpoint's SHA-256 (``sha256sum``) and the record written after it
         (``_save_checkpoint``). Only when the digest is the record's is the record's flag taken: the bytes are
-        then those fabconf wrote. Any other answer -- no record (a checkpoint of an older fabconf), another
-        digest (damaged, cut short, or written by something else), a failed read -- reads the whole checkpoint
-        as before (``_load_checkpoint``: a damaged one is reported the same way)."""
-        commands = [f"{self.sudo}sha256sum {CHECKPOINT_PATH}", f"{self.sudo}cat {CHECKPOINT_RECORD}"]
-        digest, record = self._shell.batch(commands)
+        then those fabconf wrote. With no record (a checkpoint an older fabconf wrote) the same exec prints the
+        whole checkpoint; any other answer -- another digest (damaged, cut short, or written by something
+        else), a failed read -- reads the whole checkpoint in an exec of its own. Either way it is read and
+        parsed as before (``_parse_checkpoint``: a damaged one is reported the same way)."""
+        whole = f"{self.sudo}cat {CHECKPOINT_PATH}"
+        commands = [
+            f"{self.sudo}sha256sum {CHECKPOINT_PATH}",
+            f"{self.sudo}cat {CHECKPOINT_RECORD}",
+            f"{self.sudo}test -e {CHECKPOINT_RECORD} || {whole}",
+        ]
+        digest, record, fallback = self._shell.batch(commands)
         if digest.status != 0 and "No such file" in digest.stdout:
             return None  # as ``cat`` of a missing checkpoint (``HostShell.file``)
         applying = _recorded(digest, record)
         if applying is not None:
             return applying
-        snapshot = self._load_checkpoint()
+        if record.status != 0 and "No such file" in record.stdout:  # no record: the checkpoint was printed
+            snapshot = self._parse_checkpoint(whole, fallback)
+        else:
+            snapshot = self._load_checkpoint()
         return None if snapshot is None else snapshot.applying
 
     def _load_checkpoint(self) -> Snapshot | None:
         command = f"{self.sudo}cat {CHECKPOINT_PATH}"
-        text = self._shell.file(command, self._run(command, check=False))
+        return self._parse_checkpoint(command, self._run(command, check=False))
+
+    def _parse_checkpoint(self, command: str, result: Output) -> Snapshot | None:
+        text = self._shell.file(command, result)
         if text is None:
             return None
         try:
