@@ -126,7 +126,7 @@ _BOOKKEEPING = ("/run/fabconf", "/var/lib/fabconf")
 _LOCK_DIR = "/run/fabconf/commit.lock"
 _CHECKPOINT = "/var/lib/fabconf/linux-rollback.json"
 # fabconf reads the checkpoint whole (cat) or asks for its digest first (sha256sum): either starts a new push
-_READ_CHECKPOINT = re.compile(rf"\b(?:cat|sha256sum) {re.escape(_CHECKPOINT)}")
+_READ_CHECKPOINT = (f"cat {_CHECKPOINT}", f"sha256sum {_CHECKPOINT}")
 
 
 def changes_state(command: str) -> bool:
@@ -404,7 +404,7 @@ class GpuHostSim(SimBase):
             if f"rm -rf {_LOCK_DIR}" in command:
                 self._phase = "verify" if self._phase == "commit" else "idle"
                 return None
-            if _READ_CHECKPOINT.search(command) and not self.fs.exists(_LOCK_DIR):
+            if any(read in command for read in _READ_CHECKPOINT) and not self.fs.exists(_LOCK_DIR):
                 self._phase = "idle"
             if self._phase in ("commit", "rollback"):
                 return self._changing(command)
