@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hashlib
 import posixpath
 import re
 import time
@@ -86,6 +87,26 @@ def _cat(inv: Invocation) -> Result:
         except FsError as exc:
             err.append(f"cat: {name}: {exc}\n")
             status = 1
+    return Result("".join(out), "".join(err), status)
+
+
+def _sha256sum(inv: Invocation) -> Result:
+    """GNU coreutils ``sha256sum [FILE...]`` (no options): a line ``HEX  NAME`` per file (``-`` or none: stdin);
+    a file that cannot be read is ``sha256sum: NAME: REASON`` on stderr and exit status 1, the others still
+    printed [3P: coreutils sha256sum(1): "checksum, a space, a character indicating input mode ... and name",
+    manpages.debian.org/bookworm/coreutils/sha256sum.1.en.html]."""
+    names = inv.argv[1:] or ["-"]
+    out, err, status = [], [], 0
+    for name in names:
+        if name.startswith("-") and name != "-":
+            return Result(err=f"sha256sum: unrecognized option '{name}'\n", status=1)
+        try:
+            data = inv.stdin if name == "-" else inv.shell.fs.read(inv.shell.path(name))
+        except FsError as exc:
+            err.append(f"sha256sum: {name}: {exc}\n")
+            status = 1
+            continue
+        out.append(f"{hashlib.sha256(data.encode('utf-8', 'surrogateescape')).hexdigest()}  {name}\n")
     return Result("".join(out), "".join(err), status)
 
 
@@ -456,6 +477,7 @@ BUILTINS: dict[str, CommandFn] = {
     "printf": _printf,
     "cat": _cat,
     "tee": _tee,
+    "sha256sum": _sha256sum,
     "base64": _base64,
     "rm": _rm,
     "test": _test,

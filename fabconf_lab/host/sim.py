@@ -125,6 +125,8 @@ _WRITE = re.compile(
 _BOOKKEEPING = ("/run/fabconf", "/var/lib/fabconf")
 _LOCK_DIR = "/run/fabconf/commit.lock"
 _CHECKPOINT = "/var/lib/fabconf/linux-rollback.json"
+# fabconf reads the checkpoint whole (cat) or asks for its digest first (sha256sum): either starts a new push
+_READ_CHECKPOINT = (f"cat {_CHECKPOINT}", f"sha256sum {_CHECKPOINT}")
 
 
 def changes_state(command: str) -> bool:
@@ -393,8 +395,8 @@ class GpuHostSim(SimBase):
     def ssh_moment(self, kind: str, command: str) -> str | None:
         """The moment of a push a command belongs to, from what the host sees: taking the commit lock starts a
         commit (a rollback when a commit was made or left unfinished: checkpoint marked "applying"); its
-        release after a commit starts verification; reading the checkpoint with no lock held starts a new push.
-        Inside a commit or rollback only the commands that change the host count."""
+        release after a commit starts verification; reading the checkpoint (or its digest) with no lock held
+        starts a new push. Inside a commit or rollback only the commands that change the host count."""
         with self.lock:
             if re.search(rf"\bmkdir '?{re.escape(_LOCK_DIR)}", command):
                 self._phase = "rollback" if self._phase == "verify" or self._applying() else "commit"
@@ -402,7 +404,7 @@ class GpuHostSim(SimBase):
             if f"rm -rf {_LOCK_DIR}" in command:
                 self._phase = "verify" if self._phase == "commit" else "idle"
                 return None
-            if f"cat {_CHECKPOINT}" in command and not self.fs.exists(_LOCK_DIR):
+            if any(read in command for read in _READ_CHECKPOINT) and not self.fs.exists(_LOCK_DIR):
                 self._phase = "idle"
             if self._phase in ("commit", "rollback"):
                 return self._changing(command)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -447,3 +448,16 @@ def test_step_faults_fire_once_at_their_moment(sim: GpuHostSim) -> None:
         assert run(client, "hostname")[2] == 1  # the 2nd read is refused
         assert run(client, "hostname")[2] == 0  # once
     assert sim.faults.fired == ["reject --at read --after 2"] and sim.faults.active() == []
+
+
+def test_sha256sum_prints_gnu_lines_and_names_a_missing_file(sim: GpuHostSim) -> None:
+    """``sha256sum FILE...`` as coreutils prints it: ``HEX  NAME`` per file, stdin as ``-``; a file it cannot
+    read is named on stderr with exit status 1 (fabconf asks it for its rollback checkpoint's digest)."""
+    with sim.lock:
+        sim.state.files["/etc/nccl.conf"] = "NCCL_IB_HCA=mlx5\n"
+    want = hashlib.sha256(b"NCCL_IB_HCA=mlx5\n").hexdigest()
+    with connect(sim) as client:
+        assert run(client, "sha256sum /etc/nccl.conf") == (f"{want}  /etc/nccl.conf\n", "", 0)
+        assert run(client, "cat /etc/nccl.conf | sha256sum") == (f"{want}  -\n", "", 0)
+        out, err, rc = run(client, "sha256sum /nope /etc/nccl.conf")
+        assert (out, err, rc) == (f"{want}  /etc/nccl.conf\n", "sha256sum: /nope: No such file or directory\n", 1)

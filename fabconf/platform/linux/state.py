@@ -41,6 +41,8 @@ UNIT_NAME = "fabconf-roce.service"
 UNIT_PATH = f"/etc/systemd/system/{UNIT_NAME}"
 SCRIPT_PATH = "/usr/local/sbin/fabconf-roce.sh"
 CHECKPOINT_PATH = "/var/lib/fabconf/linux-rollback.json"  # the capture of the last commit, kept on the host
+# written after the checkpoint in the same exec: its SHA-256 and "applying" flag (``LinuxDriver._checkpoint_applying``)
+CHECKPOINT_RECORD = "/var/lib/fabconf/linux-rollback.sha256"
 
 
 class DocumentError(ValueError):

@@ -6,7 +6,9 @@ brownfield host (trust pcp, PFC off, MTU 1500, ECN off, ToS unset, a stale /etc/
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -397,6 +399,96 @@ def test_rollback_from_a_later_session_uses_the_checkpoint_on_the_host(host: Gpu
         assert managed(host) == before
     finally:
         second.close()
+
+
+CHECKPOINT, RECORD = "/var/lib/fabconf/linux-rollback.json", "/var/lib/fabconf/linux-rollback.sha256"
+HALF_APPLIED = "an interrupted commit left this host half-applied"
+
+
+def committed(host: GpuHostSim, doc: str) -> dict[str, Any]:
+    """Commit ``doc`` in a session of its own; the checkpoint it left on the host, as data."""
+    first = connect(host)
+    try:
+        first.load_merge_candidate(config=doc)
+        first.commit_config()
+    finally:
+        first.close()
+    with host.lock:
+        data: dict[str, Any] = json.loads(host.state.files[CHECKPOINT])
+        return data
+
+
+def interrupted(host: GpuHostSim) -> str:
+    """``interrupted_commit`` of a new session (as a diff or verify asks it), the execs it took cleared first."""
+    host.ssh.commands.clear()
+    driver = connect(host)
+    try:
+        return driver.interrupted_commit()
+    finally:
+        driver.close()
+
+
+def test_a_diff_after_a_commit_reads_the_checkpoints_digest_not_the_whole_checkpoint(
+    host: GpuHostSim, doc: str
+) -> None:
+    """Every diff and verify asks whether the checkpoint is marked "applying" (issue 42: the checkpoint is ~144 KB
+    for 8 NICs, read and parsed whole each time). A commit writes a record after it: its SHA-256 and the flag. The
+    host prints the checkpoint's SHA-256 and the record in one exec; the checkpoint itself is not printed when
+    there is a record, nor read when the digest is the record's."""
+    checkpoint = committed(host, doc)
+    assert checkpoint["applying"] is False
+    with host.lock:
+        text = host.state.files[CHECKPOINT]
+        record = json.loads(host.state.files[RECORD])
+    assert record == {"applying": False, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    assert interrupted(host) == ""
+    execs = [cmd for kind, cmd in host.ssh.commands if kind == "exec"]
+    assert len(execs) == 1 and f"sha256sum {CHECKPOINT}" in execs[0] and f"cat {RECORD}" in execs[0], execs
+    # the checkpoint itself is printed only where there is no record
+    assert f"sudo -n test -e {RECORD} || sudo -n cat {CHECKPOINT} 2>&1;" in execs[0]
+    # a commit cut short leaves both marked "applying": seen from the record alone
+    marked = json.dumps({**checkpoint, "applying": True}, sort_keys=True, separators=(",", ":")) + "\n"
+    with host.lock:
+        host.state.files[CHECKPOINT] = marked
+        host.state.files[RECORD] = json.dumps({"applying": True, "sha256": hashlib.sha256(marked.encode()).hexdigest()})
+    assert HALF_APPLIED in interrupted(host)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["cut short", "applying, record stale", "applying, no record", "applying, record garbled", "no checkpoint"],
+)
+def test_a_checkpoint_the_record_does_not_vouch_for_is_read_whole_as_before(
+    host: GpuHostSim, doc: str, damage: str
+) -> None:
+    """Damage and an interrupted commit are seen exactly as when the whole checkpoint was always read: any
+    checkpoint whose digest is not its record's (damaged, rewritten, left by an older fabconf without a record)
+    is read whole; a damaged one is a clear error naming it, never "nothing interrupted". A checkpoint with no
+    record is printed by the same exec that asked for its digest."""
+    checkpoint = committed(host, doc)
+    applying = json.dumps({**checkpoint, "applying": True}, sort_keys=True, separators=(",", ":")) + "\n"
+    with host.lock:
+        files = host.state.files
+        if damage == "cut short":
+            files[CHECKPOINT] = files[CHECKPOINT][: len(files[CHECKPOINT]) // 2]
+        elif damage == "no checkpoint":
+            del files[CHECKPOINT]
+        else:
+            files[CHECKPOINT] = applying  # the record still says "not applying", of other bytes
+            if damage == "applying, no record":
+                del files[RECORD]
+            elif damage == "applying, record garbled":
+                files[RECORD] = files[RECORD][:-10]
+    if damage == "cut short":
+        with pytest.raises(HostOutputError, match="damaged rollback checkpoint"):
+            interrupted(host)
+    elif damage == "no checkpoint":
+        assert interrupted(host) == ""
+    else:
+        assert HALF_APPLIED in interrupted(host)
+    # with no record the one exec printed the checkpoint too; any other disagreement reads it in a second exec
+    execs = [cmd for kind, cmd in host.ssh.commands if kind == "exec" and CHECKPOINT in cmd]
+    assert len(execs) == (2 if damage in ("cut short", "applying, record stale", "applying, record garbled") else 1)
 
 
 def test_a_stale_dscp_map_hidden_by_pcp_trust_is_found_and_fixed(
