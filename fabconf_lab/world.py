@@ -456,8 +456,9 @@ class World:
         sees its own change at once) or answers must be fresh (``max_age`` 0): then it waits for ``snap``'s."""
         if snap.rib is not None:
             return snap
-        if self._resting():
-            return self._last_derived  # type: ignore[return-value]  # _resting: there is one
+        rested = self._rested()
+        if rested is not None:
+            return rested
         if not self._deriving.acquire(blocking=False):
             last = self._last_derived
             if last is not None and self.max_age > 0 and last.views.get(device or "") == snap.views.get(device or ""):
@@ -470,8 +471,9 @@ class World:
                 assert last is not None
                 return last
         try:
-            if snap.rib is None and self._resting():  # waited while another thread worked out the last ones
-                return self._last_derived  # type: ignore[return-value]
+            rested = self._rested() if snap.rib is None else None
+            if rested is not None:  # waited while another thread worked out the last ones
+                return rested
             if snap.rib is None:
                 began = time.monotonic()
                 established = self._work_out_sessions(snap.views)
@@ -485,10 +487,13 @@ class World:
         finally:
             self._deriving.release()
 
-    def _resting(self) -> bool:
-        """In a lab (``max_age`` > 0), the last derivation was long and ended less than ``DERIVE_REST`` times its
-        length ago: questions are answered from it."""
-        return self.max_age > 0 and self._last_derived is not None and time.monotonic() < self._rest_until
+    def _rested(self) -> _Snapshot | None:
+        """The last snapshot worked out, while it rests: in a lab (``max_age`` > 0), when that derivation was long
+        and ended less than ``DERIVE_REST`` times its length ago (questions are answered from it); else None."""
+        last = self._last_derived
+        if self.max_age > 0 and last is not None and time.monotonic() < self._rest_until:
+            return last
+        return None
 
     def _work_out_sessions(
         self, views: dict[str, DeviceView]
