@@ -16,15 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_OUTSIDE = re.compile(r"[^\x20-\x7e\n]|\n\n|\n[ ]*\n")  # a control or non-ASCII character, tab, CR, blank line
+# the host reader's pieces (``platform/linux/fastyaml.py``): the same subset of characters and lines, the same
+# double-quoted keys and values, with NVUE's plain keys and null words
+from fabconf.platform.linux.fastyaml import _INT, _LINE_MAX, _OUTSIDE, _key, _Outside, _quoted
+
 _PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-_NULL = {"null", "Null", "NULL"}
-_INT = re.compile(r"0|-?[1-9][0-9]*")
-_LINE_MAX = 1000  # a simple key may not be longer than 1024 characters
-
-
-class _Outside(Exception):
-    """The text is outside the subset."""
+_NULL = {"null"}  # any case: "Null" and "NULL" are null to the loader; "nULL", a string, is left to it too
 
 
 def read(text: str) -> list[dict[str, Any]] | None:
@@ -72,28 +69,15 @@ def _mapping(lines: list[str], at: int, indent: int) -> tuple[dict[str, Any], in
 
 def _entry(content: str) -> tuple[str, str]:
     """A mapping entry's key and the text after ``: `` ("" when the line ends after the colon)."""
-    if content.startswith('"'):
-        end = content.find('"', 1)
-        if end < 0 or "\\" in content[:end]:
-            raise _Outside
-        key, tail = content[1:end], content[end + 1 :]
-    else:
-        match = _PLAIN_KEY.match(content)
-        if match is None or match.group() in _NULL:
-            raise _Outside
-        key, tail = match.group(), content[match.end() :]
-    if tail == ":":
-        return key, ""
-    if tail.startswith(": ") and tail[2:3] not in ("", " "):
-        return key, tail[2:]
-    raise _Outside
+    key, rest = _key(content, _PLAIN_KEY, _NULL)
+    if key is None:
+        raise _Outside
+    return key, rest
 
 
 def _value(text: str) -> Any:
     if text.startswith('"'):
-        if len(text) < 2 or not text.endswith('"') or '"' in text[1:-1] or "\\" in text:
-            raise _Outside
-        return text[1:-1]
+        return _quoted(text)
     if text == "{}":
         return {}
     if _INT.fullmatch(text):

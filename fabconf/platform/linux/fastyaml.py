@@ -369,17 +369,19 @@ class _Reader:
         return "\n".join(out) + "\n"
 
 
-def _key(content: str) -> tuple[str | None, str]:
+def _key(content: str, plain: re.Pattern[str] = _PLAIN_KEY, words: set[str] = _NOT_STR) -> tuple[str | None, str]:
     """A mapping entry's key and the text after ``: `` ("" when the line ends after the colon); (None, "") when
-    ``content`` is not an entry of the subset."""
+    ``content`` is not an entry of the subset: a key double-quoted (no ``\\`` or ``"`` in it) or ``plain``, and not
+    one of ``words`` in any case (a plain word the loader reads as something else than a string). Also the Cumulus
+    reader's (``platform/cumulus/fastread.py``), with its own plain keys and words."""
     if content.startswith('"'):
         end = content.find('"', 1)
         if end < 0 or "\\" in content[:end]:
             return None, ""
         key, tail = content[1:end], content[end + 1 :]
     else:
-        match = _PLAIN_KEY.match(content)
-        if match is None or match.group().lower() in _NOT_STR:
+        match = plain.match(content)
+        if match is None or match.group().lower() in words:
             return None, ""
         key, tail = match.group(), content[match.end() :]
     if tail == ":":
@@ -389,12 +391,17 @@ def _key(content: str) -> tuple[str | None, str]:
     return None, ""
 
 
+def _quoted(text: str) -> str:
+    """A double-quoted value with nothing to unescape (no ``\\`` or ``"`` inside)."""
+    if len(text) < 2 or not text.endswith('"') or '"' in text[1:-1] or "\\" in text:
+        raise _Outside
+    return text[1:-1]
+
+
 def _scalar(text: str) -> Any:
     """A value of the subset on one line (not a literal block)."""
     if text.startswith('"'):
-        if len(text) < 2 or not text.endswith('"') or '"' in text[1:-1] or "\\" in text:
-            raise _Outside
-        return text[1:-1]
+        return _quoted(text)
     if text.startswith("["):
         if text == "[]":
             return []
