@@ -255,6 +255,7 @@ def raise_open_files(devices: int) -> None:
 
 def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
     from fabconf import InputError, compile_inventory
+    from fabconf_lab import heap
     from fabconf_lab.acceptor import favour_connections
     from fabconf_lab.orchestrator import Lab
 
@@ -291,6 +292,7 @@ def _serve(inventory: Path, state: Path, network: str, workers: int = 0) -> int:
             else Lab(compiled, inventory, state, network=network, layout=layout)
         )
         lab.start()
+        heap.settle()  # this process runs the lab and nothing else: its devices stay out of every full collection
         return lab
 
     try:

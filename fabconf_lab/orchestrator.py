@@ -27,6 +27,7 @@ import yaml
 from fabconf import Compiled, compile_inventory
 from fabconf.platforms import platform as platform_spec
 from fabconf.private import private_dir, write_private
+from fabconf_lab import heap
 from fabconf_lab import metrics as labmetrics
 from fabconf_lab import ports as labports
 from fabconf_lab import registry as labregistry
@@ -194,6 +195,7 @@ class Lab:
             kwargs["model"] = dev.data.get("model")
             kwargs["os_version"] = dev.data.get("os_version")
         kwargs |= _port_kwargs(dev.platform, self.ports[name])
+        heap.unsettle()  # a simulator made after start (a reset, a sync): the old one must be collectable
         sim: Simulator = _sim_class(dev.platform)(name, address, **kwargs)
         return sim
 
@@ -229,7 +231,7 @@ class Lab:
 
     def stop(self) -> None:
         """Stop the metrics endpoints, then every simulator, in parallel (each server waits for its poll interval)."""
-
+        heap.unsettle()
         self.metrics.stop()
 
         def one(dev: LabDevice) -> None:
@@ -479,6 +481,7 @@ class Lab:
         return sorted(found.names)
 
     def _remove(self, name: str, started: bool = True) -> None:
+        heap.unsettle()
         dev = self.devices.pop(name, None)
         storm = self.storms.pop(name, None)
         if storm is not None:

@@ -311,6 +311,7 @@ def _worker_main(
     password: str,
 ) -> None:
     from fabconf import compile_inventory
+    from fabconf_lab import heap
     from fabconf_lab.acceptor import favour_connections
     from fabconf_lab.daemon import _quiet_libraries
 
@@ -332,6 +333,7 @@ def _worker_main(
     except Exception as exc:  # the coordinator reports it; nothing else would see it
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))
         return
+    heap.settle()  # thousands of simulators that live as long as this process: out of every full collection
     send_lock = threading.Lock()
     stopping = threading.Event()
 

@@ -559,6 +559,9 @@ class SshService:
             return
         except (OSError, EOFError, paramiko.SSHException):
             pass
+        except BaseException:
+            _crashed(channel)
+            raise
         finally:
             self.faults.after_request()  # the command may have changed the device's view (shards)
         with contextlib.suppress(Exception):
@@ -659,8 +662,20 @@ class SshService:
             return
         except (OSError, EOFError, paramiko.SSHException):
             pass
+        except BaseException:
+            _crashed(channel)
+            raise
         with contextlib.suppress(Exception):
             channel.close()
+
+
+def _crashed(channel: paramiko.Channel) -> None:
+    """A simulator's own error (a lab bug) ends its channel at once with no exit status, as a command killed on a
+    real host ends: the client sees the channel close instead of waiting out its timeout (a GPU host's commit,
+    issue 42). The traceback still goes to ``lab.log`` (the thread's exception hook)."""
+    with contextlib.suppress(Exception):
+        channel.shutdown_write()
+        channel.close()
 
 
 def _scp_argv(command: str) -> list[str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 
 
@@ -444,6 +445,11 @@ PLACEHOLDER = "z" * 12
 _MARKER = re.compile(r"@@([0-9a-f]{12}):")
 _SHAPES: dict[str, list[Node]] = {}
 SHAPES_KEPT = 256  # scripts' statements kept per process (a few KB each); the oldest goes first
+# Every SSH session's thread of a lab process parses here. Reads need no lock; making room does: the oldest key was
+# read from an iterator while another thread added one, which raised "dictionary changed size during iteration"
+# and killed the session's thread with its channel open (issue 42: a full-size push, where each GPU host's commit
+# has a shape of its own, lost 4-6 hosts to fabconf's 60 s timeout this way).
+_SHAPES_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -472,7 +478,8 @@ def parse_script(script: str) -> Shape:
             statements = parse(lex(shape, at_eof_ok=True))
         except (Incomplete, SyntaxError):
             return Shape(parse(lex(script, at_eof_ok=True)))  # raises as the script itself does
-        if len(_SHAPES) >= SHAPES_KEPT:
-            _SHAPES.pop(next(iter(_SHAPES)), None)
-        _SHAPES[shape] = statements
+        with _SHAPES_LOCK:
+            while len(_SHAPES) >= SHAPES_KEPT:
+                del _SHAPES[next(iter(_SHAPES))]
+            _SHAPES[shape] = statements
     return Shape(statements, marker)

@@ -96,3 +96,38 @@ def test_a_script_holding_the_placeholder_is_parsed_as_it_is(fresh: None) -> Non
     script = f"echo @@0123456789ab:0 {shparse.PLACEHOLDER}"
     assert run(script)[0] == f"@@0123456789ab:0 {shparse.PLACEHOLDER}\n"
     assert not shparse._SHAPES
+
+
+def test_sessions_parsing_new_shapes_at_once_never_break_each_other(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lab process's SSH sessions parse in threads of their own. With the kept shapes full, each new shape makes
+    room for itself while others do the same (a full-size push: each GPU host's commit is a shape of its own); a
+    session whose parse raised died with its channel open, and fabconf waited out its timeout."""
+    import sys
+    import threading
+
+    monkeypatch.setattr(shparse, "SHAPES_KEPT", 4)
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def session(n: int) -> None:
+        start.wait()
+        try:
+            for i in range(300):
+                shparse.parse_script(framed(f"{n:06x}{i:06x}", [f"echo host{n}-{i}"]))
+        except BaseException as exc:  # what killed a session's thread
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns every few bytecodes, as a busy lab's hundred sessions do
+    try:
+        threads = [threading.Thread(target=session, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, f"{len(errors)} session(s) broke: {errors[0]!r}"
+    assert len(shparse._SHAPES) <= 4

@@ -38,6 +38,8 @@ class EchoDevice:
         if command == "commit":
             self.faults.on_commit()
             return "committed\n", 0
+        if command == "boom":
+            raise RuntimeError("a bug in the simulator")
         if command == "lines":
             return "".join(f"line {i}\n" for i in range(2000)), 0
         return f"unknown: {command}\n", 127
@@ -133,6 +135,35 @@ def test_wrong_password_and_auth_refuse_fault(device: tuple[SshService, EchoDevi
     svc.faults.clear()
     with _client(svc) as client:
         assert _exec(client, "say back")[0] == "back\n"
+
+
+def test_a_simulator_bug_ends_its_channel_at_once_and_is_reported(
+    device: tuple[SshService, EchoDevice], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handler that raises (a lab bug) ends its channel with no exit status, as a killed command's ends, instead of
+    leaving the client to wait out its timeout; the error goes to the thread's exception hook (``lab.log``), and the
+    connection serves the next command."""
+    svc, _ = device
+    seen: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_value))
+    with _client(svc) as client:
+        t0 = time.monotonic()
+        assert _exec(client, "boom", timeout=30) == ("", -1)
+        assert time.monotonic() - t0 < 10, "the client waited for a channel the crash left open"
+        assert _exec(client, "say after") == ("after\n", 0)
+        chan = client.invoke_shell()
+        chan.settimeout(30)
+        buf = b""
+        while not buf.endswith(b"sw1# "):
+            buf += chan.recv(1024)
+        chan.sendall(b"boom\n")
+        while chunk := chan.recv(1024):  # b"" once the channel is closed
+            buf += chunk
+        assert chan.closed or chan.eof_received
+    deadline = time.monotonic() + 5
+    while len(seen) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [type(e) for e in seen] == [RuntimeError, RuntimeError]
 
 
 def test_interactive_shell_prompt_echo_and_exit(device: tuple[SshService, EchoDevice]) -> None:
