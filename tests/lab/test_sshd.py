@@ -97,6 +97,16 @@ def _exec(client: paramiko.SSHClient, command: str, timeout: float = 5) -> tuple
     return out, stdout.channel.recv_exit_status()
 
 
+def _shell(client: paramiko.SSHClient, timeout: float = 5) -> tuple[paramiko.Channel, bytes]:
+    """An interactive shell channel, read up to its first prompt (banner and prompt returned)."""
+    chan = client.invoke_shell()
+    chan.settimeout(timeout)
+    buf = b""
+    while not buf.endswith(b"sw1# "):
+        buf += chan.recv(1024)
+    return chan, buf
+
+
 def test_exec_output_and_exit_status(device: tuple[SshService, EchoDevice]) -> None:
     svc, _ = device
     with _client(svc) as client:
@@ -151,11 +161,7 @@ def test_a_simulator_bug_ends_its_channel_at_once_and_is_reported(
         assert _exec(client, "boom", timeout=30) == ("", -1)
         assert time.monotonic() - t0 < 10, "the client waited for a channel the crash left open"
         assert _exec(client, "say after") == ("after\n", 0)
-        chan = client.invoke_shell()
-        chan.settimeout(30)
-        buf = b""
-        while not buf.endswith(b"sw1# "):
-            buf += chan.recv(1024)
+        chan, buf = _shell(client, timeout=30)
         chan.sendall(b"boom\n")
         while chunk := chan.recv(1024):  # b"" once the channel is closed
             buf += chunk
@@ -169,11 +175,7 @@ def test_a_simulator_bug_ends_its_channel_at_once_and_is_reported(
 def test_interactive_shell_prompt_echo_and_exit(device: tuple[SshService, EchoDevice]) -> None:
     svc, _ = device
     with _client(svc) as client:
-        chan = client.invoke_shell()
-        chan.settimeout(5)
-        buf = b""
-        while not buf.endswith(b"sw1# "):
-            buf += chan.recv(1024)
+        chan, buf = _shell(client)
         chan.sendall(b"say wor\x7fld\r\n")
         while buf.count(b"sw1# ") < 2:
             buf += chan.recv(1024)
