@@ -4,6 +4,7 @@ next push of that device at that target cleans exactly these."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -206,3 +207,68 @@ def test_a_dead_diffs_session_is_cleaned_and_a_live_ones_left_alone(
     with diff_session(job, cast(Driver, driver)) as cleaned:  # the next diff cleans a dead diff's session too
         assert cleaned == "aborted fabconf_diff2x00"
     assert not again.exists() and again.stem not in driver.open
+
+
+def _reread(path: Path, device: str, target: str, current_run: str) -> list[dict[str, str]]:
+    """What ``recorded`` answered when it read the whole log on every call (before issue 42): the oracle."""
+    found: dict[str, dict[str, str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("device") != device or entry.get("target") != target:
+            continue
+        run, result = str(entry.get("run")), entry.get("result")
+        if result in ("staging", audit.COMMITTING) and run != current_run:
+            left = entry.get("leftovers")
+            found = {run: {**{str(k): str(v) for k, v in left.items()}, "run": run}} if isinstance(left, dict) else {}
+        elif result == audit.CLEANED:
+            for done in entry.get("resolves") or ():
+                found.pop(str(done), None)
+        elif result in ("applied", "rolled back", "unchanged", "untouched", "conflict"):
+            found.pop(run, None)
+    return list(found.values())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_log_read_on_from_where_it_stopped_answers_as_reading_it_whole(log: Path, seed: int) -> None:
+    """``recorded`` folds the log once per run and reads only what was added since its last call: the same answers
+    as reading the whole log each time, over random records, lines cut short by a kill, and a log replaced."""
+    rnd = random.Random(seed)
+    devices, targets, runs = ["leaf1", "leaf2", "spine1"], [T, "10.0.0.3"], ["r1", "r2", "r3", "now"]
+    results = ["staging", "committing", "cleaned", "applied", "failed", "rolled back", "conflict", "unreachable"]
+
+    def line() -> str:
+        entry: dict[str, Any] = {
+            "run": rnd.choice(runs),
+            "device": rnd.choice(devices),
+            "target": rnd.choice(targets),
+            "result": rnd.choice(results),
+        }
+        if rnd.random() < 0.6:
+            entry["leftovers"] = rnd.choice([{"session": f"s{rnd.randrange(9)}"}, {"checkpoint": "c"}, "text", None])
+        if entry["result"] == "cleaned":
+            entry["resolves"] = rnd.sample(runs, rnd.randrange(3))
+        return json.dumps(entry)
+
+    for _round in range(300):
+        step = rnd.random()
+        with log.open("a", encoding="utf-8") as out:
+            if step < 0.05:  # a kill in mid-line; the next record starts on a line of its own (audit.record)
+                out.write(line()[: rnd.randrange(5, 30)] + "\n")
+            elif step < 0.15:  # another process's record caught in mid-write: asked about now, then finished
+                text = line()
+                cut = rnd.randrange(1, len(text))
+                out.write(text[:cut])
+                out.flush()
+                device, target = rnd.choice(devices), rnd.choice(targets)
+                assert recorded(device, target, "now") == _reread(log, device, target, "now")
+                out.write(text[cut:] + "\n")
+            elif step < 0.17:  # the log replaced by another (rotated, or another audit at the same path)
+                log.unlink()
+                log.write_text("".join(line() + "\n" for _ in range(rnd.randrange(1, 40))))
+            else:
+                out.write("".join(line() + "\n" for _ in range(rnd.randrange(1, 4))))
+        device, target = rnd.choice(devices), rnd.choice(targets)
+        assert recorded(device, target, "now") == _reread(log, device, target, "now"), _round
