@@ -560,13 +560,11 @@ class SshService:
         except (OSError, EOFError, paramiko.SSHException):
             pass
         except BaseException:
-            _crashed(channel)
+            _end(channel)  # a simulator's own error: see _end
             raise
         finally:
             self.faults.after_request()  # the command may have changed the device's view (shards)
-        with contextlib.suppress(Exception):
-            channel.shutdown_write()
-            channel.close()
+        _end(channel)
 
     # -- scp sink ----------------------------------------------------------------------------------
     def _scp_receive(self, channel: paramiko.Channel, argv: list[str]) -> int:
@@ -663,16 +661,17 @@ class SshService:
         except (OSError, EOFError, paramiko.SSHException):
             pass
         except BaseException:
-            _crashed(channel)
+            _end(channel)  # a simulator's own error: see _end
             raise
         with contextlib.suppress(Exception):
             channel.close()
 
 
-def _crashed(channel: paramiko.Channel) -> None:
-    """A simulator's own error (a lab bug) ends its channel at once with no exit status, as a command killed on a
-    real host ends: the client sees the channel close instead of waiting out its timeout (a GPU host's commit,
-    issue 42). The traceback still goes to ``lab.log`` (the thread's exception hook)."""
+def _end(channel: paramiko.Channel) -> None:
+    """End a channel: EOF, then close. Also where a simulator's own error (a lab bug) ends its channel at once, with
+    no exit status sent, as a command killed on a real host ends: the client sees the channel close instead of
+    waiting out its timeout (a GPU host's commit, issue 42); the traceback still goes to ``lab.log`` (the thread's
+    exception hook)."""
     with contextlib.suppress(Exception):
         channel.shutdown_write()
         channel.close()

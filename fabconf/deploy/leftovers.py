@@ -62,7 +62,7 @@ def recorded(device: str, target: str, current_run: str, path: Path | None = Non
     path = path or audit.audit_path()
     with _FOLD_LOCK:
         global _FOLD
-        if _FOLD is None or _FOLD.key != (path, current_run):
+        if _FOLD is None or (_FOLD.path, _FOLD.run) != (path, current_run):
             _FOLD = _Fold(path, current_run)
         return _FOLD.found(device, target)
 
@@ -74,7 +74,6 @@ class _Fold:
     HEAD = 256  # the log's first bytes, compared on each call: another log at the same path is read from the start
 
     def __init__(self, path: Path, current_run: str) -> None:
-        self.key = (path, current_run)
         self.path, self.run = path, current_run
         self._reset(None)
 
