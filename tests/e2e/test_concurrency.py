@@ -351,20 +351,8 @@ def _final_record(audit: Path, device: str) -> dict[str, Any]:
     return [r for r in records if r.get("device") == device][-1]
 
 
-NXOS_SHARED_FILES = pytest.param(
-    "leaf4",
-    marks=pytest.mark.xfail(
-        strict=False,
-        reason="open, sometimes: two runs share NAPALM's bootflash file names (candidate_config.txt, "
-        "rollback_config.txt); uploads at the same moment fail the MD5 check, and that run's recovery ends the "
-        "other run's pending replace (NxosTimerDriver.rollback ends any pending one). Per-run file names are the "
-        "crash-leftovers work",
-    ),
-)
-
-
 @pytest.mark.parametrize("attempt", [1, 2])
-@pytest.mark.parametrize("name", ["leaf3", NXOS_SHARED_FILES])  # EOS, NX-OS
+@pytest.mark.parametrize("name", ["leaf3", "leaf4"])  # EOS, NX-OS (each run with bootflash files of its own)
 def test_two_operators_pushing_one_switch_at_once_lose_neither_change(
     lab: Lab, tmp_path: Path, name: str, attempt: int
 ) -> None:

@@ -9,11 +9,14 @@ finds what killed runs recorded).
   once, as its timer would undo it later ([3P] NAPALM's EOS ``rollback()`` undoes its own commit waiting on a timer
   with exactly this command, napalm/eos/eos.py; the lab models it). A pending session the audit does not name
   stops the push, named.
-- NX-OS: the commit is ``configure replace bootflash:candidate_config.txt commit-timeout N`` after a checkpoint to
-  ``bootflash:rollback_config.txt`` (``fabconf.platform.nxos.nxos_replace``). A kill after it leaves the replace
-  pending; the next run ends the timer and rolls back to the recorded checkpoint, as ``rollback()`` does. A
-  pending replace with no unfinished fabconf commit recorded for the switch stops the push. The two files keep
-  NAPALM's fixed names, so they never pile up: each push overwrites them.
+- NX-OS: the commit is ``configure replace bootflash:fabconf_<run id>_candidate.txt commit-timeout N`` after a
+  checkpoint to ``bootflash:fabconf_<run id>_checkpoint.txt`` (``fabconf.platform.nxos.nxos_replace``). A kill after
+  it leaves the replace pending; the next run ends the timer and rolls back to the recorded checkpoint, as
+  ``rollback()`` does. A pending replace with no unfinished fabconf commit recorded for the switch stops the push.
+  The files are the run's own (``nxos_files``): NAPALM's fixed names (``candidate_config.txt``,
+  ``rollback_config.txt``) let two runs at once overwrite each other's upload, which then failed its MD5 check, and
+  roll back to each other's checkpoint. A run deletes its two files once its replace is confirmed or rolled back
+  (``nxos_replace``), and the run that cleans a killed run's replace deletes that run's files.
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ OPEN_STATES = ("pending", "pendingCommitTimer")  # an EOS session that is staged
 def session_name(run: str) -> str:
     """The config session a fabconf run stages in (EOS accepts letters, digits and ``_``)."""
     return f"fabconf_{''.join(c for c in run if c.isalnum())}"
+
+
+def nxos_files(run: str) -> tuple[str, str]:
+    """The bootflash files a fabconf run's NX-OS replace uses: (candidate, checkpoint), its own."""
+    base = session_name(run)
+    return f"{base}_candidate.txt", f"{base}_checkpoint.txt"
+
+
+def own_file(name: str) -> bool:
+    """A bootflash file a fabconf run named (``nxos_files``), never NAPALM's shared names or anyone else's."""
+    return name.startswith("fabconf_") and name.endswith(("_candidate.txt", "_checkpoint.txt")) and "/" not in name
 
 
 def open_sessions(napalm: Any) -> dict[str, str]:
@@ -69,17 +83,28 @@ def clean_eos(napalm: Any, recorded: list[dict[str, str]]) -> list[str]:
 
 
 def clean_nxos(driver: Any, recorded: list[dict[str, str]]) -> list[str]:
-    """Undo a timed configure replace a killed run left pending (back to its recorded checkpoint)."""
-    if not hasattr(driver, "has_pending_commit") or not driver.has_pending_commit():
+    """Undo a timed configure replace a killed run left pending (back to its recorded checkpoint), and delete
+    the bootflash files killed runs left."""
+    if not hasattr(driver, "has_pending_commit"):
         return []
     ours = [r for r in recorded if r.get("checkpoint")]
+    files = [r.get(key, "") for r in ours for key in ("candidate", "checkpoint")]
+    if not driver.has_pending_commit():
+        driver.forget_files(files)
+        return []
     if not ours:
         raise CommitConflict(
             "a configure replace with commit-timeout is pending on the device, not recorded by fabconf (another "
             "changer?)"
         )
     last = ours[-1]
-    driver.napalm.rollback_cfg = last["checkpoint"]
-    driver.rollback()  # ends the timer, then rolls back to the checkpoint
+    napalm = driver.napalm
+    own = napalm.candidate_cfg, napalm.rollback_cfg
+    napalm.candidate_cfg, napalm.rollback_cfg = last.get("candidate", own[0]), last["checkpoint"]
+    try:
+        driver.rollback()  # ends the timer, rolls back to the killed run's checkpoint, deletes its two files
+    finally:
+        napalm.candidate_cfg, napalm.rollback_cfg = own
+    driver.forget_files(f for f in files if f not in (last.get("candidate"), last["checkpoint"]))
     run = last.get("run", "?")
     return [f"undid the configure replace killed run {run} left pending (rolled back to its checkpoint)"]

@@ -25,17 +25,22 @@ stays, fabconf's does not -- and ``CommitConflict`` names what changed. NX-OS of
 covers this (its Session Manager takes only ACL commands: [3P] Cisco Nexus 9000 System Management guide,
 "Configuring Session Manager", guidelines), so the check rides on the commit itself. A replace already pending
 its timer (a second fabconf between its commit and its confirm) is a ``CommitConflict`` too, found before the
-commit or once the switch refused ours.
+commit or once the switch refused ours; so is a refusal after which the base has moved (the other replace was
+confirmed between the switch's refusal and our look at its status). Two runs at once never share a file: each
+uploads and checkpoints to names of its own (``own_run``; ``fabconf.drivers.cli.leftovers.nxos_files``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from contextlib import suppress
 
 from napalm.base.exceptions import CommitError
 from napalm.nxapi_plumbing.errors import NXAPICommandError
 
 from fabconf.drivers.cli.base_check import refuse_moved, undo_if_moved
+from fabconf.drivers.cli.leftovers import own_file
 from fabconf.drivers.cli.remediation import future_config
 from fabconf.drivers.cli.staging import StagedCliDriver
 from fabconf.drivers.contract import CommitConflict, RevertTimer
@@ -73,12 +78,18 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
         # NX-OS takes 30-3600 s: a shorter --confirm-timeout is refused by the switch (and the commit with it)
         timeout = min(MAX_TIMEOUT, int(revert_in))
         self._refuse_pending_elsewhere()
-        self.napalm.load_replace_candidate(config=target)  # uploads bootflash:candidate_config.txt
+        self.napalm.load_replace_candidate(config=target)  # uploads bootflash:<this run's candidate file>
         self._running = None
         try:
             found, out = self._checkpoint_and_replace(timeout)
-        except NXAPICommandError:  # the switch refused (ours did not run): another pending replace, or a real error
-            self._refuse_pending_elsewhere()
+        except NXAPICommandError:  # the switch refused (ours did not run): another replace, or a real error
+            try:
+                self._refuse_pending_elsewhere()  # still pending
+                if expected is not None:  # or done by now, its change confirmed: the base moved
+                    refuse_moved(self.hostname, expected, self._running_now())
+            except CommitConflict:
+                self.forget_files([self.napalm.rollback_cfg])  # ours never ran (its candidate goes with discard)
+                raise
             raise
         self._staged, self._replace = None, False
         if "completed successfully" not in out:
@@ -120,8 +131,22 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
         if "successful" not in out:
             raise CommitError(f"{self.hostname}: configure replace commit failed: {out.strip()}")
         self.napalm.device.save()  # copy running-config startup-config, as NAPALM's commit does
+        self.forget_files([self.napalm.candidate_cfg, self.napalm.rollback_cfg])
 
     def rollback(self) -> None:
         if self.has_pending_commit():
             self._exec("configure replace commit")  # end the timer; the checkpoint below is the rollback
         super().rollback()
+        self.forget_files([self.napalm.candidate_cfg, self.napalm.rollback_cfg])
+
+    def forget_files(self, names: Iterable[str]) -> None:
+        """Delete a run's own bootflash files (``leftovers.nxos_files``) once nothing needs them: never NAPALM's
+        shared names or a file fabconf did not name. In one request, as NAPALM deletes its candidate
+        (``terminal dont-ask``, ``delete NAME``: [3P] napalm/nxos/nxos.py ``_delete_file``). Best effort: a file
+        already gone, or a failed request, leaves at most a small file on bootflash."""
+        ours = [name for name in dict.fromkeys(names) if own_file(name)]
+        if ours:
+            with suppress(Exception):
+                self.napalm.device.config_list(
+                    ["terminal dont-ask", *(f"delete {name}" for name in ours), "no terminal dont-ask"]
+                )

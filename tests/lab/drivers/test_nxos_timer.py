@@ -97,3 +97,59 @@ def test_rollback_with_the_timer_pending_restores_now(leaf4: tuple[NxosSim, str]
     assert not driver.has_pending_commit()
     assert sim.running_config() == before
     driver.close()
+
+
+def _fabconf_files(sim: NxosSim) -> list[str]:
+    return sorted(name for name in sim.bootflash() if name.startswith("fabconf_"))
+
+
+def test_each_run_replaces_from_files_of_its_own_and_leaves_none(leaf4: tuple[NxosSim, str]) -> None:
+    """Two runs at once must not share NAPALM's fixed ``candidate_config.txt`` / ``rollback_config.txt``: one's
+    upload overwrote the other's (its MD5 check failed) and one rolled back to the other's checkpoint. Each run
+    names its own, and deletes them once its replace is confirmed or rolled back."""
+    sim, rendered = leaf4
+    before = sim.running_config()
+    first, second = _driver(sim), _driver(sim)
+    first.own_run("20261205T2100Z-a1")
+    second.own_run("20261205T2100Z-b2")
+    first.load_merge_candidate(config=rendered)
+    first.commit_config(revert_in=60)
+    assert _fabconf_files(sim) == ["fabconf_20261205T2100Za1_candidate.txt", "fabconf_20261205T2100Za1_checkpoint.txt"]
+    assert first.leftovers() == {
+        "candidate": "fabconf_20261205T2100Za1_candidate.txt",
+        "checkpoint": "fabconf_20261205T2100Za1_checkpoint.txt",
+    }
+    assert second.leftovers()["candidate"] == "fabconf_20261205T2100Zb2_candidate.txt"
+    first.rollback()
+    assert sim.running_config() == before and _fabconf_files(sim) == []
+    second.load_merge_candidate(config=rendered)
+    second.commit_config(revert_in=60)
+    second.confirm_commit()
+    assert "policy-map type queuing FABCONF_QUEUING" in sim.running_config()
+    assert _fabconf_files(sim) == []
+    assert "rollback_config.txt" not in sim.bootflash()  # NAPALM's shared names are never used
+    first.close()
+    second.close()
+
+
+def test_the_next_run_undoes_a_killed_runs_replace_and_deletes_its_files(leaf4: tuple[NxosSim, str]) -> None:
+    sim, rendered = leaf4
+    before = sim.running_config()
+    killed = _driver(sim)
+    killed.own_run("killed1")
+    killed.load_merge_candidate(config=rendered)
+    killed.commit_config(revert_in=600)
+    left = {**killed.leftovers(), "run": "killed1"}  # what its committing record names
+    killed.close()  # the run dies here: no confirm, no rollback
+    earlier = {"candidate": "fabconf_killed0_candidate.txt", "checkpoint": "fabconf_killed0_checkpoint.txt"}
+    for name in earlier.values():  # an earlier killed run's files, its replace long ended
+        sim.device.write_file(f"bootflash:{name}", b"!\n")
+    sim.device.write_file("bootflash:notes.txt", b"someone else's\n")
+    nxt = _driver(sim)
+    nxt.own_run("next2")
+    done = nxt.clean_leftovers([{**earlier, "run": "killed0"}, left])
+    assert done == ["undid the configure replace killed run killed1 left pending (rolled back to its checkpoint)"]
+    assert sim.running_config() == before and not nxt.has_pending_commit()
+    assert _fabconf_files(sim) == [] and "notes.txt" in sim.bootflash()
+    assert nxt.leftovers() == {"candidate": "fabconf_next2_candidate.txt", "checkpoint": "fabconf_next2_checkpoint.txt"}
+    nxt.close()
