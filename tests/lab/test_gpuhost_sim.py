@@ -14,6 +14,7 @@ from pathlib import Path
 
 import paramiko
 import pytest
+from capturekit import load
 from netmiko import ConnectHandler
 
 from fabconf_lab.host.sim import GpuHostSim, HostFaults, default_startup_config
@@ -461,3 +462,16 @@ def test_sha256sum_prints_gnu_lines_and_names_a_missing_file(sim: GpuHostSim) ->
         assert run(client, "cat /etc/nccl.conf | sha256sum") == (f"{want}  -\n", "", 0)
         out, err, rc = run(client, "sha256sum /nope /etc/nccl.conf")
         assert (out, err, rc) == (f"{want}  /etc/nccl.conf\n", "sha256sum: /nope: No such file or directory\n", 1)
+
+
+def test_sha256sum_prints_what_coreutils_prints_for_the_checkpoint(sim: GpuHostSim) -> None:
+    """The lab's ``sha256sum`` of the rollback checkpoint, byte for byte as GNU coreutils printed it on a real host
+    (tests/captures/sha256sum): a missing checkpoint on stderr with exit status 1, then its digest line."""
+    found = load("sha256sum", "coreutils-9.1-checkpoint").text
+    missing = load("sha256sum", "coreutils-9.1-missing").text
+    command = "sha256sum /var/lib/fabconf/linux-rollback.json"
+    with connect(sim) as client:
+        assert run(client, command) == ("", missing, 1)
+        with sim.lock:
+            sim.state.files["/var/lib/fabconf/linux-rollback.json"] = "{}\n"  # the bytes the capture hashed
+        assert run(client, command) == (found, "", 0)

@@ -4,6 +4,7 @@ never read as a wrong value. docs/reference/captures.md lists the corpus."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from types import SimpleNamespace
@@ -15,6 +16,7 @@ from fabconf.drivers.cli.leftovers import open_sessions
 from fabconf.drivers.cli.nxos_counters import interfaces_counters, pfc_counters
 from fabconf.drivers.cli.staging import _via_lines
 from fabconf.platform.cumulus import getters as nvue_getters
+from fabconf.platform.linux.driver import _recorded
 from fabconf.platform.linux.parse import (
     IbPort,
     ParseError,
@@ -28,6 +30,7 @@ from fabconf.platform.linux.parse import (
     parse_mlxconfig_query,
     parse_rdma_link,
 )
+from fabconf.platform.linux.ssh import Output
 from fabconf.preflight import host
 from fabconf.preflight import hostparse as hp
 from fabconf.preflight.policy import Policy
@@ -596,3 +599,21 @@ def test_ip_link_of_a_real_connectx_uplink_and_its_altname() -> None:
 
 def test_ofed_info_short_form() -> None:
     assert hp.parse_ofed(load("ofed_info-s", "mlnx-ofed-5.8-1.1.2.1").text) == "5.8-1.1.2.1"
+
+
+# -- sha256sum (a GPU host's rollback checkpoint, known by its digest) ----------------------------------------
+
+
+def test_a_real_sha256sum_line_is_taken_only_with_the_record_of_that_digest() -> None:
+    """GNU coreutils' line for the checkpoint (``HEX  NAME``) is what the record written after it must name; any
+    other digest, a failed read, or coreutils' message for a missing file leaves the flag unknown (None): the
+    driver then reads the whole checkpoint."""
+    found = Output(load("sha256sum", "coreutils-9.1-checkpoint").text, "", 0)
+    missing = Output(load("sha256sum", "coreutils-9.1-missing").text, "", 1)
+    sha = hashlib.sha256(b"{}\n").hexdigest()  # the bytes the capture hashed
+    assert found.stdout.split()[0] == sha
+    for applying in (True, False):
+        assert _recorded(found, Output(json.dumps({"applying": applying, "sha256": sha}), "", 0)) is applying
+    assert _recorded(found, Output(json.dumps({"applying": True, "sha256": "0" * 64}), "", 0)) is None
+    assert _recorded(missing, Output(json.dumps({"applying": True, "sha256": sha}), "", 0)) is None
+    assert "No such file" in missing.stdout  # what the driver takes as "no checkpoint"
