@@ -167,7 +167,8 @@ class StagedCliDriver:
 
     def reattach(self, lost: Any) -> None:
         """A reopened NAPALM EOS driver must know the config session the lost connection opened, so that
-        recovery can abort it (nothing may be left on the device). Other platforms keep no session."""
+        recovery can abort it (nothing may be left on the device); an NX-OS one, the lost run's own bootflash
+        files (its checkpoint is what recovery rolls back to). Other platforms keep neither."""
         lost_napalm = getattr(lost, "napalm", None)
         for name in ("candidate_cfg", "rollback_cfg"):  # NX-OS: the lost run's own files (``own_run``)
             if hasattr(self.napalm, name) and hasattr(lost_napalm, name):
