@@ -87,12 +87,20 @@ def test_a_confirmed_commit_stays_and_lands_whole(leaf4: tuple[NxosSim, str]) ->
     driver.close()
 
 
+def _pending(sim: NxosSim, rendered: str, revert_in: int, run: str | None = None):
+    """A driver (of run ``run``) whose merge of ``rendered`` is committed and waits on the switch's timer."""
+    driver = _driver(sim)
+    if run is not None:
+        driver.own_run(run)
+    driver.load_merge_candidate(config=rendered)
+    driver.commit_config(revert_in=revert_in)
+    return driver
+
+
 def test_rollback_with_the_timer_pending_restores_now(leaf4: tuple[NxosSim, str]) -> None:
     sim, rendered = leaf4
     before = sim.running_config()
-    driver = _driver(sim)
-    driver.load_merge_candidate(config=rendered)
-    driver.commit_config(revert_in=60)
+    driver = _pending(sim, rendered, 60)
     driver.rollback()
     assert not driver.has_pending_commit()
     assert sim.running_config() == before
@@ -109,11 +117,9 @@ def test_each_run_replaces_from_files_of_its_own_and_leaves_none(leaf4: tuple[Nx
     names its own, and deletes them once its replace is confirmed or rolled back."""
     sim, rendered = leaf4
     before = sim.running_config()
-    first, second = _driver(sim), _driver(sim)
-    first.own_run("20261205T2100Z-a1")
+    second = _driver(sim)
     second.own_run("20261205T2100Z-b2")
-    first.load_merge_candidate(config=rendered)
-    first.commit_config(revert_in=60)
+    first = _pending(sim, rendered, 60, run="20261205T2100Z-a1")
     assert _fabconf_files(sim) == ["fabconf_20261205T2100Za1_candidate.txt", "fabconf_20261205T2100Za1_checkpoint.txt"]
     assert first.leftovers() == {
         "candidate": "fabconf_20261205T2100Za1_candidate.txt",
@@ -135,10 +141,7 @@ def test_each_run_replaces_from_files_of_its_own_and_leaves_none(leaf4: tuple[Nx
 def test_the_next_run_undoes_a_killed_runs_replace_and_deletes_its_files(leaf4: tuple[NxosSim, str]) -> None:
     sim, rendered = leaf4
     before = sim.running_config()
-    killed = _driver(sim)
-    killed.own_run("killed1")
-    killed.load_merge_candidate(config=rendered)
-    killed.commit_config(revert_in=600)
+    killed = _pending(sim, rendered, 600, run="killed1")
     left = {**killed.leftovers(), "run": "killed1"}  # what its committing record names
     killed.close()  # the run dies here: no confirm, no rollback
     earlier = {"candidate": "fabconf_killed0_candidate.txt", "checkpoint": "fabconf_killed0_checkpoint.txt"}
