@@ -13,10 +13,10 @@ finds what killed runs recorded).
   checkpoint to ``bootflash:fabconf_<run id>_checkpoint.txt`` (``fabconf.platform.nxos.nxos_replace``). A kill after
   it leaves the replace pending; the next run ends the timer and rolls back to the recorded checkpoint, as
   ``rollback()`` does. A pending replace with no unfinished fabconf commit recorded for the switch stops the push.
-  The files are the run's own (``nxos_files``): NAPALM's fixed names (``candidate_config.txt``,
-  ``rollback_config.txt``) let two runs at once overwrite each other's upload, which then failed its MD5 check, and
-  roll back to each other's checkpoint. A run deletes its two files once its replace is confirmed or rolled back
-  (``nxos_replace``), and the run that cleans a killed run's replace deletes that run's files.
+  The files are the run's own (``nxos_files``, named in ``NxosTimerDriver.own_run``): NAPALM's fixed names
+  (``candidate_config.txt``, ``rollback_config.txt``) let two runs at once overwrite each other's upload, which then
+  failed its MD5 check, and roll back to each other's checkpoint. A run deletes its two files once its replace is
+  confirmed or rolled back (``nxos_replace``), and the run that cleans a killed run's replace deletes that run's files.
 """
 
 from __future__ import annotations
@@ -35,15 +35,18 @@ def session_name(run: str) -> str:
     return f"fabconf_{''.join(c for c in run if c.isalnum())}"
 
 
+NXOS_FILES = ("_candidate.txt", "_checkpoint.txt")  # after a run's session name: its candidate, its checkpoint
+
+
 def nxos_files(run: str) -> tuple[str, str]:
     """The bootflash files a fabconf run's NX-OS replace uses: (candidate, checkpoint), its own."""
     base = session_name(run)
-    return f"{base}_candidate.txt", f"{base}_checkpoint.txt"
+    return base + NXOS_FILES[0], base + NXOS_FILES[1]
 
 
 def own_file(name: str) -> bool:
     """A bootflash file a fabconf run named (``nxos_files``), never NAPALM's shared names or anyone else's."""
-    return name.startswith("fabconf_") and name.endswith(("_candidate.txt", "_checkpoint.txt")) and "/" not in name
+    return name.startswith(session_name("")) and name.endswith(NXOS_FILES) and "/" not in name
 
 
 def open_sessions(napalm: Any) -> dict[str, str]:

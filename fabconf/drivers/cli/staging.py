@@ -107,8 +107,6 @@ class StagedCliDriver:
     # -- what a killed run leaves (fabconf.drivers.cli.leftovers) ---------------------------------------------
     def own_run(self, run: str) -> dict[str, str]:
         self._run = run
-        if self.spec.name == "nxos":  # the run's own bootflash files: two runs at once never share one
-            self.napalm.candidate_cfg, self.napalm.rollback_cfg = crash.nxos_files(run)
         return {"session": crash.session_name(run)} if self.spec.name == "eos" else {}
 
     def leftovers(self) -> dict[str, str]:
@@ -167,13 +165,9 @@ class StagedCliDriver:
 
     def reattach(self, lost: Any) -> None:
         """A reopened NAPALM EOS driver must know the config session the lost connection opened, so that
-        recovery can abort it (nothing may be left on the device); an NX-OS one, the lost run's own bootflash
-        files (its checkpoint is what recovery rolls back to). Other platforms keep neither."""
-        lost_napalm = getattr(lost, "napalm", None)
-        for name in ("candidate_cfg", "rollback_cfg"):  # NX-OS: the lost run's own files (``own_run``)
-            if hasattr(self.napalm, name) and hasattr(lost_napalm, name):
-                setattr(self.napalm, name, getattr(lost_napalm, name))
-        session = getattr(lost_napalm, "config_session", None)
+        recovery can abort it (nothing may be left on the device). Other platforms keep no session (NX-OS: its own
+        files, ``NxosTimerDriver.reattach``)."""
+        session = getattr(getattr(lost, "napalm", None), "config_session", None)
         if session and hasattr(self.napalm, "config_session"):
             self.napalm.config_session = session
             if not self.napalm.has_pending_commit():

@@ -35,12 +35,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from contextlib import suppress
+from typing import Any
 
 from napalm.base.exceptions import CommitError
 from napalm.nxapi_plumbing.errors import NXAPICommandError
 
 from fabconf.drivers.cli.base_check import refuse_moved, undo_if_moved
-from fabconf.drivers.cli.leftovers import own_file
+from fabconf.drivers.cli.leftovers import nxos_files, own_file
 from fabconf.drivers.cli.remediation import future_config
 from fabconf.drivers.cli.staging import StagedCliDriver
 from fabconf.drivers.contract import CommitConflict, RevertTimer
@@ -56,6 +57,17 @@ class NxosTimerDriver(StagedCliDriver, RevertTimer):
 
     def expect_running(self, running: str) -> None:
         self._expected = running
+
+    def own_run(self, run: str) -> dict[str, str]:
+        """Also names the run's own bootflash files (NAPALM's are fixed): two runs at once never share one."""
+        self.napalm.candidate_cfg, self.napalm.rollback_cfg = nxos_files(run)
+        return super().own_run(run)
+
+    def reattach(self, lost: Any) -> None:
+        """A reopened driver takes over the lost one's files: its checkpoint is what recovery rolls back to."""
+        super().reattach(lost)
+        if isinstance(lost, NxosTimerDriver):
+            self.napalm.candidate_cfg, self.napalm.rollback_cfg = lost.napalm.candidate_cfg, lost.napalm.rollback_cfg
 
     def _target(self) -> str:
         if self._replace:
