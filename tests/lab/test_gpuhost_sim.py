@@ -17,6 +17,7 @@ import pytest
 from capturekit import load
 from netmiko import ConnectHandler
 
+from fabconf.platform.linux.state import CHECKPOINT_PATH
 from fabconf_lab.host.sim import GpuHostSim, HostFaults, default_startup_config
 from fabconf_lab.ports import default_port
 from fabconf_lab.world import World
@@ -469,9 +470,9 @@ def test_sha256sum_prints_what_coreutils_prints_for_the_checkpoint(sim: GpuHostS
     (tests/captures/sha256sum): a missing checkpoint on stderr with exit status 1, then its digest line."""
     found = load("sha256sum", "coreutils-9.1-checkpoint").text
     missing = load("sha256sum", "coreutils-9.1-missing").text
-    command = "sha256sum /var/lib/fabconf/linux-rollback.json"
+    command = f"sha256sum {CHECKPOINT_PATH}"  # as the capture was run
     with connect(sim) as client:
         assert run(client, command) == ("", missing, 1)
         with sim.lock:
-            sim.state.files["/var/lib/fabconf/linux-rollback.json"] = "{}\n"  # the bytes the capture hashed
+            sim.state.files[CHECKPOINT_PATH] = "{}\n"  # the bytes the capture hashed
         assert run(client, command) == (found, "", 0)
